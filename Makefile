@@ -1,0 +1,15 @@
+.PHONY: demo test lint bench
+
+## Bring the whole app up on the embedded default and print where to log in.
+demo:
+	scripts/demo.sh
+
+## Run the whole test suite (starts or installs PostgreSQL, Redis and Chromium as needed).
+test:
+	scripts/test.sh
+
+lint:
+	.venv/bin/ruff check . && .venv/bin/mypy apps config workers
+
+bench:
+	@echo "Benchmarks: see bench/ and docs/benchmarks.md (e.g. .venv/bin/python bench/import.py)"

@@ -1,0 +1,216 @@
+"""Agreement statistics (SPEC §8).
+
+Reliability data use the layout of the `krippendorff` package: one row per rater, one column
+per unit (item). A missing rating is ``None`` or NaN. Ratings may be numbers or labels
+(vetting verdicts, A/B/C/D choices, "low"/"high"...).
+
+Degenerate cases are decided here, not left to a division warning:
+
+- no unit rated by at least two raters: nothing can be compared, every statistic is NaN;
+- every pairable rating in one category: expected disagreement is zero, so alpha is 0/0 and
+  is returned as NaN ("undefined", not "perfect"); Cohen's kappa likewise when chance
+  agreement is 1. Percent agreement stays defined (it is 1.0 there).
+
+Only units with two or more ratings ("pairable" units) enter any statistic; ``n_units`` in an
+:class:`AgreementResult` counts those.
+"""
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Literal
+
+import krippendorff
+import numpy as np
+import numpy.typing as npt
+
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+FloatMatrix = npt.NDArray[np.float64]
+Statistic = Callable[[npt.ArrayLike], float]
+
+
+def _is_missing(value: object) -> bool:
+    """None, NaN, or the string "nan" (how numpy spells NaN inside a string array, and what
+    the `krippendorff` package treats as missing there)."""
+    if value is None or (isinstance(value, str | np.str_) and value == "nan"):
+        return True
+    return isinstance(value, float | np.floating) and math.isnan(value)
+
+
+def as_reliability_array(data: npt.ArrayLike) -> npt.NDArray[np.generic]:
+    """``data`` as a 2-D array: numeric dtype when every cell is a number, else ``object``
+    (so a list mixing labels and NaN does not become strings)."""
+    array = np.asarray(data)
+    if array.dtype.kind not in "biuf":
+        array = np.asarray(data, dtype=object)
+    if array.ndim != 2:
+        raise ValueError("reliability data must be 2-D: one row per rater, one column per unit")
+    return array
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating)
+
+
+def encode_ratings(
+    data: npt.ArrayLike,
+    level: Level = "nominal",
+    value_order: Sequence[object] | None = None,
+) -> FloatMatrix:
+    """Return ``data`` as a float matrix (raters x units) with NaN for a missing rating.
+
+    Numbers are kept as they are, since interval and ratio distances need them. Labels become
+    codes: their index in ``value_order`` when given (required for ordinal labels, and the
+    only way to give labels an order), otherwise their rank in sorted order, which is allowed
+    for the nominal level only, where order carries no meaning.
+    """
+    array = as_reliability_array(data)
+    if value_order is None and array.dtype.kind in "biuf":
+        return array.astype(np.float64)
+    cells = array.astype(object)
+    present = [v for v in cells.flat if not _is_missing(v)]
+    codes: dict[object, float] | None
+    if value_order is not None:
+        codes = {value: float(i) for i, value in enumerate(value_order)}
+    elif all(_is_number(v) for v in present):
+        codes = None
+    elif level == "nominal":
+        codes = {value: float(i) for i, value in enumerate(sorted(set(present), key=str))}
+    else:
+        raise ValueError(f"labels need an ordered value_order at the {level} level")
+    out = np.full(cells.shape, np.nan)
+    for index, value in np.ndenumerate(cells):
+        if _is_missing(value):
+            continue
+        if codes is None:
+            out[index] = float(value)
+        elif value in codes:
+            out[index] = codes[value]
+        else:
+            raise ValueError(f"rating {value!r} is not in value_order")
+    return out
+
+
+def pairable_units(matrix: FloatMatrix) -> npt.NDArray[np.bool_]:
+    """Mask of the units (columns) that have at least two ratings."""
+    return np.asarray((~np.isnan(matrix)).sum(axis=0) >= 2)
+
+
+def krippendorff_alpha(
+    data: npt.ArrayLike,
+    level: Level = "nominal",
+    value_order: Sequence[object] | None = None,
+) -> float:
+    """Krippendorff's alpha via the `krippendorff` package, NaN when undefined (see module)."""
+    matrix = encode_ratings(data, level, value_order)
+    matrix = matrix[:, pairable_units(matrix)]
+    if np.unique(matrix[~np.isnan(matrix)]).size < 2:
+        return math.nan
+    return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
+
+
+def percent_agreement(data: npt.ArrayLike) -> float:
+    """Raw pairwise agreement: for each pairable unit, the share of rater pairs giving the
+    same rating (exact equality), averaged over units with equal weight per unit."""
+    matrix = encode_ratings(data, "nominal")
+    shares = []
+    for column in matrix.T:
+        ratings = column[~np.isnan(column)]
+        n = ratings.size
+        if n < 2:
+            continue
+        _, counts = np.unique(ratings, return_counts=True)
+        shares.append((counts * (counts - 1)).sum() / (n * (n - 1)))
+    return float(np.mean(shares)) if shares else math.nan
+
+
+def cohen_kappa(data: npt.ArrayLike) -> float:
+    """Cohen's kappa for exactly two raters (two rows), over units both of them rated.
+
+    ``kappa = (p_o - p_e) / (1 - p_e)`` with ``p_e`` from each rater's own marginals.
+    """
+    matrix = encode_ratings(data, "nominal")
+    if matrix.shape[0] != 2:
+        raise ValueError("Cohen's kappa needs exactly two raters (rows)")
+    first, second = matrix[:, ~np.isnan(matrix).any(axis=0)]
+    if first.size == 0:
+        return math.nan
+    observed = float(np.mean(first == second))
+    chance = sum(
+        float(np.mean(first == c)) * float(np.mean(second == c)) for c in np.union1d(first, second)
+    )
+    if math.isclose(chance, 1.0):
+        return math.nan
+    return (observed - chance) / (1.0 - chance)
+
+
+def bootstrap_ci(
+    statistic: Statistic,
+    data: npt.ArrayLike,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic`` resampling units (columns) with
+    replacement; raters stay fixed. Resamples where the statistic is NaN are dropped; if all
+    are, the interval is (NaN, NaN)."""
+    array = as_reliability_array(data)
+    n_units = array.shape[1]
+    if n_units == 0:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    draws = np.array(
+        [statistic(array[:, rng.integers(0, n_units, n_units)]) for _ in range(n_resamples)],
+        dtype=np.float64,
+    )
+    draws = draws[~np.isnan(draws)]
+    if draws.size == 0:
+        return (math.nan, math.nan)
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(draws, [tail, 100.0 - tail])
+    return (float(low), float(high))
+
+
+@dataclass(frozen=True)
+class AgreementResult:
+    """An agreement figure as SPEC §8 wants it reported: value, 95% interval, N."""
+
+    value: float
+    ci_low: float
+    ci_high: float
+    n_units: int
+    n_raters: int
+
+
+def measure_agreement(
+    statistic: Statistic, data: npt.ArrayLike, n_resamples: int = 1000, seed: int = 0
+) -> AgreementResult:
+    """Apply ``statistic`` to ``data`` and attach its bootstrap interval and N.
+
+    ``n_units`` counts pairable units; ``n_raters`` counts raters with at least one rating
+    on them.
+    """
+    array = as_reliability_array(data)
+    present = np.vectorize(lambda v: not _is_missing(v), otypes=[bool])(array.astype(object))
+    pairable = present.sum(axis=0) >= 2
+    low, high = bootstrap_ci(statistic, array, n_resamples, seed)
+    return AgreementResult(
+        value=statistic(array),
+        ci_low=low,
+        ci_high=high,
+        n_units=int(pairable.sum()),
+        n_raters=int(present[:, pairable].any(axis=1).sum()),
+    )
+
+
+def alpha_with_ci(
+    data: npt.ArrayLike,
+    level: Level = "nominal",
+    value_order: Sequence[object] | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> AgreementResult:
+    """Krippendorff's alpha with its bootstrap interval and N."""
+    statistic = partial(krippendorff_alpha, level=level, value_order=value_order)
+    return measure_agreement(statistic, data, n_resamples, seed)

@@ -1,0 +1,162 @@
+"""Human pairwise comparisons of original vs perturbed text (SPEC §2, Hu et al. 2024 app. C).
+
+An annotator says how the *first* text shown relates to the second: A better, B worse,
+C as good as, D uncertain. :func:`normalize_choice` turns that into how the *perturbed* text
+relates to the original ("worse" / "same" / "better" / "uncertain"), using the recorded order.
+
+Tie and "uncertain" rule (one rule, used by vote_all and vote_vote alike)
+--------------------------------------------------------------------------
+1. Each annotation becomes a vote: "worse" -> affected; "same" or "better" -> not affected;
+   "uncertain" abstains (casts no vote).
+2. A group of votes gets the verdict with strictly more votes.
+3. A tie, including a group in which everyone abstained, gives no verdict (``None``).
+4. vote_vote applies 1-3 to each sample's annotators, then 2-3 to the sample verdicts; a
+   sample without a verdict abstains.
+5. :func:`match_rate` keeps undecided cells in the denominator and counts them as misses;
+   it reports how many there were.
+
+Why this rule: the question asked of a cell is binary (did the perturbation lower this
+aspect?), so "same" and "better" answer it the same way and are pooled *before* counting;
+counting the three options separately, as a plain plurality over A/B/C would, lets "worse"
+win 2-1-1 against a 2-vote "not lowered" majority. A tie broken either way would bias the
+match rate towards the more common expectation (most of the 198 cells are expected "not
+affected", so "tie -> not affected" inflates it); an undecided cell counted as a miss can only
+lower the rate, the conservative direction, and keeps the denominator equal to the number of
+cells, so figures stay comparable with the paper's 187/198. Hu et al. say only "plurality",
+so their Table 20 may differ from ours on tied or split cells.
+"""
+
+import math
+from collections import Counter
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal, TypeVar
+
+Choice = Literal["A", "B", "C", "D"]
+Relation = Literal["worse", "same", "better", "uncertain"]
+Verdict = Literal["affected", "not_affected"]
+VoteMethod = Literal["vote_all", "vote_vote"]
+
+AFFECTED: Final = "affected"
+NOT_AFFECTED: Final = "not_affected"
+
+K = TypeVar("K", bound=Hashable)
+
+# How the first text relates to the second, seen from the perturbed text when it was shown
+# second (original first) or first.
+_FIRST_RELATION: Final[dict[str, Relation]] = {
+    "A": "better",
+    "B": "worse",
+    "C": "same",
+    "D": "uncertain",
+}
+_FLIP: Final[dict[Relation, Relation]] = {
+    "better": "worse",
+    "worse": "better",
+    "same": "same",
+    "uncertain": "uncertain",
+}
+_ABSTAIN: Final = frozenset({"D", "uncertain"})
+_OPTIONS: Final = frozenset({"A", "B", "C", "D", "worse", "same", "better", "uncertain"})
+
+
+def normalize_choice(choice: str, original_first: bool) -> Relation:
+    """How the perturbed text relates to the original, from a raw A/B/C/D choice.
+
+    With the original shown first, "A" (first better than second) means the perturbed text is
+    worse; with the perturbed text shown first, "A" means it is better.
+    """
+    try:
+        first = _FIRST_RELATION[choice]
+    except KeyError:
+        raise ValueError(f"unknown choice {choice!r}; expected A, B, C or D") from None
+    # The relation of the first text to the second, flipped when the first is the original.
+    return _FLIP[first] if original_first else first
+
+
+def annotation_consistency(options: Sequence[str]) -> float:
+    """Count of the most chosen option other than uncertain, over all annotations of a pair.
+
+    {A, A, C, D} -> 2/4 = 0.5. Pass normalized relations when the display order varied
+    between annotators (a raw "A" means opposite things under the two orders). A pair where
+    everyone chose uncertain has consistency 0.
+    """
+    if not options:
+        raise ValueError("a pair needs at least one annotation")
+    unknown = set(options) - _OPTIONS
+    if unknown:
+        raise ValueError(f"unknown options {sorted(unknown)}")
+    counts = Counter(o for o in options if o not in _ABSTAIN)
+    return max(counts.values(), default=0) / len(options)
+
+
+def study_consistency(pairs: Iterable[Sequence[str]]) -> float:
+    """Mean annotation consistency over pairs; NaN when there are none."""
+    values = [annotation_consistency(options) for options in pairs]
+    return sum(values) / len(values) if values else math.nan
+
+
+def verdict_of(relation: Relation) -> Verdict | None:
+    """worse -> affected; same or better -> not affected; uncertain -> no verdict."""
+    if relation == "worse":
+        return AFFECTED
+    if relation in ("same", "better"):
+        return NOT_AFFECTED
+    if relation == "uncertain":
+        return None
+    raise ValueError(f"unknown relation {relation!r}")
+
+
+def plurality_verdict(votes: Iterable[Verdict | None]) -> Verdict | None:
+    """The verdict with strictly more votes; ``None`` votes abstain; a tie gives ``None``."""
+    tally = Counter(v for v in votes if v is not None)
+    if tally[AFFECTED] > tally[NOT_AFFECTED]:
+        return AFFECTED
+    if tally[NOT_AFFECTED] > tally[AFFECTED]:
+        return NOT_AFFECTED
+    return None
+
+
+def vote_all(samples: Sequence[Sequence[Relation]]) -> Verdict | None:
+    """Cell verdict from all annotations at once (all samples x all annotators)."""
+    return plurality_verdict(verdict_of(r) for sample in samples for r in sample)
+
+
+def vote_vote(samples: Sequence[Sequence[Relation]]) -> Verdict | None:
+    """Cell verdict as the plurality of each sample's own plurality."""
+    return plurality_verdict(plurality_verdict(verdict_of(r) for r in sample) for sample in samples)
+
+
+def cell_verdicts(
+    cells: Mapping[K, Sequence[Sequence[Relation]]], method: VoteMethod = "vote_all"
+) -> dict[K, Verdict | None]:
+    """Human verdict per cell (e.g. per (kind, aspect)); a cell holds relations per sample."""
+    vote = vote_all if method == "vote_all" else vote_vote
+    return {key: vote(samples) for key, samples in cells.items()}
+
+
+@dataclass(frozen=True)
+class MatchRate:
+    """Cells whose human verdict equals the expected impact; undecided cells count as misses."""
+
+    matched: int
+    total: int
+    undecided: int
+
+    @property
+    def rate(self) -> float:
+        return self.matched / self.total if self.total else math.nan
+
+
+def match_rate(human: Mapping[K, Verdict | None], expected: Mapping[K, Verdict]) -> MatchRate:
+    """Share of the ``expected`` cells whose human verdict matches; a cell absent from
+    ``human`` is undecided. Human cells with no expectation are an error."""
+    stray = set(human) - set(expected)
+    if stray:
+        raise ValueError(f"{len(stray)} human cells have no expected impact")
+    verdicts = [human.get(key) for key in expected]
+    return MatchRate(
+        matched=sum(v == e for v, e in zip(verdicts, expected.values(), strict=True)),
+        total=len(expected),
+        undecided=sum(v is None for v in verdicts),
+    )

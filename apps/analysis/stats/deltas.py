@@ -1,0 +1,105 @@
+"""Score deltas, S_T / S_F cells and aspect confusion (SPEC §1, Hu et al. 2024).
+
+``delta(p, c) = mean_k(score(original_k, c) - score(p(original_k), c))``: positive when the
+judge scores perturbed texts lower. A missing score (NaN, e.g. an unparsed judge output)
+drops its pair, never the whole cell.
+"""
+
+import math
+from collections.abc import Hashable, Mapping
+from typing import Literal, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from apps.analysis.stats.comparisons import AFFECTED, NOT_AFFECTED, Verdict
+
+CellClass = Literal["S_T", "S_F", "neither"]
+FloatArray = npt.NDArray[np.float64]
+
+K = TypeVar("K", bound=Hashable)
+
+
+def score_delta(orig_scores: npt.ArrayLike, pert_scores: npt.ArrayLike) -> float:
+    """Mean paired difference original - perturbed over pairs where both scores exist."""
+    orig = np.asarray(orig_scores, dtype=np.float64)
+    pert = np.asarray(pert_scores, dtype=np.float64)
+    if orig.shape != pert.shape:
+        raise ValueError("original and perturbed scores must be paired (same shape)")
+    diff = orig - pert
+    diff = diff[~np.isnan(diff)]
+    return float(diff.mean()) if diff.size else math.nan
+
+
+def delta_table(orig_scores: npt.ArrayLike, pert_scores: npt.ArrayLike) -> FloatArray:
+    """Delta per (kind, aspect).
+
+    ``orig_scores`` has shape (items, aspects) — a judge's scores of the originals, shared by
+    every kind — and ``pert_scores`` shape (kinds, items, aspects). Returns (kinds, aspects);
+    a cell with no complete pair is NaN.
+    """
+    orig = np.asarray(orig_scores, dtype=np.float64)
+    pert = np.asarray(pert_scores, dtype=np.float64)
+    if pert.ndim != 3 or orig.shape != pert.shape[1:]:
+        raise ValueError("expected orig (items, aspects) and pert (kinds, items, aspects)")
+    diff = orig[np.newaxis, :, :] - pert
+    valid = ~np.isnan(diff)
+    counts = valid.sum(axis=1)
+    sums = np.where(valid, diff, 0.0).sum(axis=1)
+    table = np.full(counts.shape, np.nan)
+    np.divide(sums, counts, out=table, where=counts > 0)
+    return table
+
+
+def classify_cell(expected: Verdict, human: Verdict | None) -> CellClass:
+    """S_T when expectation and humans both say affected, S_F when both say not affected."""
+    if expected == human == AFFECTED:
+        return "S_T"
+    if expected == human == NOT_AFFECTED:
+        return "S_F"
+    return "neither"
+
+
+def classify_cells(
+    expected: Mapping[K, Verdict], human: Mapping[K, Verdict | None]
+) -> dict[K, CellClass]:
+    """:func:`classify_cell` for every expected cell; a cell without a human verdict is
+    "neither"."""
+    return {key: classify_cell(value, human.get(key)) for key, value in expected.items()}
+
+
+def split_deltas(
+    deltas: Mapping[K, float], classes: Mapping[K, CellClass]
+) -> tuple[list[float], list[float]]:
+    """The deltas of the S_T cells and of the S_F cells (for the box plots), NaN dropped."""
+    s_t = [d for key, d in deltas.items() if classes.get(key) == "S_T" and not math.isnan(d)]
+    s_f = [d for key, d in deltas.items() if classes.get(key) == "S_F" and not math.isnan(d)]
+    return s_t, s_f
+
+
+def aspect_correlation_matrix(scores: npt.ArrayLike) -> FloatArray:
+    """Pearson correlation between aspects (columns) over texts (rows), NaN-safe.
+
+    Each pair of aspects uses the texts scored on both (pairwise complete). A pair with fewer
+    than two such texts, or where either aspect is constant on them, is NaN; the diagonal is
+    1 where the aspect varies, else NaN.
+    """
+    matrix = np.asarray(scores, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise ValueError("scores must be 2-D: texts x aspects")
+    n_aspects = matrix.shape[1]
+    out = np.full((n_aspects, n_aspects), np.nan)
+    for i in range(n_aspects):
+        for j in range(i, n_aspects):
+            out[i, j] = out[j, i] = _pearson(matrix[:, i], matrix[:, j])
+    return out
+
+
+def _pearson(x: FloatArray, y: FloatArray) -> float:
+    both = ~(np.isnan(x) | np.isnan(y))
+    if both.sum() < 2 or np.ptp(x[both]) == 0 or np.ptp(y[both]) == 0:
+        return math.nan
+    dx = x[both] - x[both].mean()
+    dy = y[both] - y[both].mean()
+    denominator = math.sqrt(float((dx * dx).sum()) * float((dy * dy).sum()))
+    return max(-1.0, min(1.0, float((dx * dy).sum()) / denominator))

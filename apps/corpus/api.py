@@ -1,0 +1,95 @@
+"""Corpus API: datasets, items, perturbations, imports and exports, scoped to the user."""
+
+from django.db.models import Count
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+
+from apps.accounts.permissions import ResearcherWrites
+from apps.corpus import selectors
+from apps.corpus.exporting import export_csv, export_jsonl
+from apps.corpus.serializers import (
+    DatasetSerializer,
+    ImportJobSerializer,
+    ImportRequestSerializer,
+    PerturbationSerializer,
+    SourceItemSerializer,
+)
+from apps.corpus.services import import_job_start
+
+EXPORTS = {"jsonl": (export_jsonl, "application/x-ndjson"), "csv": (export_csv, "text/csv")}
+
+
+class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = DatasetSerializer
+
+    def get_queryset(self):
+        return (selectors.datasets_for_user(self.request.user).select_related("task")
+                .annotate(item_count=Count("items")))
+
+    @extend_schema(parameters=[OpenApiParameter("file_format", enum=list(EXPORTS))],
+                   responses={(200, "application/x-ndjson"): bytes, (200, "text/csv"): bytes})
+    @action(detail=True, methods=["get"])
+    def export(self, request, pk=None):
+        """Download the dataset's items and perturbations (JSONL by default, or CSV)."""
+        dataset = self.get_object()
+        file_format = request.query_params.get("file_format", "jsonl")
+        if file_format not in EXPORTS:
+            return Response({"file_format": f"use one of {', '.join(EXPORTS)}"},
+                            status=status.HTTP_400_BAD_REQUEST)
+        return export_response(dataset, file_format)
+
+
+def export_response(dataset, file_format: str) -> StreamingHttpResponse:
+    writer, content_type = EXPORTS[file_format]
+    response = StreamingHttpResponse(writer(dataset), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="dataset-{dataset.pk}.{file_format}"'
+    return response
+
+
+class SourceItemViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = SourceItemSerializer
+
+    def get_queryset(self):
+        qs = selectors.items_for_user(self.request.user).select_related("task", "dataset")
+        if dataset := self.request.query_params.get("dataset"):
+            qs = qs.filter(dataset_id=dataset)
+        return qs
+
+
+class PerturbationViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = PerturbationSerializer
+
+    def get_queryset(self):
+        qs = (selectors.perturbations_for_user(self.request.user).select_related("kind")
+              .prefetch_related("versions__author"))
+        if dataset := self.request.query_params.get("dataset"):
+            qs = qs.filter(item__dataset_id=dataset)
+        if kind := self.request.query_params.get("kind"):
+            qs = qs.filter(kind__slug=kind)
+        return qs
+
+
+class ImportJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Upload a file to import; small files finish in the response, big ones in the worker."""
+
+    serializer_class = ImportJobSerializer
+    permission_classes = [ResearcherWrites]
+    parser_classes = [MultiPartParser, FormParser]
+
+    def get_queryset(self):
+        return selectors.import_jobs_for_user(self.request.user)
+
+    @extend_schema(request=ImportRequestSerializer, responses=ImportJobSerializer)
+    def create(self, request, *args, **kwargs):
+        form = ImportRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        job = import_job_start(upload=form.validated_data["file"],
+                               dataset_name=form.validated_data["dataset"],
+                               file_format=form.validated_data.get("format") or "",
+                               task=form.validated_data.get("task", ""), user=request.user)
+        code = status.HTTP_201_CREATED if job.status != job.Status.FAILED else 400
+        return Response(ImportJobSerializer(job).data, status=code)

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CorpusConfig(AppConfig):
+    name = "apps.corpus"
+    label = "corpus"

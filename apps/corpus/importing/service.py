@@ -1,0 +1,146 @@
+"""`items_import`: read, validate everything, then write all or nothing."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from django.db import transaction
+
+from apps.catalog.models import PerturbationKind, Task
+from apps.corpus.importing import readers
+from apps.corpus.importing.problems import ImportFailed, ImportProblem
+from apps.corpus.importing.records import ItemRecord
+from apps.corpus.importing.validation import perturbation_key, validate_records
+from apps.corpus.models import Dataset, Origin, Perturbation, PerturbationVersion, SourceItem
+
+Progress = Callable[[int, int], None]
+FORMATS = ("csv", "tsv", "jsonl", "fbi")
+BATCH = 1000
+
+
+@dataclass
+class ImportSummary:
+    dataset: str
+    items_created: int = 0
+    items_existing: int = 0
+    perturbations_created: int = 0
+    perturbations_existing: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def guess_format(path: Path) -> str:
+    if path.is_dir():
+        return "fbi"
+    suffix = path.suffix.lower().lstrip(".")
+    return {"json": "jsonl", "ndjson": "jsonl", "txt": "tsv"}.get(suffix, suffix)
+
+
+def read_records(path: Path, file_format: str) -> readers.Read:
+    if file_format == "csv":
+        return readers.read_csv(path)
+    if file_format == "tsv":
+        return readers.read_csv(path, delimiter="\t")
+    if file_format == "jsonl":
+        return readers.read_jsonl(path)
+    if file_format == "fbi":
+        return readers.read_fbi(path)
+    raise ImportFailed([ImportProblem(path.name, f"unknown format '{file_format}' "
+                                                 f"(use one of {', '.join(FORMATS)})")])
+
+
+def items_import(
+    *,
+    path: Path,
+    dataset_name: str,
+    file_format: str | None = None,
+    task: str = "",
+    owner=None,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import source items (and ready-made perturbations) into a dataset.
+
+    Raises ImportFailed, having written nothing, if any record has a problem. Records whose
+    external id is already stored are skipped, so importing the same file twice adds nothing.
+    """
+    started = time.perf_counter()
+    records, problems = read_records(path, file_format or guess_format(path))
+    kinds = dict(PerturbationKind.objects.values_list("slug", "id"))
+    tasks = dict(Task.objects.values_list("slug", "id"))
+    problems += validate_records(records, kinds=set(kinds), tasks=set(tasks), default_task=task)
+    if not dataset_name.strip():
+        problems.append(ImportProblem(path.name, "a dataset name is required", field="dataset"))
+    if problems:
+        raise ImportFailed(problems)
+    summary = ImportSummary(dataset=dataset_name)
+    with transaction.atomic():
+        dataset, _ = Dataset.objects.get_or_create(
+            name=dataset_name, defaults={"owner": owner, "task_id": tasks.get(task)}
+        )
+        item_ids = _write_items(dataset, records, tasks, task, summary, progress)
+        _write_perturbations(records, item_ids, kinds, summary, progress)
+    summary.seconds = round(time.perf_counter() - started, 3)
+    return summary
+
+
+def _write_items(dataset, records, tasks, default_task, summary, progress) -> dict[str, int]:
+    stored = {
+        ext: (pk, original, source)
+        for ext, pk, original, source in SourceItem.objects.filter(dataset=dataset).values_list(
+            "external_id", "id", "original", "source")
+    }
+    changed = [r for r in records if r.external_id in stored
+               and stored[r.external_id][1:] != (r.original, r.source)]
+    if changed:
+        raise ImportFailed([
+            ImportProblem(r.file, f"id '{r.external_id}' is already stored with a different "
+                                  "text; ids must stay stable", row=r.row, field="id")
+            for r in changed])
+    new = [r for r in records if r.external_id not in stored]
+    summary.items_existing = len(records) - len(new)
+    total = len(records)
+    for start in range(0, len(new), BATCH):
+        batch = [_item(dataset, r, tasks, default_task) for r in new[start:start + BATCH]]
+        SourceItem.objects.bulk_create(batch)
+        summary.items_created += len(batch)
+        if progress:
+            progress(summary.items_existing + summary.items_created, total * 2)
+    return dict(SourceItem.objects.filter(dataset=dataset).values_list("external_id", "id"))
+
+
+def _item(dataset: Dataset, r: ItemRecord, tasks: dict[str, int], default_task: str) -> SourceItem:
+    return SourceItem(dataset=dataset, external_id=r.external_id, original=r.original,
+                      source=r.source, metadata=r.metadata,
+                      task_id=tasks.get(r.task or default_task) or dataset.task_id)
+
+
+def _write_perturbations(records, item_ids, kinds, summary, progress) -> None:
+    wanted = [(item_ids[r.external_id], p) for r in records for p in r.perturbations]
+    stored = set(Perturbation.objects.filter(item_id__in={i for i, _ in wanted})
+                 .values_list("item_id", "kind_id", "external_id"))
+    new = []
+    for item_id, p in wanted:
+        key = (item_id, kinds[p.kind], perturbation_key(p.external_id, p.text))
+        if key in stored:
+            summary.perturbations_existing += 1
+            continue
+        stored.add(key)
+        new.append(Perturbation(item_id=item_id, kind_id=key[1], external_id=key[2], text=p.text,
+                                explanation=p.explanation, origin=Origin.IMPORT))
+    total = len(records)
+    for start in range(0, len(new), BATCH):
+        created = Perturbation.objects.bulk_create(new[start:start + BATCH])
+        PerturbationVersion.objects.bulk_create(
+            PerturbationVersion(perturbation=p, number=1, text=p.text, explanation=p.explanation)
+            for p in created)
+        summary.perturbations_created += len(created)
+        if progress:
+            progress(total + min(total, (start + len(created)) * total // max(len(new), 1)),
+                     total * 2)
+    if progress:
+        progress(total * 2, total * 2)

@@ -1,0 +1,36 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from apps.corpus.importing import ImportFailed, items_import
+from apps.corpus.importing.service import FORMATS
+
+
+class Command(BaseCommand):
+    help = "Import source items (with optional ready-made perturbations); all or nothing."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--dataset", required=True, help="Dataset name (created if new).")
+        parser.add_argument("--format", choices=FORMATS, help="Default: from the file suffix.")
+        parser.add_argument("--task", default="", help="Task slug for items that name none.")
+
+    def handle(self, *args, path: Path, dataset: str, format: str | None, task: str, **options):
+        last = [-1]
+
+        def progress(done: int, total: int) -> None:
+            percent = 100 * done // max(total, 1)
+            if percent >= last[0] + 10 or done == total:
+                last[0] = percent
+                self.stderr.write(f"  {percent:3d}% ({done:,}/{total:,})")
+
+        try:
+            summary = items_import(path=path, dataset_name=dataset, file_format=format,
+                                   task=task, progress=progress)
+        except ImportFailed as exc:
+            raise CommandError(f"Nothing was imported.\n{exc}") from exc
+        self.stdout.write(self.style.SUCCESS(
+            f"{summary.dataset}: {summary.items_created} items and "
+            f"{summary.perturbations_created} perturbations imported; "
+            f"{summary.items_existing} items and {summary.perturbations_existing} perturbations "
+            f"were already there ({summary.seconds:.2f} s)."))

@@ -1,0 +1,166 @@
+"""The corpus: datasets of source items and their perturbations, with provenance."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models, transaction
+
+from apps.catalog.models import PerturbationKind, Task
+
+
+class Dataset(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    task = models.ForeignKey(Task, null=True, blank=True, on_delete=models.PROTECT)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SourceItem(models.Model):
+    """One input: source/context/instruction (may be empty), the original text, a task."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=200)
+    task = models.ForeignKey(Task, null=True, blank=True, on_delete=models.PROTECT)
+    source = models.TextField(blank=True, help_text="Source, context or instruction.")
+    original = models.TextField()
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["dataset", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "external_id"], name="item_external_id")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset.name}:{self.external_id}"
+
+
+class Origin(models.TextChoices):
+    IMPORT = "import", "Imported"
+    RULE = "rule", "Rule-based"
+    LLM = "llm", "LLM-written"
+
+
+class Perturbation(models.Model):
+    """A perturbed text made from one source item by one kind, with provenance.
+
+    `text` and `explanation` mirror the latest version; every version is kept.
+    """
+
+    item = models.ForeignKey(SourceItem, on_delete=models.CASCADE, related_name="perturbations")
+    kind = models.ForeignKey(PerturbationKind, on_delete=models.PROTECT, related_name="+")
+    external_id = models.CharField(max_length=200, blank=True)
+    text = models.TextField()
+    explanation = models.TextField(blank=True, help_text="The generator's account of the change.")
+    origin = models.CharField(max_length=8, choices=Origin.choices)
+    rule_name = models.CharField(max_length=40, blank=True)
+    parameters = models.JSONField(default=dict, blank=True)
+    seed = models.BigIntegerField(null=True, blank=True)
+    generation = models.JSONField(
+        default=dict, blank=True, help_text="The LLM call that wrote it (model, prompt, reply)."
+    )
+    flags = models.JSONField(default=list, blank=True, help_text="Checks that failed.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item_id", "kind_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "kind", "external_id"],
+                condition=~models.Q(external_id=""),
+                name="perturbation_external_id",
+            )
+        ]
+        indexes = [models.Index(fields=["kind", "item"])]
+
+    def __str__(self) -> str:
+        return f"{self.item} / {self.kind.slug}"
+
+    @transaction.atomic
+    def revise(self, *, text: str, explanation: str | None = None, author=None, note: str = ""):
+        """Record an edit as a new version; earlier versions, and the generation, stay."""
+        last = self.versions.order_by("-number").first()
+        number = (last.number if last else 0) + 1
+        self.text = text
+        if explanation is not None:
+            self.explanation = explanation
+        self.save(update_fields=["text", "explanation"])
+        return PerturbationVersion.objects.create(
+            perturbation=self,
+            number=number,
+            text=text,
+            explanation=self.explanation,
+            author=author,
+            note=note,
+        )
+
+
+class PerturbationVersion(models.Model):
+    """One version of a perturbation's text; version 1 is what was generated or imported."""
+
+    perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    text = models.TextField()
+    explanation = models.TextField(blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["perturbation", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["perturbation", "number"], name="version_number")
+        ]
+
+
+class ImportJob(models.Model):
+    """An upload being imported, with progress for the page that shows it."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    class Target(models.TextChoices):
+        ITEMS = "items", "Source items"
+        CRITERIA = "criteria", "Criteria"
+
+    target = models.CharField(max_length=10, choices=Target.choices, default=Target.ITEMS)
+    dataset_name = models.CharField(max_length=200, blank=True)
+    file_format = models.CharField(max_length=10, blank=True)
+    path = models.CharField(max_length=500)
+    original_name = models.CharField(max_length=255)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    rows_total = models.PositiveIntegerField(default=0)
+    rows_done = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.rows_done / self.rows_total) if self.rows_total else 0
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)

@@ -1,0 +1,34 @@
+"""Reads that depend on who is asking: a user reaches only the datasets their role allows."""
+
+from __future__ import annotations
+
+from django.db.models import Q, QuerySet
+
+from apps.accounts.models import Role
+from apps.corpus.models import Dataset, ImportJob, Perturbation, SourceItem
+
+
+def datasets_for_user(user) -> QuerySet[Dataset]:
+    """Superusers: all. Researchers: their own and those of studies they own or belong to.
+    Annotators and experts reach texts only through their assigned work, not here."""
+    if user.is_superuser:
+        return Dataset.objects.all()
+    if user.role != Role.RESEARCHER:
+        return Dataset.objects.none()
+    return Dataset.objects.filter(
+        Q(owner=user) | Q(studies__owner=user) | Q(studies__memberships__user=user)
+    ).distinct()
+
+
+def items_for_user(user) -> QuerySet[SourceItem]:
+    return SourceItem.objects.filter(dataset__in=datasets_for_user(user))
+
+
+def perturbations_for_user(user) -> QuerySet[Perturbation]:
+    return Perturbation.objects.filter(item__dataset__in=datasets_for_user(user))
+
+
+def import_jobs_for_user(user) -> QuerySet[ImportJob]:
+    if user.is_superuser:
+        return ImportJob.objects.all()
+    return ImportJob.objects.filter(created_by=user)

@@ -1,0 +1,59 @@
+from rest_framework import serializers
+
+from apps.corpus.importing.service import FORMATS
+from apps.corpus.models import Dataset, ImportJob, Perturbation, PerturbationVersion, SourceItem
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    item_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Dataset
+        fields = ["id", "name", "description", "task", "item_count", "created_at"]
+
+
+class SourceItemSerializer(serializers.ModelSerializer):
+    task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = SourceItem
+        fields = ["id", "dataset", "external_id", "task", "source", "original", "metadata"]
+
+
+class VersionSerializer(serializers.ModelSerializer):
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = PerturbationVersion
+        fields = ["number", "text", "explanation", "author", "note", "created_at"]
+
+
+class PerturbationSerializer(serializers.ModelSerializer):
+    kind = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    versions = VersionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Perturbation
+        fields = ["id", "item", "kind", "external_id", "text", "explanation", "origin",
+                  "rule_name", "parameters", "seed", "generation", "flags", "versions",
+                  "created_at"]
+
+
+class ImportJobSerializer(serializers.ModelSerializer):
+    percent = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = ImportJob
+        fields = ["id", "target", "dataset_name", "file_format", "original_name", "status",
+                  "rows_done", "rows_total", "percent", "errors", "summary", "created_at",
+                  "finished_at"]
+        read_only_fields = fields
+
+
+class ImportRequestSerializer(serializers.Serializer):
+    file = serializers.FileField()
+    dataset = serializers.CharField(max_length=200)
+    format = serializers.ChoiceField(choices=FORMATS, required=False, allow_blank=True)
+    task = serializers.CharField(required=False, allow_blank=True, default="")

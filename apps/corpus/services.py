@@ -1,0 +1,98 @@
+"""Import jobs: an uploaded file becomes a job; small ones run now, big ones in the worker."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+import zipfile
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.utils import timezone
+
+from apps.corpus.importing import ImportFailed, ImportProblem, items_import
+from apps.corpus.models import ImportJob
+
+PROGRESS_EVERY = 0.02  # save progress each time another 2% is done
+
+
+def import_job_start(
+    *, upload: UploadedFile, dataset_name: str, file_format: str, task: str, user
+) -> ImportJob:
+    """Store the upload and create its job; run it now if small, else hand it to the worker."""
+    folder = Path(settings.MEDIA_ROOT) / "imports" / uuid.uuid4().hex
+    folder.mkdir(parents=True)
+    name = Path(upload.name or "upload").name
+    path = folder / name
+    with path.open("wb") as handle:
+        for chunk in upload.chunks():
+            handle.write(chunk)
+    job = ImportJob.objects.create(
+        target=ImportJob.Target.ITEMS, dataset_name=dataset_name, file_format=file_format,
+        path=str(path), original_name=name, created_by=user, summary={"task": task})
+    if (upload.size or 0) > settings.DISCERN_BACKGROUND_IMPORT_BYTES:
+        from workers.tasks.imports import run_import_job
+
+        transaction.on_commit(lambda: run_import_job.delay(job.pk))
+    else:
+        import_job_run(job_id=job.pk)
+        job.refresh_from_db()
+    return job
+
+
+def import_job_run(*, job_id: int) -> None:
+    """Run one import job, recording progress and the outcome. Safe to call twice."""
+    claimed = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.PENDING).update(
+        status=ImportJob.Status.RUNNING)
+    if not claimed:
+        return
+    job = ImportJob.objects.get(pk=job_id)
+    step = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        if total and (done / total >= step[0] + PROGRESS_EVERY or done == total):
+            step[0] = done / total
+            ImportJob.objects.filter(pk=job_id).update(rows_done=done, rows_total=total)
+
+    try:
+        path = _unpacked(Path(job.path))
+        summary = items_import(path=path, dataset_name=job.dataset_name,
+                               file_format=job.file_format or None,
+                               task=job.summary.get("task", ""), owner=job.created_by,
+                               progress=progress)
+    except ImportFailed as exc:
+        _finish(job_id, ImportJob.Status.FAILED, errors=exc.as_strings())
+    else:
+        _finish(job_id, ImportJob.Status.DONE, summary=summary.as_dict())
+
+
+def _finish(job_id: int, status: str, errors: list[str] | None = None, summary=None) -> None:
+    fields: dict[str, object] = {"status": status, "finished_at": timezone.now(),
+                                 "errors": errors or []}
+    if summary is not None:
+        fields["summary"] = summary
+    ImportJob.objects.filter(pk=job_id).update(**fields)
+
+
+def _unpacked(path: Path) -> Path:
+    """A .zip (an FBI-style folder, zipped) is extracted beside itself; other files stay."""
+    if path.suffix.lower() != ".zip":
+        return path
+    target = path.with_suffix("")
+    if target.exists():
+        shutil.rmtree(target)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.namelist():
+                if member.startswith("/") or ".." in Path(member).parts:
+                    raise ImportFailed([ImportProblem(path.name, f"unsafe path '{member}'")])
+            archive.extractall(target)
+    except zipfile.BadZipFile as exc:
+        raise ImportFailed([ImportProblem(path.name, "not a readable zip file")]) from exc
+    roots = [p for p in target.iterdir() if p.is_dir() and not p.name.startswith("__")]
+    # A zip of the folder itself holds one top folder; a zip of its contents holds abilities.
+    if len(roots) == 1 and not list(target.glob("*/*.tsv")):
+        return roots[0]
+    return target

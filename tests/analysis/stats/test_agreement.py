@@ -1,0 +1,178 @@
+import math
+
+import krippendorff
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from apps.analysis.stats.agreement import (
+    AgreementResult,
+    alpha_with_ci,
+    bootstrap_ci,
+    cohen_kappa,
+    encode_ratings,
+    krippendorff_alpha,
+    measure_agreement,
+    percent_agreement,
+)
+
+nan = np.nan
+
+# Krippendorff (2011), "Computing Krippendorff's alpha-reliability", the worked example with
+# missing data: 3 raters x 15 units; published alpha: nominal 0.691, interval 0.811.
+KRIPPENDORFF_2011 = [
+    [nan, nan, nan, nan, nan, 3, 4, 1, 2, 1, 1, 3, 3, nan, 3],
+    [1, nan, 2, 1, 3, 3, 4, 3, nan, nan, nan, nan, nan, nan, nan],
+    [nan, nan, 2, 1, 3, 4, 4, nan, 2, 1, 1, 3, 3, nan, 4],
+]
+# Hayes & Krippendorff (2007) ordinal example: 4 raters x 12 units, published alpha 0.815.
+HAYES_2007 = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
+    [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
+]
+LABELS = ["very low", "low", "mid", "high", "very high"]
+
+
+def test_alpha_tiny_case_by_hand():
+    # Raters x units:  r1 = a a b ; r2 = a b b.
+    # Coincidences (each pairable unit adds its ordered pairs / (m_u - 1), m_u = 2):
+    #   u1 (a,a): o_aa += 2;  u2 (a,b): o_ab += 1, o_ba += 1;  u3 (b,b): o_bb += 2
+    #   o = [[2, 1], [1, 2]], n_a = n_b = 3, n = 6.
+    # Nominal: alpha = 1 - (n - 1) * sum_{c!=k} o_ck / sum_{c!=k} n_c n_k
+    #               = 1 - 5 * 2 / (3*3 + 3*3) = 1 - 10/18 = 4/9.
+    data = [["a", "a", "b"], ["a", "b", "b"]]
+    assert krippendorff_alpha(data, "nominal") == pytest.approx(4 / 9)
+    # Interval on codes a=1, b=2: D_o = (1 + 1)/6, D_e = (3*3*1 * 2)/(6*5) = 18/30,
+    # alpha = 1 - (2/6)/(18/30) = 4/9 too (two categories: every metric agrees).
+    assert krippendorff_alpha([[1, 1, 2], [1, 2, 2]], "interval") == pytest.approx(4 / 9)
+
+
+def test_alpha_matches_published_values_with_missing_data():
+    assert krippendorff_alpha(KRIPPENDORFF_2011, "nominal") == pytest.approx(0.691358, abs=1e-6)
+    assert krippendorff_alpha(KRIPPENDORFF_2011, "interval") == pytest.approx(0.810845, abs=1e-6)
+    assert krippendorff_alpha(HAYES_2007, "ordinal") == pytest.approx(0.815, abs=5e-4)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+@pytest.mark.parametrize("data", [KRIPPENDORFF_2011, HAYES_2007])
+def test_alpha_equals_package_on_missing_data(data, level):
+    expected = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+    assert krippendorff_alpha(data, level) == pytest.approx(expected)
+
+
+def test_ordinal_labels_use_value_order():
+    labels = [
+        [LABELS[int(v) - 1] if not math.isnan(v) else None for v in row] for row in HAYES_2007
+    ]
+    expected = krippendorff.alpha(
+        reliability_data=np.array(HAYES_2007), level_of_measurement="ordinal"
+    )
+    assert krippendorff_alpha(labels, "ordinal", value_order=LABELS) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="value_order"):
+        krippendorff_alpha(labels, "ordinal")
+
+
+def test_nominal_labels_match_package_on_string_array():
+    labels = [["A", "B", None, "C"], ["A", "B", "D", "C"], ["A", "C", "D", nan]]
+    as_strings = np.array([[str(v) if v is not None else "nan" for v in r] for r in labels])
+    expected = krippendorff.alpha(reliability_data=as_strings, level_of_measurement="nominal")
+    assert krippendorff_alpha(labels, "nominal") == pytest.approx(expected)
+    # a numpy string array spells a missing value "nan"; it is missing here too
+    assert krippendorff_alpha(as_strings, "nominal") == pytest.approx(expected)
+
+
+def test_encode_rejects_unknown_label_and_bad_shape():
+    with pytest.raises(ValueError, match="not in value_order"):
+        encode_ratings([["low", "huge"]], "ordinal", value_order=["low", "high"])
+    with pytest.raises(ValueError, match="2-D"):
+        encode_ratings([1, 2, 3])
+
+
+def test_alpha_degenerate_cases_are_nan():
+    # one category everywhere: expected disagreement 0 -> alpha 0/0, undefined
+    assert math.isnan(krippendorff_alpha([[3, 3, 3], [3, 3, 3]], "ordinal"))
+    # only one category among *pairable* units (the lone 5 is in an unpaired unit)
+    assert math.isnan(krippendorff_alpha([[3, 3, 5], [3, 3, nan]], "interval"))
+    # no unit with two ratings
+    assert math.isnan(krippendorff_alpha([[1, nan], [nan, 2]], "nominal"))
+    assert math.isnan(krippendorff_alpha([[1, 2, 3]], "nominal"))
+
+
+def test_percent_agreement_by_hand():
+    # unit 1: 3 raters agree -> 3/3 pairs; unit 2: (a,a,b) -> 1 of 3 pairs;
+    # unit 3: (a,b) -> 0 of 1; unit 4: single rating, skipped. Mean = (1 + 1/3 + 0)/3 = 4/9.
+    data = [["a", "a", "a", "a"], ["a", "a", "b", None], ["a", "b", None, None]]
+    assert percent_agreement(data) == pytest.approx(4 / 9)
+    assert percent_agreement([[1, 1], [1, 1]]) == 1.0
+    assert math.isnan(percent_agreement([[1, nan], [nan, 1]]))
+
+
+def test_cohen_kappa_by_hand():
+    # 10 units rated by both: agree on 7 (4 yes-yes, 3 no-no). Marginals: r1 yes 6/10,
+    # r2 yes 5/10. p_o = 0.7, p_e = 0.6*0.5 + 0.4*0.5 = 0.5, kappa = (0.7-0.5)/0.5 = 0.4.
+    r1 = ["y"] * 4 + ["y", "y"] + ["n"] * 1 + ["n"] * 3
+    r2 = ["y"] * 4 + ["n", "n"] + ["y"] * 1 + ["n"] * 3
+    assert cohen_kappa([[*r1, "y"], [*r2, None]]) == pytest.approx(0.4)  # last unit dropped
+
+
+def test_cohen_kappa_edge_cases():
+    assert math.isnan(cohen_kappa([["y", "y"], ["y", "y"]]))  # chance agreement is 1
+    assert math.isnan(cohen_kappa([["y", None], [None, "n"]]))  # no unit rated by both
+    with pytest.raises(ValueError, match="two raters"):
+        cohen_kappa([["y"], ["y"], ["n"]])
+
+
+def test_bootstrap_ci_is_seeded_and_brackets_the_estimate():
+    rng = np.random.default_rng(1)
+    truth = rng.integers(1, 6, size=60)
+    noisy = np.clip(truth + rng.integers(-1, 2, size=(3, 60)), 1, 5).astype(float)
+    first = bootstrap_ci(lambda d: krippendorff_alpha(d, "ordinal"), noisy, 200, seed=7)
+    again = bootstrap_ci(lambda d: krippendorff_alpha(d, "ordinal"), noisy, 200, seed=7)
+    assert first == again
+    low, high = first
+    assert low < krippendorff_alpha(noisy, "ordinal") < high
+
+
+def test_bootstrap_ci_all_nan_and_empty():
+    constant = [[1, 1, 1], [1, 1, 1]]
+    assert all(math.isnan(v) for v in bootstrap_ci(krippendorff_alpha, constant, 20))
+    empty = np.empty((2, 0))
+    assert all(math.isnan(v) for v in bootstrap_ci(krippendorff_alpha, empty, 20))
+
+
+def test_measure_agreement_reports_n_and_interval():
+    result = alpha_with_ci(KRIPPENDORFF_2011, "nominal", n_resamples=200, seed=3)
+    assert isinstance(result, AgreementResult)
+    assert result.value == pytest.approx(0.691358, abs=1e-6)
+    assert result.n_units == 12  # units 1, 2 and 14 have fewer than two ratings
+    assert result.n_raters == 3
+    assert result.ci_low <= result.value <= result.ci_high
+    labels = measure_agreement(percent_agreement, [["a", None, "b"], ["a", "b", None]], 20)
+    assert (labels.n_units, labels.n_raters, labels.value) == (1, 2, 1.0)
+
+
+ratings = st.lists(
+    st.lists(st.one_of(st.none(), st.integers(1, 5)), min_size=6, max_size=6),
+    min_size=2,
+    max_size=4,
+)
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(ratings, st.sampled_from(["nominal", "ordinal", "interval"]))
+def test_alpha_is_bounded_or_nan(data, level):
+    value = krippendorff_alpha([[nan if v is None else v for v in row] for row in data], level)
+    assert math.isnan(value) or -1.0 - 1e-9 <= value <= 1.0 + 1e-9
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(ratings)
+def test_alpha_equals_package_whenever_defined(data):
+    matrix = np.array([[nan if v is None else v for v in row] for row in data], dtype=float)
+    value = krippendorff_alpha(matrix, "ordinal")
+    if not math.isnan(value):
+        expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal")
+        assert value == pytest.approx(expected)

@@ -1,0 +1,108 @@
+import math
+
+import numpy as np
+import pytest
+
+from apps.analysis.stats.comparisons import AFFECTED, NOT_AFFECTED
+from apps.analysis.stats.deltas import (
+    aspect_correlation_matrix,
+    classify_cell,
+    classify_cells,
+    delta_table,
+    score_delta,
+    split_deltas,
+)
+
+nan = np.nan
+
+
+def test_score_delta_is_mean_paired_difference():
+    # differences 1, 0, 2 -> 1.0; the pair with a missing perturbed score is dropped
+    assert score_delta([4, 5, 3, 2], [3, 5, 1, nan]) == pytest.approx(1.0)
+    assert math.isnan(score_delta([nan], [1]))
+    with pytest.raises(ValueError, match="paired"):
+        score_delta([1, 2], [1])
+
+
+def test_delta_table_by_hand():
+    orig = [[4, 5], [3, 4]]  # items x aspects
+    pert = [
+        [[3, 5], [3, 2]],  # kind 0: differences [[1, 0], [0, 2]] -> [0.5, 1.0]
+        [[4, nan], [1, 4]],  # kind 1: differences [[0, -], [2, 0]] -> [1.0, 0.0]
+        [[nan, nan], [nan, 4]],  # kind 2: aspect 0 has no pair -> NaN; aspect 1 -> 0.0
+    ]
+    table = delta_table(orig, pert)
+    np.testing.assert_allclose(table, [[0.5, 1.0], [1.0, 0.0], [nan, 0.0]])
+    assert table[1, 0] == score_delta([4, 3], [4, 1])
+    with pytest.raises(ValueError, match="kinds"):
+        delta_table(orig, pert[0])
+
+
+@pytest.mark.parametrize(
+    ("expected", "human", "cell_class"),
+    [
+        (AFFECTED, AFFECTED, "S_T"),
+        (NOT_AFFECTED, NOT_AFFECTED, "S_F"),
+        (AFFECTED, NOT_AFFECTED, "neither"),
+        (NOT_AFFECTED, AFFECTED, "neither"),
+        (AFFECTED, None, "neither"),
+        (NOT_AFFECTED, None, "neither"),
+    ],
+)
+def test_classify_cell(expected, human, cell_class):
+    assert classify_cell(expected, human) == cell_class
+
+
+def test_classify_cells_and_split_deltas():
+    expected = {
+        ("typo", "Fluency"): AFFECTED,
+        ("typo", "Coherence"): NOT_AFFECTED,
+        ("typo", "Overall"): AFFECTED,
+        ("typo", "Simplicity"): NOT_AFFECTED,
+    }
+    human = {
+        ("typo", "Fluency"): AFFECTED,
+        ("typo", "Coherence"): NOT_AFFECTED,
+        ("typo", "Overall"): NOT_AFFECTED,
+    }  # Simplicity has no human verdict
+    classes = classify_cells(expected, human)
+    assert classes == {
+        ("typo", "Fluency"): "S_T",
+        ("typo", "Coherence"): "S_F",
+        ("typo", "Overall"): "neither",
+        ("typo", "Simplicity"): "neither",
+    }
+    deltas = {
+        ("typo", "Fluency"): 1.2,
+        ("typo", "Coherence"): 0.1,
+        ("typo", "Overall"): 0.9,
+        ("typo", "Simplicity"): nan,
+    }
+    assert split_deltas(deltas, classes) == ([1.2], [0.1])
+
+
+def test_aspect_correlation_matrix_by_hand():
+    scores = [
+        [1, 2, 3, 4],
+        [2, 4, 2, 4],
+        [3, 6, 1, 4],
+        [nan, 1, 5, 4],  # aspect 0 missing: this text only enters pairs without aspect 0
+    ]
+    matrix = aspect_correlation_matrix(scores)
+    assert matrix[0, 1] == pytest.approx(1.0)  # y = 2x on the three complete texts
+    assert matrix[0, 2] == pytest.approx(-1.0)
+    # aspects 1 and 2 over all four texts: (2,3),(4,2),(6,1),(1,5) -> computed by hand:
+    # means 3.25 / 2.75; dx = -1.25 .75 2.75 -2.25; dy = .25 -.75 -1.75 2.25
+    # sum dxdy = -.3125 - .5625 - 4.8125 - 5.0625 = -10.75, sum dx^2 = 14.75, sum dy^2 = 8.75
+    assert matrix[1, 2] == pytest.approx(-10.75 / math.sqrt(14.75 * 8.75))
+    assert np.isnan(matrix[:, 3]).all()  # constant aspect: correlation undefined
+    np.testing.assert_allclose(np.diag(matrix)[:3], 1.0)
+    np.testing.assert_allclose(matrix, matrix.T, equal_nan=True)
+
+
+def test_aspect_correlation_matches_numpy_on_complete_data():
+    rng = np.random.default_rng(3)
+    scores = rng.normal(size=(40, 5))
+    np.testing.assert_allclose(aspect_correlation_matrix(scores), np.corrcoef(scores.T))
+    with pytest.raises(ValueError):
+        aspect_correlation_matrix([1, 2, 3])

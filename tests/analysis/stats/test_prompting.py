@@ -1,0 +1,68 @@
+import math
+
+import krippendorff
+import numpy as np
+import pytest
+
+from apps.analysis.stats.prompting import (
+    cue_anchor,
+    judge_consistency,
+    judge_human_alpha,
+    match_share,
+    misleading_rating,
+)
+
+
+@pytest.mark.parametrize(
+    ("ratings", "lo", "hi", "pr"),
+    [
+        ((2, 2, 5), 1, 5, 5),  # mode 2 <= 5/2 -> hi
+        ((4, 4, 1), 1, 5, 1),  # mode 4 > 5/2 -> lo
+        ((1, 3, 5), 0, 10, 10),  # all differ, max 5 <= 10/2 (boundary) -> hi
+        ((1, 2, 3), 1, 5, 1),  # all differ, max 3 > 5/2 -> lo
+        ((2, 2, 3), 1, 3, 1),  # 1-3 scale: threshold hi/2 = 1.5, so the middle 2 is "high"
+        ((0, 0, 1), 0, 1, 1),  # USR-style 0-1 scale
+    ],
+)
+def test_misleading_rating_branches(ratings, lo, hi, pr):
+    assert misleading_rating(*ratings, lo, hi) == pr
+
+
+def test_cue_anchor_mode_or_max():
+    assert cue_anchor(3, 1, 3) == 3
+    assert cue_anchor(1, 4, 2) == 4
+
+
+def test_misleading_rating_validates_scale():
+    with pytest.raises(ValueError, match="scale"):
+        misleading_rating(1, 2, 6, 1, 5)
+    with pytest.raises(ValueError, match="lo < hi"):
+        misleading_rating(1, 1, 1, 5, 1)
+
+
+def test_match_share_by_hand():
+    assert match_share([1, 5, 3, np.nan], [1, 4, 3, 2]) == pytest.approx(2 / 3)
+    assert math.isnan(match_share([np.nan], [1]))
+    with pytest.raises(ValueError, match="paired"):
+        match_share([1, 2], [1])
+
+
+def test_judge_consistency_uses_strategies_as_raters():
+    by_strategy = {
+        "zero-shot": [1, 2, 3, 4, 5, 3],
+        "knowledge": [1, 2, 3, 5, 5, 3],
+        "few-shot": [2, 2, 3, 4, 4, np.nan],
+        "chain-of-thought": [1, 3, 3, 4, 5, 2],
+    }
+    expected = krippendorff.alpha(
+        reliability_data=list(by_strategy.values()), level_of_measurement="ordinal"
+    )
+    assert judge_consistency(by_strategy) == pytest.approx(expected)
+
+
+def test_judge_human_alpha_adds_the_judge_as_a_rater():
+    humans = [[1, 2, 3, 4, 5], [1, 2, 4, 4, 5], [2, 2, 3, 4, 4]]
+    judge = [5, 4, 3, 2, 1]
+    expected = krippendorff.alpha(reliability_data=[*humans, judge], level_of_measurement="ordinal")
+    assert judge_human_alpha(judge, humans) == pytest.approx(expected)
+    assert judge_human_alpha(judge, humans) < judge_human_alpha(humans[0], humans)

@@ -1,0 +1,126 @@
+"""Shared fixtures: the shipped catalog, users, a real Celery worker, headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.factories import UserFactory
+
+ROOT = Path(__file__).resolve().parent.parent
+PEERS = ROOT.parent / "shared" / "peers"
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+@pytest.fixture
+def catalog(db) -> None:
+    """The shipped aspect tree, criteria, tasks and perturbation kinds."""
+    from apps.catalog.loading import catalog_load
+
+    catalog_load()
+
+
+@pytest.fixture
+def researcher(db):
+    return UserFactory(username="rita", role="researcher")
+
+
+@pytest.fixture
+def annotator(db):
+    return UserFactory(username="ann", role="annotator")
+
+
+@pytest.fixture
+def api_client():
+    from rest_framework.test import APIClient
+
+    return APIClient()
+
+
+@pytest.fixture(scope="session")
+def fbi_folder() -> Path:
+    folder = PEERS / "fbi" / "data"
+    if not folder.is_dir():
+        pytest.fail(f"peer data missing: {folder} (../shared must sit beside the checkout)")
+    return folder
+
+
+# --- a real Celery worker, in its own process, on the test database -------------------------
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen]:
+    """Start `celery worker` against the test database and Redis, on a queue of its own."""
+    from django.db import connection
+
+    from workers.celery import app
+
+    if not os.environ.get("REDIS_URL"):
+        pytest.fail("the worker tests need REDIS_URL (run them through `make test`)")
+    db = connection.settings_dict
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "DISCERN_QUEUE": queue,
+           "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/"
+                           f"{db['NAME']}"}
+    app.conf.task_default_queue = queue
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = (ARTIFACTS / "celery-worker.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "workers", "worker", "-Q", queue,
+         "--concurrency=2", "--loglevel=INFO", "--without-gossip", "--without-mingle"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    _wait_for_worker(app, process)
+    yield process
+    process.terminate()
+    process.wait(timeout=20)
+    log.close()
+
+
+def _wait_for_worker(app, process: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"celery worker exited with {process.returncode}; see "
+                        f"{ARTIFACTS / 'celery-worker.log'}")
+        if app.control.ping(timeout=0.5):
+            return
+    pytest.fail("celery worker did not answer a ping within a minute")
+
+
+# --- headless Chromium through Playwright -----------------------------------------------------
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        pytest.fail("Debian's chromium is not installed (make test installs it)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, headless=True,
+                                              args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    tab.set_default_timeout(10_000)
+    yield tab
+    ARTIFACTS.mkdir(exist_ok=True)
+    tab.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+    context.close()

@@ -1,0 +1,105 @@
+"""Factories for every model the tests build by hand."""
+
+import factory
+from factory.django import DjangoModelFactory
+
+from apps.accounts.models import User
+from apps.annotation.models import Study, StudyMembership
+from apps.catalog.models import Aspect, Criterion, PerturbationKind, Task
+from apps.corpus.models import Dataset, Origin, Perturbation, SourceItem
+
+PASSWORD = "correct horse battery staple"
+
+
+class UserFactory(DjangoModelFactory):
+    class Meta:
+        model = User
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    role = "annotator"
+    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
+
+
+class TaskFactory(DjangoModelFactory):
+    class Meta:
+        model = Task
+        django_get_or_create = ("slug",)
+
+    slug = factory.Sequence(lambda n: f"task-{n}")
+    name = factory.LazyAttribute(lambda o: o.slug.title())
+    text_name = "summary"
+
+
+class AspectFactory(DjangoModelFactory):
+    class Meta:
+        model = Aspect
+        django_get_or_create = ("slug",)
+
+    slug = factory.Sequence(lambda n: f"aspect-{n}")
+    name = factory.LazyAttribute(lambda o: o.slug.title())
+
+
+class CriterionFactory(DjangoModelFactory):
+    class Meta:
+        model = Criterion
+
+    key = factory.Sequence(lambda n: f"criterion-{n}")
+    aspect = factory.SubFactory(AspectFactory)
+    description_type = "default"
+    text = "How good the {T} is."
+
+
+class KindFactory(DjangoModelFactory):
+    class Meta:
+        model = PerturbationKind
+        django_get_or_create = ("slug",)
+
+    slug = factory.Sequence(lambda n: f"kind-{n}")
+    name = factory.LazyAttribute(lambda o: o.slug)
+    family = "custom"
+    method = "llm"
+
+
+class DatasetFactory(DjangoModelFactory):
+    class Meta:
+        model = Dataset
+
+    name = factory.Sequence(lambda n: f"dataset {n}")
+
+
+class SourceItemFactory(DjangoModelFactory):
+    class Meta:
+        model = SourceItem
+
+    dataset = factory.SubFactory(DatasetFactory)
+    external_id = factory.Sequence(lambda n: f"item-{n}")
+    original = "The council voted to close the library in March."
+
+
+class PerturbationFactory(DjangoModelFactory):
+    class Meta:
+        model = Perturbation
+
+    item = factory.SubFactory(SourceItemFactory)
+    kind = factory.SubFactory(KindFactory)
+    text = "The council voted not to close the library in March."
+    origin = Origin.IMPORT
+
+
+class StudyFactory(DjangoModelFactory):
+    class Meta:
+        model = Study
+
+    slug = factory.Sequence(lambda n: f"study-{n}")
+    name = factory.Sequence(lambda n: f"Study {n}")
+    owner = factory.SubFactory(UserFactory, role="researcher")
+
+
+class MembershipFactory(DjangoModelFactory):
+    class Meta:
+        model = StudyMembership
+
+    study = factory.SubFactory(StudyFactory)
+    user = factory.SubFactory(UserFactory)
+    role = "annotator"

@@ -1,0 +1,4 @@
+"""Celery workers: `celery -A workers worker`."""
+from workers.celery import app
+
+__all__ = ["app"]
