@@ -8,7 +8,11 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.discern-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[dev]"
+  echo "installing Python packages into .venv (log: .venv/pip.log)"
+  if ! { .venv/bin/python -m pip install --upgrade pip &&
+         .venv/bin/python -m pip install -e ".[dev]"; } >.venv/pip.log 2>&1; then
+    tail -n 30 .venv/pip.log >&2
+    exit 1
+  fi
   touch "$stamp"
 fi

@@ -55,6 +55,7 @@ def fbi_folder() -> Path:
 
 # --- a real Celery worker, in its own process, on the test database -------------------------
 
+
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen]:
     """Start `celery worker` against the test database and Redis, on a queue of its own."""
@@ -66,16 +67,35 @@ def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Pop
         pytest.fail("the worker tests need REDIS_URL (run them through `make test`)")
     db = connection.settings_dict
     queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "DISCERN_QUEUE": queue,
-           "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/"
-                           f"{db['NAME']}"}
+    env = {
+        **os.environ,
+        "DISCERN_QUEUE": queue,
+        "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/"
+        f"{db['NAME']}",
+    }
     app.conf.task_default_queue = queue
     ARTIFACTS.mkdir(exist_ok=True)
     log = (ARTIFACTS / "celery-worker.log").open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "workers", "worker", "-Q", queue,
-         "--concurrency=2", "--loglevel=INFO", "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workers",
+            "worker",
+            "-Q",
+            queue,
+            "--concurrency=2",
+            "--loglevel=INFO",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     _wait_for_worker(app, process)
     yield process
     process.terminate()
@@ -87,8 +107,10 @@ def _wait_for_worker(app, process: subprocess.Popen, timeout: float = 60) -> Non
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            pytest.fail(f"celery worker exited with {process.returncode}; see "
-                        f"{ARTIFACTS / 'celery-worker.log'}")
+            pytest.fail(
+                f"celery worker exited with {process.returncode}; see "
+                f"{ARTIFACTS / 'celery-worker.log'}"
+            )
         if app.control.ping(timeout=0.5):
             return
     pytest.fail("celery worker did not answer a ping within a minute")
@@ -96,9 +118,15 @@ def _wait_for_worker(app, process: subprocess.Popen, timeout: float = 60) -> Non
 
 # --- headless Chromium through Playwright -----------------------------------------------------
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="session")
@@ -109,8 +137,9 @@ def browser():
     if executable is None:
         pytest.fail("Debian's chromium is not installed (make test installs it)")
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, headless=True,
-                                              args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(
+            executable_path=executable, headless=True, args=CHROMIUM_ARGS
+        )
         yield launched
         launched.close()
 

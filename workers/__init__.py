@@ -1,4 +1,5 @@
 """Celery workers: `celery -A workers worker`."""
+
 from workers.celery import app
 
 __all__ = ["app"]

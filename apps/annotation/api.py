@@ -22,13 +22,27 @@ class StudySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Study
-        fields = ["id", "slug", "name", "description", "guidelines", "owner", "datasets",
-                  "kinds", "criteria", "members", "created_at"]
+        fields = [
+            "id",
+            "slug",
+            "name",
+            "description",
+            "guidelines",
+            "owner",
+            "datasets",
+            "kinds",
+            "criteria",
+            "members",
+            "created_at",
+        ]
 
 
 class StudyViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = StudySerializer
 
     def get_queryset(self):
-        return Study.objects.for_user(self.request.user).select_related("owner").prefetch_related(
-            "datasets", "kinds", "criteria", "memberships__user")
+        return (
+            Study.objects.for_user(self.request.user)
+            .select_related("owner")
+            .prefetch_related("datasets", "kinds", "criteria", "memberships__user")
+        )

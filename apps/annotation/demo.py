@@ -22,22 +22,33 @@ DEMO_USERS = {"researcher": Role.RESEARCHER, "annotator": Role.ANNOTATOR, "exper
 def demo_load() -> Study:
     """Create (or refresh) the demo users, dataset and study. Safe to run again."""
     users = {name: _user(name, role) for name, role in DEMO_USERS.items()}
-    items_import(path=DEMO_ITEMS, dataset_name="Demo news summaries", file_format="jsonl",
-                 task="summarization", owner=users["researcher"])
+    items_import(
+        path=DEMO_ITEMS,
+        dataset_name="Demo news summaries",
+        file_format="jsonl",
+        task="summarization",
+        owner=users["researcher"],
+    )
     dataset = Dataset.objects.get(name="Demo news summaries")
-    study, _ = Study.objects.update_or_create(slug="demo", defaults={
-        "name": "Demo: do judges notice summary errors?", "owner": users["researcher"],
-        "description": "Six news summaries written for this demo, each with a few perturbations "
-                       "of the aspect-targeted kinds.",
-        "guidelines": "Read the source first. Judge only the change that the kind describes."})
+    study, _ = Study.objects.update_or_create(
+        slug="demo",
+        defaults={
+            "name": "Demo: do judges notice summary errors?",
+            "owner": users["researcher"],
+            "description": "Six news summaries written for this demo, each with a few "
+            "perturbations of the aspect-targeted kinds.",
+            "guidelines": "Read the source first. Judge only the change that the kind describes.",
+        },
+    )
     study.datasets.add(dataset)
     kind_ids = Perturbation.objects.filter(item__dataset=dataset).values("kind_id")
     study.kinds.set(PerturbationKind.objects.filter(id__in=kind_ids))
     study.criteria.set(Criterion.objects.filter(source="discern"))
     for name, role in DEMO_USERS.items():
         if role != Role.RESEARCHER:
-            StudyMembership.objects.update_or_create(study=study, user=users[name],
-                                                     defaults={"role": role})
+            StudyMembership.objects.update_or_create(
+                study=study, user=users[name], defaults={"role": role}
+            )
     return study
 
 

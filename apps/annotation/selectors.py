@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db.models import Count
@@ -16,7 +17,7 @@ class StudyOverview:
     study: Study
     item_count: int
     perturbation_count: int
-    perturbations_by_kind: list[dict]
+    perturbations_by_kind: Sequence[Mapping[str, object]]
 
 
 def study_for_user(user, pk: int) -> Study:
@@ -26,10 +27,15 @@ def study_for_user(user, pk: int) -> Study:
 
 def study_overview(study: Study) -> StudyOverview:
     items = SourceItem.objects.filter(dataset__studies=study)
-    perturbations = Perturbation.objects.filter(item__dataset__studies=study,
-                                                kind__studies=study)
-    by_kind = list(perturbations.values("kind__slug", "kind__name").annotate(n=Count("id"))
-                   .order_by("kind__slug"))
-    return StudyOverview(study=study, item_count=items.count(),
-                         perturbation_count=sum(row["n"] for row in by_kind),
-                         perturbations_by_kind=by_kind)
+    perturbations = Perturbation.objects.filter(item__dataset__studies=study, kind__studies=study)
+    by_kind = list(
+        perturbations.values("kind__slug", "kind__name")
+        .annotate(n=Count("id"))
+        .order_by("kind__slug")
+    )
+    return StudyOverview(
+        study=study,
+        item_count=items.count(),
+        perturbation_count=sum(row["n"] for row in by_kind),
+        perturbations_by_kind=by_kind,
+    )

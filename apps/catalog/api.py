@@ -8,7 +8,6 @@ from rest_framework.views import APIView
 
 from apps.accounts.permissions import ResearcherWrites
 from apps.catalog.criteria_import import criteria_import_upload
-
 from apps.catalog.models import Aspect, Criterion, PerturbationKind, Task
 from apps.catalog.serializers import (
     AspectSerializer,
@@ -38,8 +37,11 @@ class CriterionViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         qs = super().get_queryset()
-        for param, field in (("aspect", "aspect__slug"), ("description_type", "description_type"),
-                             ("source", "source")):
+        for param, field in (
+            ("aspect", "aspect__slug"),
+            ("description_type", "description_type"),
+            ("source", "source"),
+        ):
             if value := self.request.query_params.get(param):
                 qs = qs.filter(**{field: value})
         return qs
@@ -67,9 +69,18 @@ class CriteriaImportView(APIView):
     permission_classes = [ResearcherWrites]
     parser_classes = [MultiPartParser]
 
-    @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
-        "file": {"type": "string", "format": "binary"}, "source": {"type": "string"}}}},
-        responses={201: dict, 400: dict})
+    @extend_schema(
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {
+                    "file": {"type": "string", "format": "binary"},
+                    "source": {"type": "string"},
+                },
+            }
+        },
+        responses={201: dict, 400: dict},
+    )
     def post(self, request):
         upload = request.data.get("file")
         if upload is None:

@@ -18,9 +18,14 @@ from apps.catalog.models import Aspect, Criterion, DescriptionType
 from apps.corpus.importing.problems import ImportFailed, ImportProblem
 from apps.corpus.importing.text_files import read_utf8
 
-LABELS = {"gold": DescriptionType.DEFAULT, "default": DescriptionType.DEFAULT,
-          "simplified": DescriptionType.SIMPLIFIED, "detailed": DescriptionType.DETAILED,
-          "term": DescriptionType.TERM, "list": DescriptionType.LIST}
+LABELS = {
+    "gold": DescriptionType.DEFAULT,
+    "default": DescriptionType.DEFAULT,
+    "simplified": DescriptionType.SIMPLIFIED,
+    "detailed": DescriptionType.DETAILED,
+    "term": DescriptionType.TERM,
+    "list": DescriptionType.LIST,
+}
 LITERATURE = re.compile(r"^(selection|literature)\d*$", re.IGNORECASE)
 ASPECT_ALIASES = {"overall-quality": "overall"}
 
@@ -49,8 +54,9 @@ def criteria_import(*, path: Path, source: str = "", scale: tuple[int, int] = (1
     try:
         data = json.loads(read_utf8(path))
     except json.JSONDecodeError as exc:
-        raise ImportFailed([ImportProblem(name, f"not valid JSON ({exc.msg})", row=exc.lineno)]
-                           ) from exc
+        raise ImportFailed(
+            [ImportProblem(name, f"not valid JSON ({exc.msg})", row=exc.lineno)]
+        ) from exc
     if not isinstance(data, dict):
         raise ImportFailed([ImportProblem(name, "must be a JSON object: aspect → descriptions")])
     aspects = {a.slug: a for a in Aspect.objects.all()}
@@ -58,7 +64,9 @@ def criteria_import(*, path: Path, source: str = "", scale: tuple[int, int] = (1
     for aspect_name, descriptions in data.items():
         slug = _aspect_slug(aspect_name)
         if slug not in aspects:
-            problems.append(ImportProblem(name, f"unknown aspect '{aspect_name}'", field=aspect_name))
+            problems.append(
+                ImportProblem(name, f"unknown aspect '{aspect_name}'", field=aspect_name)
+            )
             continue
         if not isinstance(descriptions, dict):
             problems.append(ImportProblem(name, "must map labels to texts", field=aspect_name))
@@ -67,8 +75,9 @@ def criteria_import(*, path: Path, source: str = "", scale: tuple[int, int] = (1
             where = f"{aspect_name}.{label}"
             dtype = description_type_for(label)
             if dtype is None:
-                problems.append(ImportProblem(name, f"unknown description label '{label}'",
-                                              field=where))
+                problems.append(
+                    ImportProblem(name, f"unknown description label '{label}'", field=where)
+                )
             elif not isinstance(text, str) or not text.strip():
                 problems.append(ImportProblem(name, "empty text", field=where))
             else:
@@ -82,15 +91,27 @@ def criteria_import(*, path: Path, source: str = "", scale: tuple[int, int] = (1
 @transaction.atomic
 def _write(rows, source: str, scale: tuple[int, int], name: str) -> CriteriaSummary:
     stored = dict(Criterion.objects.filter(key__in=[r[0] for r in rows]).values_list("key", "text"))
-    clashes = [ImportProblem(name, f"criterion '{key}' is already stored with a different text",
-                             field=key) for key, _, _, text in rows
-               if key in stored and stored[key] != text]
+    clashes = [
+        ImportProblem(name, f"criterion '{key}' is already stored with a different text", field=key)
+        for key, _, _, text in rows
+        if key in stored and stored[key] != text
+    ]
     if clashes:
         raise ImportFailed(clashes)
     summary = CriteriaSummary(existing=sum(1 for r in rows if r[0] in stored))
-    new = [Criterion(key=key, aspect=aspect, description_type=dtype, text=text,
-                     scale_min=scale[0], scale_max=scale[1], source=source)
-           for key, aspect, dtype, text in rows if key not in stored]
+    new = [
+        Criterion(
+            key=key,
+            aspect=aspect,
+            description_type=dtype,
+            text=text,
+            scale_min=scale[0],
+            scale_max=scale[1],
+            source=source,
+        )
+        for key, aspect, dtype, text in rows
+        if key not in stored
+    ]
     Criterion.objects.bulk_create(new)
     summary.created = len(new)
     return summary

@@ -12,8 +12,20 @@ from django.db import transaction
 from apps.catalog.models import Aspect, Criterion, Metric, PerturbationKind, Task
 
 CATALOG_DIR = Path(settings.BASE_DIR) / "fixtures" / "catalog"
-KIND_FIELDS = ("name", "family", "level", "method", "degree", "ability", "score_invariant",
-               "description", "quality_issue", "rule", "parameters", "source")
+KIND_FIELDS = (
+    "name",
+    "family",
+    "level",
+    "method",
+    "degree",
+    "ability",
+    "score_invariant",
+    "description",
+    "quality_issue",
+    "rule",
+    "parameters",
+    "source",
+)
 
 
 def _load(folder: Path, name: str) -> list[dict[str, Any]]:
@@ -26,34 +38,62 @@ def catalog_load(folder: Path = CATALOG_DIR) -> dict[str, int]:
     aspects = _load_aspects(_load(folder, "aspects.json"))
     tasks = _load_tasks(_load(folder, "tasks.json"))
     kinds = _load_kinds(_load(folder, "kinds.json"))
-    return {"aspects": aspects, "tasks": tasks, "kinds": kinds,
-            "criteria": Criterion.objects.filter(source="discern").count()}
+    return {
+        "aspects": aspects,
+        "tasks": tasks,
+        "kinds": kinds,
+        "criteria": Criterion.objects.filter(source="discern").count(),
+    }
 
 
 def _load_aspects(rows: list[dict[str, Any]]) -> int:
     by_slug: dict[str, Aspect] = {}
     for position, row in enumerate(rows):
-        aspect, _ = Aspect.objects.update_or_create(slug=row["slug"], defaults={
-            "name": row["name"], "definition": row.get("definition", ""), "position": position,
-            "parent": by_slug[row["parent"]] if row.get("parent") else None})
+        aspect, _ = Aspect.objects.update_or_create(
+            slug=row["slug"],
+            defaults={
+                "name": row["name"],
+                "definition": row.get("definition", ""),
+                "position": position,
+                "parent": by_slug[row["parent"]] if row.get("parent") else None,
+            },
+        )
         by_slug[aspect.slug] = aspect
         for description_type, text in row.get("criteria", {}).items():
             Criterion.objects.update_or_create(
                 key=f"discern-{aspect.slug}-{description_type}",
-                defaults={"aspect": aspect, "description_type": description_type, "text": text,
-                          "scale_min": 1, "scale_max": 5, "source": "discern"})
+                defaults={
+                    "aspect": aspect,
+                    "description_type": description_type,
+                    "text": text,
+                    "scale_min": 1,
+                    "scale_max": 5,
+                    "source": "discern",
+                },
+            )
     return len(rows)
 
 
 def _load_tasks(rows: list[dict[str, Any]]) -> int:
     for row in rows:
-        task, _ = Task.objects.update_or_create(slug=row["slug"], defaults={
-            "name": row["name"], "text_name": row.get("text_name", "text"),
-            "description": row.get("description", "")})
+        task, _ = Task.objects.update_or_create(
+            slug=row["slug"],
+            defaults={
+                "name": row["name"],
+                "text_name": row.get("text_name", "text"),
+                "description": row.get("description", ""),
+            },
+        )
         for position, metric in enumerate(row.get("metrics", [])):
-            Metric.objects.update_or_create(task=task, slug=metric["slug"], defaults={
-                "name": metric["name"], "definition": metric.get("definition", ""),
-                "position": position})
+            Metric.objects.update_or_create(
+                task=task,
+                slug=metric["slug"],
+                defaults={
+                    "name": metric["name"],
+                    "definition": metric.get("definition", ""),
+                    "position": position,
+                },
+            )
     return len(rows)
 
 
@@ -64,8 +104,9 @@ def _load_kinds(rows: list[dict[str, Any]]) -> int:
         defaults = {field: row.get(field, "") for field in KIND_FIELDS}
         defaults["score_invariant"] = bool(row.get("score_invariant"))
         defaults["parameters"] = row.get("parameters") or {}
-        defaults["target_aspect_id"] = aspects[row["target_aspect"]] if row.get(
-            "target_aspect") else None
+        defaults["target_aspect_id"] = (
+            aspects[row["target_aspect"]] if row.get("target_aspect") else None
+        )
         defaults["task_id"] = tasks[row["task"]] if row.get("task") else None
         PerturbationKind.objects.update_or_create(slug=row["slug"], defaults=defaults)
     return len(rows)

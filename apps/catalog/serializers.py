@@ -30,8 +30,16 @@ class CriterionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Criterion
-        fields = ["id", "key", "aspect", "description_type", "text", "scale_min", "scale_max",
-                  "source"]
+        fields = [
+            "id",
+            "key",
+            "aspect",
+            "description_type",
+            "text",
+            "scale_min",
+            "scale_max",
+            "source",
+        ]
 
 
 class PerturbationKindSerializer(serializers.ModelSerializer):
@@ -41,9 +49,25 @@ class PerturbationKindSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = PerturbationKind
-        fields = ["id", "slug", "name", "family", "level", "method", "degree", "target_aspect",
-                  "expected_impact", "task", "ability", "score_invariant", "description",
-                  "quality_issue", "rule", "parameters", "source"]
+        fields = [
+            "id",
+            "slug",
+            "name",
+            "family",
+            "level",
+            "method",
+            "degree",
+            "target_aspect",
+            "expected_impact",
+            "task",
+            "ability",
+            "score_invariant",
+            "description",
+            "quality_issue",
+            "rule",
+            "parameters",
+            "source",
+        ]
 
     def get_expected_impact(self, kind: PerturbationKind) -> list[str]:
         lineage = self.context.get("lineage", {})

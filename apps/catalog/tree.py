@@ -7,8 +7,10 @@ from apps.catalog.models import Aspect
 
 def lineage_slugs() -> dict[int, list[str]]:
     """aspect id → slugs of the aspect and its ancestors, nearest first."""
-    rows = {pk: (slug, parent) for pk, slug, parent in
-            Aspect.objects.values_list("id", "slug", "parent_id")}
+    rows = {
+        pk: (slug, parent)
+        for pk, slug, parent in Aspect.objects.values_list("id", "slug", "parent_id")
+    }
     out: dict[int, list[str]] = {}
     for pk in rows:
         chain, node = [], pk

@@ -15,11 +15,19 @@ from apps.corpus.importing import ImportFailed
 def catalog(request: HttpRequest) -> HttpResponse:
     lineage = lineage_slugs()
     kinds = PerturbationKind.objects.select_related("target_aspect", "task")
-    rows = [(k, [] if k.score_invariant or not k.target_aspect_id
-             else lineage[k.target_aspect_id]) for k in kinds]
-    return render(request, "catalog/catalog.html", {
-        "aspects": Aspect.objects.select_related("parent"), "kinds": rows,
-        "criteria": Criterion.objects.select_related("aspect")})
+    rows = [
+        (k, [] if k.score_invariant or not k.target_aspect_id else lineage[k.target_aspect_id])
+        for k in kinds
+    ]
+    return render(
+        request,
+        "catalog/catalog.html",
+        {
+            "aspects": Aspect.objects.select_related("parent"),
+            "kinds": rows,
+            "criteria": Criterion.objects.select_related("aspect"),
+        },
+    )
 
 
 def criteria_import_page(request: HttpRequest) -> HttpResponse:
@@ -32,12 +40,15 @@ def criteria_import_page(request: HttpRequest) -> HttpResponse:
             errors = ["Choose a file."]
         else:
             try:
-                summary = criteria_import_upload(upload=upload,
-                                                 source=request.POST.get("source", ""))
+                summary = criteria_import_upload(
+                    upload=upload, source=request.POST.get("source", "")
+                )
             except ImportFailed as exc:
                 errors = exc.as_strings()
             else:
-                messages.success(request, f"{summary.created} criteria imported, "
-                                          f"{summary.existing} were already there.")
+                messages.success(
+                    request,
+                    f"{summary.created} criteria imported, {summary.existing} were already there.",
+                )
                 return redirect("catalog")
     return render(request, "catalog/criteria_import.html", {"errors": errors})

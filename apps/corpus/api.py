@@ -27,19 +27,26 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = DatasetSerializer
 
     def get_queryset(self):
-        return (selectors.datasets_for_user(self.request.user).select_related("task")
-                .annotate(item_count=Count("items")))
+        return (
+            selectors.datasets_for_user(self.request.user)
+            .select_related("task")
+            .annotate(item_count=Count("items"))
+        )
 
-    @extend_schema(parameters=[OpenApiParameter("file_format", enum=list(EXPORTS))],
-                   responses={(200, "application/x-ndjson"): bytes, (200, "text/csv"): bytes})
+    @extend_schema(
+        parameters=[OpenApiParameter("file_format", enum=list(EXPORTS))],
+        responses={(200, "application/x-ndjson"): bytes, (200, "text/csv"): bytes},
+    )
     @action(detail=True, methods=["get"])
     def export(self, request, pk=None):
         """Download the dataset's items and perturbations (JSONL by default, or CSV)."""
         dataset = self.get_object()
         file_format = request.query_params.get("file_format", "jsonl")
         if file_format not in EXPORTS:
-            return Response({"file_format": f"use one of {', '.join(EXPORTS)}"},
-                            status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"file_format": f"use one of {', '.join(EXPORTS)}"},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         return export_response(dataset, file_format)
 
 
@@ -64,8 +71,11 @@ class PerturbationViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = PerturbationSerializer
 
     def get_queryset(self):
-        qs = (selectors.perturbations_for_user(self.request.user).select_related("kind")
-              .prefetch_related("versions__author"))
+        qs = (
+            selectors.perturbations_for_user(self.request.user)
+            .select_related("kind")
+            .prefetch_related("versions__author")
+        )
         if dataset := self.request.query_params.get("dataset"):
             qs = qs.filter(item__dataset_id=dataset)
         if kind := self.request.query_params.get("kind"):
@@ -87,9 +97,12 @@ class ImportJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def create(self, request, *args, **kwargs):
         form = ImportRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        job = import_job_start(upload=form.validated_data["file"],
-                               dataset_name=form.validated_data["dataset"],
-                               file_format=form.validated_data.get("format") or "",
-                               task=form.validated_data.get("task", ""), user=request.user)
+        job = import_job_start(
+            upload=form.validated_data["file"],
+            dataset_name=form.validated_data["dataset"],
+            file_format=form.validated_data.get("format") or "",
+            task=form.validated_data.get("task", ""),
+            user=request.user,
+        )
         code = status.HTTP_201_CREATED if job.status != job.Status.FAILED else 400
         return Response(ImportJobSerializer(job).data, status=code)

@@ -108,7 +108,9 @@ class Perturbation(models.Model):
 class PerturbationVersion(models.Model):
     """One version of a perturbation's text; version 1 is what was generated or imported."""
 
-    perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="versions")
+    perturbation = models.ForeignKey(
+        Perturbation, on_delete=models.CASCADE, related_name="versions"
+    )
     number = models.PositiveIntegerField()
     text = models.TextField()
     explanation = models.TextField(blank=True)
@@ -123,6 +125,9 @@ class PerturbationVersion(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["perturbation", "number"], name="version_number")
         ]
+
+    def __str__(self) -> str:
+        return f"{self.perturbation_id} v{self.number}"
 
 
 class ImportJob(models.Model):
@@ -156,6 +161,9 @@ class ImportJob(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"import of {self.original_name} ({self.status})"
 
     @property
     def percent(self) -> int:

@@ -36,9 +36,22 @@ class PerturbationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Perturbation
-        fields = ["id", "item", "kind", "external_id", "text", "explanation", "origin",
-                  "rule_name", "parameters", "seed", "generation", "flags", "versions",
-                  "created_at"]
+        fields = [
+            "id",
+            "item",
+            "kind",
+            "external_id",
+            "text",
+            "explanation",
+            "origin",
+            "rule_name",
+            "parameters",
+            "seed",
+            "generation",
+            "flags",
+            "versions",
+            "created_at",
+        ]
 
 
 class ImportJobSerializer(serializers.ModelSerializer):
@@ -46,9 +59,21 @@ class ImportJobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ImportJob
-        fields = ["id", "target", "dataset_name", "file_format", "original_name", "status",
-                  "rows_done", "rows_total", "percent", "errors", "summary", "created_at",
-                  "finished_at"]
+        fields = [
+            "id",
+            "target",
+            "dataset_name",
+            "file_format",
+            "original_name",
+            "status",
+            "rows_done",
+            "rows_total",
+            "percent",
+            "errors",
+            "summary",
+            "created_at",
+            "finished_at",
+        ]
         read_only_fields = fields
 
 

@@ -30,8 +30,14 @@ def import_job_start(
         for chunk in upload.chunks():
             handle.write(chunk)
     job = ImportJob.objects.create(
-        target=ImportJob.Target.ITEMS, dataset_name=dataset_name, file_format=file_format,
-        path=str(path), original_name=name, created_by=user, summary={"task": task})
+        target=ImportJob.Target.ITEMS,
+        dataset_name=dataset_name,
+        file_format=file_format,
+        path=str(path),
+        original_name=name,
+        created_by=user,
+        summary={"task": task},
+    )
     if (upload.size or 0) > settings.DISCERN_BACKGROUND_IMPORT_BYTES:
         from workers.tasks.imports import run_import_job
 
@@ -45,7 +51,8 @@ def import_job_start(
 def import_job_run(*, job_id: int) -> None:
     """Run one import job, recording progress and the outcome. Safe to call twice."""
     claimed = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.PENDING).update(
-        status=ImportJob.Status.RUNNING)
+        status=ImportJob.Status.RUNNING
+    )
     if not claimed:
         return
     job = ImportJob.objects.get(pk=job_id)
@@ -58,10 +65,14 @@ def import_job_run(*, job_id: int) -> None:
 
     try:
         path = _unpacked(Path(job.path))
-        summary = items_import(path=path, dataset_name=job.dataset_name,
-                               file_format=job.file_format or None,
-                               task=job.summary.get("task", ""), owner=job.created_by,
-                               progress=progress)
+        summary = items_import(
+            path=path,
+            dataset_name=job.dataset_name,
+            file_format=job.file_format or None,
+            task=job.summary.get("task", ""),
+            owner=job.created_by,
+            progress=progress,
+        )
     except ImportFailed as exc:
         _finish(job_id, ImportJob.Status.FAILED, errors=exc.as_strings())
     else:
@@ -69,8 +80,11 @@ def import_job_run(*, job_id: int) -> None:
 
 
 def _finish(job_id: int, status: str, errors: list[str] | None = None, summary=None) -> None:
-    fields: dict[str, object] = {"status": status, "finished_at": timezone.now(),
-                                 "errors": errors or []}
+    fields: dict[str, object] = {
+        "status": status,
+        "finished_at": timezone.now(),
+        "errors": errors or [],
+    }
     if summary is not None:
         fields["summary"] = summary
     ImportJob.objects.filter(pk=job_id).update(**fields)

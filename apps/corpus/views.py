@@ -3,53 +3,65 @@
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
 from apps.accounts.permissions import is_researcher
+from apps.accounts.requests import AuthedRequest
 from apps.corpus import selectors
 from apps.corpus.api import EXPORTS, export_response
 from apps.corpus.forms import ImportForm
 from apps.corpus.services import import_job_start
 
 
-def dataset_list(request: HttpRequest) -> HttpResponse:
-    datasets = (selectors.datasets_for_user(request.user).select_related("task")
-                .annotate(item_count=Count("items")))
+def dataset_list(request: AuthedRequest) -> HttpResponse:
+    datasets = (
+        selectors.datasets_for_user(request.user)
+        .select_related("task")
+        .annotate(item_count=Count("items"))
+    )
     return render(request, "corpus/dataset_list.html", {"datasets": datasets})
 
 
-def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def dataset_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     dataset = get_object_or_404(selectors.datasets_for_user(request.user), pk=pk)
-    items = dataset.items.select_related("task").annotate(n_perturbations=Count("perturbations"))
+    items = (
+        dataset.items.select_related("task")
+        .annotate(n_perturbations=Count("perturbations"))
+        .order_by("id")
+    )
     page = Paginator(items, 50).get_page(request.GET.get("page"))
     return render(request, "corpus/dataset_detail.html", {"dataset": dataset, "page": page})
 
 
 @require_GET
-def dataset_export(request: HttpRequest, pk: int, file_format: str) -> HttpResponse:
+def dataset_export(request: AuthedRequest, pk: int, file_format: str) -> HttpResponseBase:
     dataset = get_object_or_404(selectors.datasets_for_user(request.user), pk=pk)
     if file_format not in EXPORTS:
         return HttpResponse(status=404)
     return export_response(dataset, file_format)
 
 
-def import_new(request: HttpRequest) -> HttpResponse:
+def import_new(request: AuthedRequest) -> HttpResponse:
     if not is_researcher(request.user):
         raise PermissionDenied("Only researchers import data.")
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         task = form.cleaned_data["task"]
-        job = import_job_start(upload=form.cleaned_data["file"],
-                               dataset_name=form.cleaned_data["dataset"],
-                               file_format=form.cleaned_data["format"],
-                               task=task.slug if task else "", user=request.user)
+        job = import_job_start(
+            upload=form.cleaned_data["file"],
+            dataset_name=form.cleaned_data["dataset"],
+            file_format=form.cleaned_data["format"],
+            task=task.slug if task else "",
+            user=request.user,
+        )
         return redirect("import-detail", pk=job.pk)
     return render(request, "corpus/import_new.html", {"form": form})
 
 
-def import_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def import_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(selectors.import_jobs_for_user(request.user), pk=pk)
     template = "corpus/import_detail.html"
     if request.htmx:

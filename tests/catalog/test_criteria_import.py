@@ -21,8 +21,14 @@ def test_hu2024_file_imports_80_criteria_over_11_aspects(catalog):
     assert imported.values("aspect").distinct().count() == 11
     types = Counter(imported.values_list("description_type", flat=True))
     # Gold → default, Selection1..3 → literature; the other labels keep their names.
-    assert types == {"default": 11, "simplified": 11, "term": 11, "detailed": 11, "list": 11,
-                     "literature": 25}
+    assert types == {
+        "default": 11,
+        "simplified": 11,
+        "term": 11,
+        "detailed": 11,
+        "list": 11,
+        "literature": 25,
+    }
     gold = json.loads(HU.read_text())["Overall_quality"]["Gold"]
     assert Criterion.objects.get(key="hu2024-overall-gold").text == gold
 
@@ -34,13 +40,19 @@ def test_reimporting_adds_nothing(catalog):
     assert Criterion.objects.filter(source="hu2024").count() == 80
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ('{"Fluency": {"Gold": "ok"', "not valid JSON"),
-    ('{"Prettiness": {"Gold": "Looks nice."}}', "unknown aspect 'Prettiness'"),
-    ('{"Fluency": {"Haiku": "Five seven five."}}', "field 'Fluency.Haiku': unknown description"),
-    ('{"Fluency": {"Gold": "Fine.", "Term": "  "}}', "field 'Fluency.Term': empty text"),
-    ('["Fluency"]', "must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"Fluency": {"Gold": "ok"', "not valid JSON"),
+        ('{"Prettiness": {"Gold": "Looks nice."}}', "unknown aspect 'Prettiness'"),
+        (
+            '{"Fluency": {"Haiku": "Five seven five."}}',
+            "field 'Fluency.Haiku': unknown description",
+        ),
+        ('{"Fluency": {"Gold": "Fine.", "Term": "  "}}', "field 'Fluency.Term': empty text"),
+        ('["Fluency"]', "must be a JSON object"),
+    ],
+)
 def test_a_bad_file_names_the_problem_and_imports_nothing(catalog, tmp_path, content, message):
     path = tmp_path / "criteria.json"
     path.write_text(content)

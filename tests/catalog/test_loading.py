@@ -13,8 +13,9 @@ def test_catalog_loads_the_tree_criteria_tasks_and_kinds():
     assert counts["aspects"] == 11 and Aspect.objects.count() == 11
     assert Criterion.objects.filter(source="discern").count() == 55  # 11 aspects x 5 types
     assert Task.objects.count() == 12
-    assert list(Metric.objects.filter(task__slug="summarization").values_list("slug", flat=True)
-                ) == ["coherence", "consistency", "fluency", "relevance"]
+    assert list(
+        Metric.objects.filter(task__slug="summarization").values_list("slug", flat=True)
+    ) == ["coherence", "consistency", "fluency", "relevance"]
     assert PerturbationKind.objects.filter(family="aspect-targeted").count() == 18
     assert PerturbationKind.objects.filter(family="fbi").count() == 25
 
@@ -23,16 +24,22 @@ def test_loading_twice_changes_nothing():
     catalog_load()
     before = (Aspect.objects.count(), Criterion.objects.count(), PerturbationKind.objects.count())
     catalog_load()
-    assert (Aspect.objects.count(), Criterion.objects.count(),
-            PerturbationKind.objects.count()) == before
+    assert (
+        Aspect.objects.count(),
+        Criterion.objects.count(),
+        PerturbationKind.objects.count(),
+    ) == before
 
 
-@pytest.mark.parametrize(("kind", "impact"), [
-    ("spelling-mistake", ["grammaticality", "fluency", "readability", "overall"]),
-    ("complement", ["non-hallucination", "faithfulness", "adequacy", "overall"]),
-    ("sentence-exchange", ["coherence", "readability", "overall"]),
-    ("fbi-score-invariant", []),
-])
+@pytest.mark.parametrize(
+    ("kind", "impact"),
+    [
+        ("spelling-mistake", ["grammaticality", "fluency", "readability", "overall"]),
+        ("complement", ["non-hallucination", "faithfulness", "adequacy", "overall"]),
+        ("sentence-exchange", ["coherence", "readability", "overall"]),
+        ("fbi-score-invariant", []),
+    ],
+)
 def test_expected_impact_is_the_target_and_its_ancestors(kind, impact):
     catalog_load()
     found = PerturbationKind.objects.get(slug=kind)

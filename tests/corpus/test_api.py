@@ -10,8 +10,10 @@ from apps.corpus.models import SourceItem
 from tests.factories import DatasetFactory, SourceItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
-ITEMS = ('{"id": "a", "original": "Text one.", "perturbations": [{"kind": "negation", '
-         '"text": "Not text one."}]}\n{"id": "b", "original": "Text two."}\n')
+ITEMS = (
+    '{"id": "a", "original": "Text one.", "perturbations": [{"kind": "negation", '
+    '"text": "Not text one."}]}\n{"id": "b", "original": "Text two."}\n'
+)
 
 
 def _auth(client, user):
@@ -19,44 +21,63 @@ def _auth(client, user):
     return client
 
 
-@pytest.mark.parametrize("url", ["/api/v1/datasets/", "/api/v1/items/", "/api/v1/kinds/",
-                                 "/api/v1/criteria/", "/api/v1/studies/", "/api/v1/imports/",
-                                 "/api/v1/schema/"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/datasets/",
+        "/api/v1/items/",
+        "/api/v1/kinds/",
+        "/api/v1/criteria/",
+        "/api/v1/studies/",
+        "/api/v1/imports/",
+        "/api/v1/schema/",
+    ],
+)
 def test_every_endpoint_needs_credentials(api_client, url):
     assert api_client.get(url).status_code == 401
 
 
 def test_token_is_issued_for_a_password(api_client, researcher):
-    response = api_client.post("/api/v1/auth/token/",
-                               {"username": "rita", "password": "correct horse battery staple"})
+    response = api_client.post(
+        "/api/v1/auth/token/", {"username": "rita", "password": "correct horse battery staple"}
+    )
     assert response.status_code == 200 and len(response.json()["token"]) == 40
 
 
 def test_researcher_imports_and_exports_through_the_api(api_client, researcher, catalog):
     _auth(api_client, researcher)
     upload = SimpleUploadedFile("items.jsonl", ITEMS.encode())
-    response = api_client.post("/api/v1/imports/", {"file": upload, "dataset": "api"},
-                               format="multipart")
+    response = api_client.post(
+        "/api/v1/imports/", {"file": upload, "dataset": "api"}, format="multipart"
+    )
     assert response.status_code == 201, response.content
     job = response.json()
     assert job["status"] == "done" and job["summary"]["items_created"] == 2
     dataset = api_client.get("/api/v1/datasets/").json()["results"][0]
     assert (dataset["name"], dataset["item_count"]) == ("api", 2)
-    exported = b"".join(api_client.get(f"/api/v1/datasets/{dataset['id']}/export/",
-                                       {"file_format": "jsonl"}).streaming_content)
+    exported = b"".join(
+        api_client.get(
+            f"/api/v1/datasets/{dataset['id']}/export/", {"file_format": "jsonl"}
+        ).streaming_content
+    )
     rows = [json.loads(line) for line in exported.decode().splitlines()]
     assert [r["id"] for r in rows] == ["a", "b"] and rows[0]["perturbations"][0]["kind"] == (
-        "negation")
-    csv_text = b"".join(api_client.get(f"/api/v1/datasets/{dataset['id']}/export/",
-                                       {"file_format": "csv"}).streaming_content).decode()
+        "negation"
+    )
+    csv_text = b"".join(
+        api_client.get(
+            f"/api/v1/datasets/{dataset['id']}/export/", {"file_format": "csv"}
+        ).streaming_content
+    ).decode()
     assert csv_text.startswith("id,source,original,task,metadata,kind,perturbed")
 
 
 def test_a_failed_import_reports_errors_and_stores_nothing(api_client, researcher, catalog):
     _auth(api_client, researcher)
     upload = SimpleUploadedFile("bad.jsonl", b'{"id": "a", "original": ""}\n')
-    response = api_client.post("/api/v1/imports/", {"file": upload, "dataset": "api"},
-                               format="multipart")
+    response = api_client.post(
+        "/api/v1/imports/", {"file": upload, "dataset": "api"}, format="multipart"
+    )
     assert response.status_code == 400
     assert response.json()["errors"] == ["bad.jsonl, row 1, field 'original': empty text"]
     assert SourceItem.objects.count() == 0
@@ -66,8 +87,12 @@ def test_annotators_cannot_import_or_list_datasets(api_client, annotator, catalo
     DatasetFactory(owner=None)
     _auth(api_client, annotator)
     upload = SimpleUploadedFile("items.jsonl", ITEMS.encode())
-    assert api_client.post("/api/v1/imports/", {"file": upload, "dataset": "x"},
-                           format="multipart").status_code == 403
+    assert (
+        api_client.post(
+            "/api/v1/imports/", {"file": upload, "dataset": "x"}, format="multipart"
+        ).status_code
+        == 403
+    )
     assert api_client.get("/api/v1/datasets/").json()["results"] == []
     assert api_client.get("/api/v1/kinds/").status_code == 200  # the catalog is public to users
 
@@ -88,8 +113,9 @@ def test_kinds_api_gives_expected_impact(api_client, annotator, catalog):
     assert kind["target_aspect"] == "non-contradiction"
 
 
-def test_kinds_list_uses_a_fixed_number_of_queries(api_client, annotator, catalog,
-                                                   django_assert_max_num_queries):
+def test_kinds_list_uses_a_fixed_number_of_queries(
+    api_client, annotator, catalog, django_assert_max_num_queries
+):
     _auth(api_client, annotator)
     with django_assert_max_num_queries(6):
         response = api_client.get("/api/v1/kinds/", {"limit": 100})
@@ -99,8 +125,9 @@ def test_kinds_list_uses_a_fixed_number_of_queries(api_client, annotator, catalo
 def test_criteria_import_endpoint(api_client, researcher, catalog):
     _auth(api_client, researcher)
     upload = SimpleUploadedFile("mine.json", b'{"Fluency": {"Gold": "Reads well, {T}."}}')
-    response = api_client.post("/api/v1/criteria/import/", {"file": upload, "source": "mine"},
-                               format="multipart")
+    response = api_client.post(
+        "/api/v1/criteria/import/", {"file": upload, "source": "mine"}, format="multipart"
+    )
     assert response.status_code == 201 and response.json() == {"created": 1, "existing": 0}
     bad = SimpleUploadedFile("bad.json", b'{"Nope": {"Gold": "x"}}')
     response = api_client.post("/api/v1/criteria/import/", {"file": bad}, format="multipart")

@@ -27,8 +27,16 @@ def _fails(path, fmt=None, **kwargs) -> str:
 def existing(catalog, tmp_path):
     """One good import first, so 'unchanged' means more than 'still empty'."""
     path = tmp_path / "good.jsonl"
-    path.write_text(json.dumps({"id": "a", "original": "Fine text.", "perturbations": [
-        {"kind": "negation", "text": "Not fine text."}]}) + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                "id": "a",
+                "original": "Fine text.",
+                "perturbations": [{"kind": "negation", "text": "Not fine text."}],
+            }
+        )
+        + "\n"
+    )
     items_import(path=path, dataset_name="broken")
 
 
@@ -69,17 +77,23 @@ def test_ten_megabyte_field(existing, tmp_path):
     path = tmp_path / "huge.csv"
     path.write_text(HEADER + "b,,Good.,,,\nc,," + "x" * 10_000_000 + ",,,\n")
     assert "huge.csv, row 3, field 'original': 10,000,000 characters, over the limit" in _fails(
-        path)
+        path
+    )
 
 
-@pytest.mark.parametrize(("line", "where"), [
-    ('{"id": "b", "original": "x",}', "row 2: not valid JSON"),
-    ('["b", "x"]', "row 2: each line must be a JSON object"),
-    ('{"id": "b", "original": ["x"]}', "row 2, field 'original': must be a string"),
-    ('{"id": "b", "original": "x", "metadata": 3}', "row 2, field 'metadata': must be a JSON"),
-    ('{"id": "b", "original": "x", "perturbations": [{"kind": "negation"}]}',
-     "row 2, field 'perturbations[0]': needs string fields kind and text"),
-])
+@pytest.mark.parametrize(
+    ("line", "where"),
+    [
+        ('{"id": "b", "original": "x",}', "row 2: not valid JSON"),
+        ('["b", "x"]', "row 2: each line must be a JSON object"),
+        ('{"id": "b", "original": ["x"]}', "row 2, field 'original': must be a string"),
+        ('{"id": "b", "original": "x", "metadata": 3}', "row 2, field 'metadata': must be a JSON"),
+        (
+            '{"id": "b", "original": "x", "perturbations": [{"kind": "negation"}]}',
+            "row 2, field 'perturbations[0]': needs string fields kind and text",
+        ),
+    ],
+)
 def test_wrong_json(existing, tmp_path, line, where):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"id": "ok", "original": "Good."}\n' + line + "\n")
@@ -111,4 +125,5 @@ def test_fbi_folder_with_a_missing_column(catalog, tmp_path):
     (tmp_path / "factual").mkdir()
     (tmp_path / "factual" / "entity-errors.tsv").write_text("cdx\tquestion\tog\nx\tq\to\n")
     assert "factual/entity-errors.tsv, row 1: missing column(s) perturbed_gpt4" in _fails(
-        tmp_path, "fbi")
+        tmp_path, "fbi"
+    )

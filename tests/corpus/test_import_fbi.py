@@ -28,8 +28,10 @@ def test_fbi_folder_imports_every_perturbation_byte_for_byte(catalog, fbi_folder
     assert sum(n for k, n in kinds.items() if k != "fbi-score-invariant") == 1976
     abilities = Counter(SourceItem.objects.values_list("metadata__ability", flat=True))
     assert set(abilities) == {"long-form", "factual", "instruction-following", "reasoning"}
-    stored = {(p.item.external_id, p.kind.slug): (p.text, p.item.original, p.item.source)
-              for p in Perturbation.objects.select_related("item", "kind")}
+    stored = {
+        (p.item.external_id, p.kind.slug): (p.text, p.item.original, p.item.source)
+        for p in Perturbation.objects.select_related("item", "kind")
+    }
     for path, row in _tsv_rows(fbi_folder):
         key = (f"{path.stem}:{row['cdx']}", "fbi-" + path.stem.replace("_", "-"))
         assert stored[key] == (row["perturbed_gpt4"], row["og"], row["question"])

@@ -9,8 +9,18 @@ from tests.factories import DatasetFactory, SourceItemFactory
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("url", ["/", "/datasets/", "/imports/new/", "/catalog/",
-                                 "/catalog/criteria/import/", "/studies/1/", "/admin/"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/",
+        "/datasets/",
+        "/imports/new/",
+        "/catalog/",
+        "/catalog/criteria/import/",
+        "/studies/1/",
+        "/admin/",
+    ],
+)
 def test_pages_need_a_login(client, url):
     response = client.get(url)
     assert response.status_code == 302 and "login" in response["Location"]

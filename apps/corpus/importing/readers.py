@@ -25,8 +25,12 @@ FBI_TASKS = {
     "reasoning": "reasoning",
 }
 # The score-invariant file mixes abilities; its ids start with these prefixes.
-FBI_ID_PREFIXES = {"lf": "long-form", "factual": "factual", "if": "instruction-following",
-                   "reasoning": "reasoning"}
+FBI_ID_PREFIXES = {
+    "lf": "long-form",
+    "factual": "factual",
+    "if": "instruction-following",
+    "reasoning": "reasoning",
+}
 
 csv.field_size_limit(sys.maxsize)  # field sizes are checked by validation, with a clear message
 
@@ -39,16 +43,24 @@ def read_csv(path: Path, delimiter: str = ",") -> Read:
     missing = [c for c in CSV_REQUIRED if c not in header]
     if missing:
         found = ", ".join(header) or "nothing"
-        raise ImportFailed([ImportProblem(name, f"missing column(s) {', '.join(missing)} "
-                                                f"(header has: {found})", row=1)])
+        raise ImportFailed(
+            [
+                ImportProblem(
+                    name, f"missing column(s) {', '.join(missing)} (header has: {found})", row=1
+                )
+            ]
+        )
     reader.fieldnames = header
     records: list[ItemRecord] = []
     problems: list[ImportProblem] = []
     try:
         for index, raw in enumerate(reader, start=2):
             if None in raw or any(v is None for v in raw.values()):
-                problems.append(ImportProblem(name, f"{_count(raw)} fields where the header "
-                                                    f"has {len(header)}", row=index))
+                problems.append(
+                    ImportProblem(
+                        name, f"{_count(raw)} fields where the header has {len(header)}", row=index
+                    )
+                )
                 continue
             records.append(_csv_record(name, index, raw, problems))
     except csv.Error as exc:
@@ -61,20 +73,31 @@ def _count(raw: dict[Any, Any]) -> int:
     return sum(1 for k, v in raw.items() if k is not None and v is not None) + len(extra)
 
 
-def _csv_record(name: str, row: int, raw: dict[str, str], problems: list[ImportProblem]) -> ItemRecord:
+def _csv_record(
+    name: str, row: int, raw: dict[str, str], problems: list[ImportProblem]
+) -> ItemRecord:
     metadata: dict[str, Any] = {}
     if raw.get("metadata", "").strip():
         metadata = _json_object(raw["metadata"], name, row, "metadata", problems)
     record = ItemRecord(
-        file=name, row=row, external_id=raw["id"].strip(), original=raw["original"],
-        source=raw.get("source", ""), task=raw.get("task", "").strip(), metadata=metadata,
+        file=name,
+        row=row,
+        external_id=raw["id"].strip(),
+        original=raw["original"],
+        source=raw.get("source", ""),
+        task=raw.get("task", "").strip(),
+        metadata=metadata,
     )
     if raw.get("kind", "").strip() or raw.get("perturbed", ""):
-        record.perturbations.append(PerturbationRecord(
-            kind=raw.get("kind", "").strip(), text=raw.get("perturbed", ""),
-            explanation=raw.get("explanation", ""),
-            external_id=raw.get("perturbation_id", "").strip(), row=row,
-        ))
+        record.perturbations.append(
+            PerturbationRecord(
+                kind=raw.get("kind", "").strip(),
+                text=raw.get("perturbed", ""),
+                explanation=raw.get("explanation", ""),
+                external_id=raw.get("perturbation_id", "").strip(),
+                row=row,
+            )
+        )
     return record
 
 
@@ -98,9 +121,15 @@ def _merge_rows(records: list[ItemRecord], problems: list[ImportProblem]) -> lis
         if first is None:
             merged[record.external_id] = record
         elif not record.perturbations or not first.same_item_as(record):
-            problems.append(ImportProblem(
-                record.file, f"duplicate id '{record.external_id}' (first at row {first.row}) "
-                "with a different item", row=record.row, field="id"))
+            problems.append(
+                ImportProblem(
+                    record.file,
+                    f"duplicate id '{record.external_id}' (first at row {first.row}) "
+                    "with a different item",
+                    row=record.row,
+                    field="id",
+                )
+            )
         else:
             first.perturbations.extend(record.perturbations)
     return list(merged.values())
@@ -118,22 +147,32 @@ def read_jsonl(path: Path) -> Read:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            problems.append(ImportProblem(name, f"not valid JSON ({exc.msg}, column {exc.colno})",
-                                          row=line_no))
+            problems.append(
+                ImportProblem(name, f"not valid JSON ({exc.msg}, column {exc.colno})", row=line_no)
+            )
             continue
         record = _jsonl_record(name, line_no, obj, problems)
         if record is None:
             continue
         if record.external_id in seen:
-            problems.append(ImportProblem(name, f"duplicate id '{record.external_id}' (first at "
-                                                f"row {seen[record.external_id]})", line_no, "id"))
+            problems.append(
+                ImportProblem(
+                    name,
+                    f"duplicate id '{record.external_id}' (first at "
+                    f"row {seen[record.external_id]})",
+                    line_no,
+                    "id",
+                )
+            )
             continue
         seen[record.external_id] = line_no
         records.append(record)
     return records, problems
 
 
-def _jsonl_record(name: str, row: int, obj: Any, problems: list[ImportProblem]) -> ItemRecord | None:
+def _jsonl_record(
+    name: str, row: int, obj: Any, problems: list[ImportProblem]
+) -> ItemRecord | None:
     if not isinstance(obj, dict):
         problems.append(ImportProblem(name, "each line must be a JSON object", row=row))
         return None
@@ -150,17 +189,32 @@ def _jsonl_record(name: str, row: int, obj: Any, problems: list[ImportProblem]) 
         perturbations = []
     if bad:
         return None
-    record = ItemRecord(file=name, row=row, external_id=str(obj.get("id", "")).strip(),
-                        original=obj.get("original") or "", source=obj.get("source") or "",
-                        task=(obj.get("task") or "").strip(), metadata=metadata)
+    record = ItemRecord(
+        file=name,
+        row=row,
+        external_id=str(obj.get("id", "")).strip(),
+        original=obj.get("original") or "",
+        source=obj.get("source") or "",
+        task=(obj.get("task") or "").strip(),
+        metadata=metadata,
+    )
     for i, p in enumerate(perturbations):
         if not isinstance(p, dict) or not all(_scalar(p.get(f)) for f in ("kind", "text")):
-            problems.append(ImportProblem(name, "needs string fields kind and text",
-                                          row=row, field=f"perturbations[{i}]"))
+            problems.append(
+                ImportProblem(
+                    name, "needs string fields kind and text", row=row, field=f"perturbations[{i}]"
+                )
+            )
             continue
-        record.perturbations.append(PerturbationRecord(
-            kind=p["kind"].strip(), text=p["text"], explanation=str(p.get("explanation") or ""),
-            external_id=str(p.get("id") or "").strip(), row=row))
+        record.perturbations.append(
+            PerturbationRecord(
+                kind=p["kind"].strip(),
+                text=p["text"],
+                explanation=str(p.get("explanation") or ""),
+                external_id=str(p.get("id") or "").strip(),
+                row=row,
+            )
+        )
     return record
 
 
@@ -196,16 +250,28 @@ def _fbi_file(path: Path, problems: list[ImportProblem]) -> list[ItemRecord]:
     for row, raw in enumerate(reader, start=2):
         cdx = (raw.get("cdx") or "").strip()
         if cdx in seen:
-            problems.append(ImportProblem(label, f"duplicate cdx '{cdx}' (first at row "
-                                                 f"{seen[cdx]})", row=row, field="cdx"))
+            problems.append(
+                ImportProblem(
+                    label, f"duplicate cdx '{cdx}' (first at row {seen[cdx]})", row=row, field="cdx"
+                )
+            )
             continue
         seen[cdx] = row
         item_ability = FBI_ID_PREFIXES.get(cdx.split("-")[0], ability)
-        out.append(ItemRecord(
-            file=label, row=row, external_id=f"{stem}:{cdx}", original=raw.get("og") or "",
-            source=raw.get("question") or "", task=FBI_TASKS.get(item_ability, ""),
-            metadata={"ability": item_ability, "cdx": cdx, "file": label},
-            perturbations=[PerturbationRecord(kind=kind, text=raw.get("perturbed_gpt4") or "",
-                                              external_id=cdx, row=row)],
-        ))
+        out.append(
+            ItemRecord(
+                file=label,
+                row=row,
+                external_id=f"{stem}:{cdx}",
+                original=raw.get("og") or "",
+                source=raw.get("question") or "",
+                task=FBI_TASKS.get(item_ability, ""),
+                metadata={"ability": item_ability, "cdx": cdx, "file": label},
+                perturbations=[
+                    PerturbationRecord(
+                        kind=kind, text=raw.get("perturbed_gpt4") or "", external_id=cdx, row=row
+                    )
+                ],
+            )
+        )
     return out

@@ -50,8 +50,13 @@ def read_records(path: Path, file_format: str) -> readers.Read:
         return readers.read_jsonl(path)
     if file_format == "fbi":
         return readers.read_fbi(path)
-    raise ImportFailed([ImportProblem(path.name, f"unknown format '{file_format}' "
-                                                 f"(use one of {', '.join(FORMATS)})")])
+    raise ImportFailed(
+        [
+            ImportProblem(
+                path.name, f"unknown format '{file_format}' (use one of {', '.join(FORMATS)})"
+            )
+        ]
+    )
 
 
 def items_import(
@@ -82,47 +87,80 @@ def items_import(
         dataset, _ = Dataset.objects.get_or_create(
             name=dataset_name, defaults={"owner": owner, "task_id": tasks.get(task)}
         )
-        item_ids = _write_items(dataset, records, tasks, task, summary, progress)
-        _write_perturbations(records, item_ids, kinds, summary, progress)
+        tally = _Tally(progress, total=len(records) + sum(len(r.perturbations) for r in records))
+        item_ids = _write_items(dataset, records, tasks, task, summary, tally)
+        _write_perturbations(records, item_ids, kinds, summary, tally)
+        tally.advance(0)
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 
 
-def _write_items(dataset, records, tasks, default_task, summary, progress) -> dict[str, int]:
+class _Tally:
+    """Counts records and perturbations written (or found already there) for progress."""
+
+    def __init__(self, progress: Progress | None, total: int):
+        self.progress, self.total, self.done = progress, total, 0
+
+    def advance(self, n: int) -> None:
+        self.done += n
+        if self.progress:
+            self.progress(self.done, self.total)
+
+
+def _write_items(dataset, records, tasks, default_task, summary, tally) -> dict[str, int]:
     stored = {
         ext: (pk, original, source)
         for ext, pk, original, source in SourceItem.objects.filter(dataset=dataset).values_list(
-            "external_id", "id", "original", "source")
+            "external_id", "id", "original", "source"
+        )
     }
-    changed = [r for r in records if r.external_id in stored
-               and stored[r.external_id][1:] != (r.original, r.source)]
+    changed = [
+        r
+        for r in records
+        if r.external_id in stored and stored[r.external_id][1:] != (r.original, r.source)
+    ]
     if changed:
-        raise ImportFailed([
-            ImportProblem(r.file, f"id '{r.external_id}' is already stored with a different "
-                                  "text; ids must stay stable", row=r.row, field="id")
-            for r in changed])
+        raise ImportFailed(
+            [
+                ImportProblem(
+                    r.file,
+                    f"id '{r.external_id}' is already stored with a different "
+                    "text; ids must stay stable",
+                    row=r.row,
+                    field="id",
+                )
+                for r in changed
+            ]
+        )
     new = [r for r in records if r.external_id not in stored]
     summary.items_existing = len(records) - len(new)
-    total = len(records)
+    tally.advance(summary.items_existing)
     for start in range(0, len(new), BATCH):
-        batch = [_item(dataset, r, tasks, default_task) for r in new[start:start + BATCH]]
+        batch = [_item(dataset, r, tasks, default_task) for r in new[start : start + BATCH]]
         SourceItem.objects.bulk_create(batch)
         summary.items_created += len(batch)
-        if progress:
-            progress(summary.items_existing + summary.items_created, total * 2)
+        tally.advance(len(batch))
     return dict(SourceItem.objects.filter(dataset=dataset).values_list("external_id", "id"))
 
 
 def _item(dataset: Dataset, r: ItemRecord, tasks: dict[str, int], default_task: str) -> SourceItem:
-    return SourceItem(dataset=dataset, external_id=r.external_id, original=r.original,
-                      source=r.source, metadata=r.metadata,
-                      task_id=tasks.get(r.task or default_task) or dataset.task_id)
+    return SourceItem(
+        dataset=dataset,
+        external_id=r.external_id,
+        original=r.original,
+        source=r.source,
+        metadata=r.metadata,
+        task_id=tasks.get(r.task or default_task) or dataset.task_id,
+    )
 
 
-def _write_perturbations(records, item_ids, kinds, summary, progress) -> None:
+def _write_perturbations(records, item_ids, kinds, summary, tally) -> None:
     wanted = [(item_ids[r.external_id], p) for r in records for p in r.perturbations]
-    stored = set(Perturbation.objects.filter(item_id__in={i for i, _ in wanted})
-                 .values_list("item_id", "kind_id", "external_id"))
+    stored = set(
+        Perturbation.objects.filter(item_id__in={i for i, _ in wanted}).values_list(
+            "item_id", "kind_id", "external_id"
+        )
+    )
     new = []
     for item_id, p in wanted:
         key = (item_id, kinds[p.kind], perturbation_key(p.external_id, p.text))
@@ -130,17 +168,22 @@ def _write_perturbations(records, item_ids, kinds, summary, progress) -> None:
             summary.perturbations_existing += 1
             continue
         stored.add(key)
-        new.append(Perturbation(item_id=item_id, kind_id=key[1], external_id=key[2], text=p.text,
-                                explanation=p.explanation, origin=Origin.IMPORT))
-    total = len(records)
+        new.append(
+            Perturbation(
+                item_id=item_id,
+                kind_id=key[1],
+                external_id=key[2],
+                text=p.text,
+                explanation=p.explanation,
+                origin=Origin.IMPORT,
+            )
+        )
+    tally.advance(summary.perturbations_existing)
     for start in range(0, len(new), BATCH):
-        created = Perturbation.objects.bulk_create(new[start:start + BATCH])
+        created = Perturbation.objects.bulk_create(new[start : start + BATCH])
         PerturbationVersion.objects.bulk_create(
             PerturbationVersion(perturbation=p, number=1, text=p.text, explanation=p.explanation)
-            for p in created)
+            for p in created
+        )
         summary.perturbations_created += len(created)
-        if progress:
-            progress(total + min(total, (start + len(created)) * total // max(len(new), 1)),
-                     total * 2)
-    if progress:
-        progress(total * 2, total * 2)
+        tally.advance(len(created))

@@ -21,6 +21,6 @@ def read_utf8(path: Path, label: str | None = None) -> str:
         problem = ImportProblem(
             name,
             f"not valid UTF-8 at line {line}, byte {exc.start} "
-            f"({data[exc.start:exc.start + 1]!r}); save the file as UTF-8",
+            f"({data[exc.start : exc.start + 1]!r}); save the file as UTF-8",
         )
         raise ImportFailed([problem]) from exc

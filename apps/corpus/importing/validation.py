@@ -26,40 +26,58 @@ def validate_records(
 
 
 def _item_problems(record: ItemRecord, tasks: set[str], default_task: str, limit: int):
-    where = {"file": record.file, "row": record.row}
+    file, row = record.file, record.row
     if not record.external_id:
-        yield ImportProblem(**where, field="id", message="empty id")
+        yield ImportProblem(file=file, row=row, field="id", message="empty id")
     elif len(record.external_id) > MAX_ID_CHARS:
-        yield ImportProblem(**where, field="id", message=f"longer than {MAX_ID_CHARS} characters")
+        yield ImportProblem(
+            file=file, row=row, field="id", message=f"longer than {MAX_ID_CHARS} characters"
+        )
     if not record.original.strip():
-        yield ImportProblem(**where, field="original", message="empty text")
+        yield ImportProblem(file=file, row=row, field="original", message="empty text")
     for field in ("original", "source"):
         size = len(getattr(record, field))
         if size > limit:
-            yield ImportProblem(**where, field=field,
-                                message=f"{size:,} characters, over the limit of {limit:,}")
+            yield ImportProblem(
+                file=file,
+                row=row,
+                field=field,
+                message=f"{size:,} characters, over the limit of {limit:,}",
+            )
     task = record.task or default_task
     if task and task not in tasks:
-        yield ImportProblem(**where, field="task", message=f"unknown task '{task}'")
+        yield ImportProblem(file=file, row=row, field="task", message=f"unknown task '{task}'")
 
 
 def _perturbation_problems(record: ItemRecord, kinds: set[str], limit: int):
     seen: set[tuple[str, str]] = set()
     for p in record.perturbations:
-        where = {"file": record.file, "row": p.row or record.row}
+        file, row = record.file, p.row or record.row
         if p.kind not in kinds:
-            yield ImportProblem(**where, field="kind", message=f"unknown perturbation kind "
-                                f"'{p.kind}' (see /api/v1/kinds/)")
+            yield ImportProblem(
+                file=file,
+                row=row,
+                field="kind",
+                message=f"unknown perturbation kind '{p.kind}' (see /api/v1/kinds/)",
+            )
         if not p.text.strip():
-            yield ImportProblem(**where, field="perturbed", message="empty text")
+            yield ImportProblem(file=file, row=row, field="perturbed", message="empty text")
         for field, value in (("perturbed", p.text), ("explanation", p.explanation)):
             if len(value) > limit:
-                yield ImportProblem(**where, field=field,
-                                    message=f"{len(value):,} characters, over the limit of {limit:,}")
+                yield ImportProblem(
+                    file=file,
+                    row=row,
+                    field=field,
+                    message=f"{len(value):,} characters, over the limit of {limit:,}",
+                )
         key = (p.kind, perturbation_key(p.external_id, p.text))
         if key in seen:
-            yield ImportProblem(**where, field="perturbation_id",
-                                message=f"duplicate perturbation of kind '{p.kind}' for this item")
+            yield ImportProblem(
+                file=file,
+                row=row,
+                field="perturbation_id",
+                message=f"duplicate perturbation of kind '{p.kind}' for this item",
+            )
         seen.add(key)
 
 

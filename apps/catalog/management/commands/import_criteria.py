@@ -16,8 +16,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, path: Path, source: str, scale: tuple[int, int], **options):
         try:
-            summary = criteria_import(path=path, source=source, scale=tuple(scale))
+            summary = criteria_import(path=path, source=source, scale=(scale[0], scale[1]))
         except ImportFailed as exc:
             raise CommandError(f"Nothing was imported.\n{exc}") from exc
-        self.stdout.write(self.style.SUCCESS(
-            f"{summary.created} criteria imported, {summary.existing} were already there."))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{summary.created} criteria imported, {summary.existing} were already there."
+            )
+        )

@@ -20,17 +20,21 @@ class Command(BaseCommand):
 
         def progress(done: int, total: int) -> None:
             percent = 100 * done // max(total, 1)
-            if percent >= last[0] + 10 or done == total:
+            if percent >= last[0] + 10 or (done == total and percent != last[0]):
                 last[0] = percent
                 self.stderr.write(f"  {percent:3d}% ({done:,}/{total:,})")
 
         try:
-            summary = items_import(path=path, dataset_name=dataset, file_format=format,
-                                   task=task, progress=progress)
+            summary = items_import(
+                path=path, dataset_name=dataset, file_format=format, task=task, progress=progress
+            )
         except ImportFailed as exc:
             raise CommandError(f"Nothing was imported.\n{exc}") from exc
-        self.stdout.write(self.style.SUCCESS(
-            f"{summary.dataset}: {summary.items_created} items and "
-            f"{summary.perturbations_created} perturbations imported; "
-            f"{summary.items_existing} items and {summary.perturbations_existing} perturbations "
-            f"were already there ({summary.seconds:.2f} s)."))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{summary.dataset}: {summary.items_created} items and "
+                f"{summary.perturbations_created} perturbations imported; "
+                f"{summary.items_existing} items and {summary.perturbations_existing} "
+                f"perturbations were already there ({summary.seconds:.2f} s)."
+            )
+        )

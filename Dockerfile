@@ -1,0 +1,12 @@
+FROM python:3.11-slim
+WORKDIR /app
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+COPY pyproject.toml README.md ./
+COPY config config
+COPY apps apps
+COPY workers workers
+RUN pip install --no-cache-dir .
+COPY . .
+RUN DJANGO_DEBUG=true python manage.py collectstatic --no-input -v0
+EXPOSE 8000
+CMD ["gunicorn", "config.wsgi", "-b", "0.0.0.0:8000", "-w", "3"]
