@@ -1,32 +1,19 @@
-"""The REST API, version 1: every endpoint needs a token or a session."""
+"""The REST API, version 1: every endpoint needs a token or a session.
+
+Each app declares its endpoints in `apps/<app>/api_urls.py` (a `router` and/or
+`urlpatterns`); this module collects them.
+"""
+
+from importlib import import_module
+from importlib.util import find_spec
 
 from django.urls import include, path
 from rest_framework.authtoken.views import obtain_auth_token
-from rest_framework.routers import DefaultRouter
 
-from apps.annotation.api import StudyViewSet
-from apps.catalog.api import (
-    AspectViewSet,
-    CriteriaImportView,
-    CriterionViewSet,
-    PerturbationKindViewSet,
-    TaskViewSet,
-)
-from apps.corpus.api import DatasetViewSet, ImportJobViewSet, PerturbationViewSet, SourceItemViewSet
+APPS = ("catalog", "corpus", "annotation", "judging", "analysis")
 
-router = DefaultRouter()
-router.register("tasks", TaskViewSet)
-router.register("aspects", AspectViewSet)
-router.register("criteria", CriterionViewSet)
-router.register("kinds", PerturbationKindViewSet)
-router.register("datasets", DatasetViewSet, basename="dataset")
-router.register("items", SourceItemViewSet, basename="item")
-router.register("perturbations", PerturbationViewSet, basename="perturbation")
-router.register("imports", ImportJobViewSet, basename="import")
-router.register("studies", StudyViewSet, basename="study")
-
-urlpatterns = [
-    path("auth/token/", obtain_auth_token, name="api-token"),
-    path("criteria/import/", CriteriaImportView.as_view(), name="api-criteria-import"),
-    path("", include(router.urls)),
-]
+urlpatterns = [path("auth/token/", obtain_auth_token, name="api-token")]
+for app in APPS:
+    if find_spec(f"apps.{app}.api_urls") is not None:
+        module = import_module(f"apps.{app}.api_urls")
+        urlpatterns.append(path("", include(module.urlpatterns)))

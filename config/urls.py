@@ -1,11 +1,16 @@
 """Root URLs: pages, the admin, the REST API under /api/v1/, and /healthz."""
 
+from importlib.util import find_spec
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from config.health import healthz
+
+# Each app's pages live in apps/<app>/urls.py.
+PAGE_APPS = ("annotation", "corpus", "catalog", "judging", "analysis")
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
@@ -14,7 +19,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("config.api_urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("", include("apps.annotation.urls")),
-    path("", include("apps.corpus.urls")),
-    path("", include("apps.catalog.urls")),
+    *[path("", include(f"apps.{app}.urls")) for app in PAGE_APPS if find_spec(f"apps.{app}.urls")],
 ]

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models, transaction
 
 from apps.catalog.models import PerturbationKind, Task
+from apps.corpus.diff import DIFF_VERSION, DiffOp, diff_payload
 
 
 class Dataset(models.Model):
@@ -70,6 +71,9 @@ class Perturbation(models.Model):
         default=dict, blank=True, help_text="The LLM call that wrote it (model, prompt, reply)."
     )
     flags = models.JSONField(default=list, blank=True, help_text="Checks that failed.")
+    diff = models.JSONField(
+        default=dict, blank=True, help_text="Cached diff of original vs text (see diff_ops)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -86,6 +90,15 @@ class Perturbation(models.Model):
     def __str__(self) -> str:
         return f"{self.item} / {self.kind.slug}"
 
+    def diff_ops(self) -> list[DiffOp]:
+        """The word-level diff of the item's original against this text, computed once and
+        stored; recomputed when the text changes or the diff algorithm's version moves on."""
+        if self.diff.get("version") != DIFF_VERSION:
+            self.diff = diff_payload(self.item.original, self.text)
+            if self.pk:
+                Perturbation.objects.filter(pk=self.pk).update(diff=self.diff)
+        return self.diff["ops"]
+
     @transaction.atomic
     def revise(self, *, text: str, explanation: str | None = None, author=None, note: str = ""):
         """Record an edit as a new version; earlier versions, and the generation, stay."""
@@ -94,7 +107,8 @@ class Perturbation(models.Model):
         self.text = text
         if explanation is not None:
             self.explanation = explanation
-        self.save(update_fields=["text", "explanation"])
+        self.diff = {}
+        self.save(update_fields=["text", "explanation", "diff"])
         return PerturbationVersion.objects.create(
             perturbation=self,
             number=number,
