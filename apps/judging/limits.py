@@ -202,8 +202,13 @@ class EndpointLimiter:
     shared: RedisSemaphore | None = None
     rate: RateLimiter | None = None
 
+    def slot(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        if self.shared is None and self.rate is None:
+            return self.semaphore  # the common case, without the generator's overhead
+        return self._full_slot()
+
     @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
+    async def _full_slot(self) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             await stack.enter_async_context(self.semaphore)
             if self.shared is not None:
@@ -229,9 +234,9 @@ class LimiterRegistry:
             weakref.WeakKeyDictionary()
         )
 
-    def _redis_client(self, loop: asyncio.AbstractEventLoop) -> Any:
+    def _redis_client(self, loop: asyncio.AbstractEventLoop, url: str) -> Any:
         if loop not in self._redis:
-            self._redis[loop] = redis.asyncio.Redis.from_url(self.redis_url)
+            self._redis[loop] = redis.asyncio.Redis.from_url(url)
         return self._redis[loop]
 
     def for_endpoint(
@@ -255,7 +260,7 @@ class LimiterRegistry:
             raise ValueError("max_concurrency must be at least 1")
         limiter = EndpointLimiter(asyncio.Semaphore(max_concurrency))
         if self.redis_url:
-            redis = self._redis_client(loop)
+            redis = self._redis_client(loop, self.redis_url)
             limiter.shared = RedisSemaphore(
                 redis, f"{self.prefix}:slots:{key}", max_concurrency, lease_s=self.lease_s
             )
@@ -268,7 +273,9 @@ class LimiterRegistry:
         return limiter
 
     async def aclose(self) -> None:
-        """Close this loop's Redis client, if any."""
-        client = self._redis.pop(asyncio.get_running_loop(), None)
+        """Forget this loop's limiters and close its Redis client, if any."""
+        loop = asyncio.get_running_loop()
+        self._per_loop.pop(loop, None)
+        client = self._redis.pop(loop, None)
         if client is not None:
             await client.aclose()

@@ -1,0 +1,377 @@
+"""A thin layer over the official ``openai`` async client for judge calls.
+
+``complete(endpoint, messages, params)`` makes one logical call and always returns a
+``CallOutcome`` (it raises only on bugs and cancellation):
+
+- the client is ``AsyncOpenAI(base_url, api_key=<value of the env var *named* by the endpoint>,
+  timeout, max_retries=0)``, cached per event loop; the key is never logged or stored;
+- our single retry layer (``apps.judging.retry``) retries 429, 5xx, timeouts and connection
+  errors with full-jitter backoff or the server's Retry-After, up to ``max_attempts``;
+- each HTTP attempt holds one slot of the endpoint's limiter (``apps.judging.limits``):
+  per-process semaphore, optional Redis-wide semaphore and requests-per-minute limit; the slot
+  is released while waiting to retry;
+- ``max_tokens`` is always sent; the outcome records text, token usage, latency, attempts,
+  the server's request id (``x-request-id``), system_fingerprint and, if asked, logprobs.
+
+Errors of the limiter's own infrastructure (Redis unreachable) are not the endpoint's fault
+and propagate, for the worker's task-level retry to handle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import random
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import openai
+from openai.types import Completion
+from openai.types.chat import ChatCompletion
+from openai.types.chat.chat_completion import Choice as ChatChoice
+
+from apps.judging.cache_key import cache_key
+from apps.judging.limits import EndpointLimiter, LimiterRegistry
+from apps.judging.retry import (
+    ErrorKind,
+    Failure,
+    InvalidResponse,
+    RetryPolicy,
+    backoff_delay,
+    classify,
+)
+
+logger = logging.getLogger(__name__)
+
+Messages = Sequence[Mapping[str, Any]] | str
+TokenLogprobs = list[dict[str, Any]]
+NO_KEY_PLACEHOLDER = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) ignore the key
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """An OpenAI-compatible endpoint and the model to call on it."""
+
+    base_url: str
+    model: str
+    api_key_env: str = ""  # NAME of the environment variable holding the key ("" = no key)
+    name: str = ""  # identity for the limits; defaults to base_url
+    timeout_s: float = 60.0
+    max_concurrency: int = 8
+    requests_per_minute: int | None = None
+    api: Literal["chat", "completions"] = "chat"
+    max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+    @property
+    def limit_key(self) -> str:
+        return self.name or self.base_url.rstrip("/")
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    max_tokens: int = 512  # always sent: a judge reply must be bounded
+    temperature: float | None = 0.0
+    top_p: float | None = None
+    seed: int | None = None
+    logprobs: bool = False
+    top_logprobs: int | None = None
+    stop: tuple[str, ...] | None = None
+    sample_index: int = 0  # which of R samples of the same prompt; keys the cache, not sent
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+        if self.top_logprobs is not None and not (self.logprobs and 0 <= self.top_logprobs <= 20):
+            raise ValueError("top_logprobs needs logprobs=True and must be within 0-20")
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    ok: bool
+    text: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None  # the last HTTP attempt's round trip
+    total_s: float = 0.0  # the whole call: limiter waits, retries and backoff included
+    attempts: int = 0
+    request_id: str | None = None
+    system_fingerprint: str | None = None
+    model: str | None = None  # as reported by the server
+    finish_reason: str | None = None
+    logprobs: TokenLogprobs | None = None  # [{"token", "logprob", "top_logprobs": [...]}]
+    error_kind: ErrorKind | None = None
+    error_message: str | None = None
+    status_code: int | None = None  # HTTP status of the failed last attempt, if it had one
+
+
+class MissingApiKeyError(Exception):
+    pass
+
+
+def resolve_api_key(endpoint: EndpointConfig) -> str:
+    """The key from the environment variable the endpoint names (never from anywhere else)."""
+    if not endpoint.api_key_env:
+        return NO_KEY_PLACEHOLDER
+    value = os.environ.get(endpoint.api_key_env, "")
+    if not value:
+        raise MissingApiKeyError(f"environment variable {endpoint.api_key_env} is not set")
+    return value
+
+
+# -- clients and limiters, one set per event loop ----------------------------------------------
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+_limits = LimiterRegistry()
+
+
+def client_for(endpoint: EndpointConfig, api_key: str) -> openai.AsyncOpenAI:
+    """The cached client for this endpoint's URL, key and timeout in the running loop."""
+    clients = _clients.setdefault(asyncio.get_running_loop(), {})
+    digest = hashlib.sha256(api_key.encode()).hexdigest()
+    key = (endpoint.base_url, digest, endpoint.timeout_s)
+    if key not in clients:
+        clients[key] = openai.AsyncOpenAI(
+            base_url=endpoint.base_url,
+            api_key=api_key,
+            timeout=endpoint.timeout_s,
+            max_retries=0,  # retries are ours (apps.judging.retry), never the client's
+        )
+    client: openai.AsyncOpenAI = clients[key]
+    return client
+
+
+async def close_clients() -> None:
+    """Close the running loop's cached clients, limiters and Redis connection.
+
+    Await it before an event loop ends (e.g. at the end of the coroutine a Celery task passes
+    to ``asyncio.run``): the cached objects refer to their loop and would otherwise keep it.
+    """
+    clients = _clients.pop(asyncio.get_running_loop(), {})
+    for client in clients.values():
+        await client.close()
+    await _limits.aclose()
+
+
+def configure_limits(redis_url: str | None, *, lease_s: float = 30.0) -> None:
+    """Turn on (a Redis URL) or off (None) limits shared by all worker processes."""
+    global _limits
+    _limits = LimiterRegistry(redis_url, lease_s=lease_s)
+
+
+def limiter_for(endpoint: EndpointConfig) -> EndpointLimiter:
+    return _limits.for_endpoint(
+        endpoint.limit_key, endpoint.max_concurrency, endpoint.requests_per_minute
+    )
+
+
+# -- one call ----------------------------------------------------------------------------------
+
+
+def build_request(
+    endpoint: EndpointConfig, messages: Messages, params: SamplingParams
+) -> dict[str, Any]:
+    """The JSON body for ``/chat/completions`` or ``/completions``."""
+    request: dict[str, Any] = {"model": endpoint.model}
+    if endpoint.api == "chat":
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": messages}]
+        request["messages"] = [dict(m) for m in messages]
+        request[endpoint.max_tokens_param] = params.max_tokens
+        if params.logprobs:
+            request["logprobs"] = True
+            if params.top_logprobs is not None:
+                request["top_logprobs"] = params.top_logprobs
+    else:
+        if not isinstance(messages, str):
+            raise TypeError("the completions API takes a prompt string, not messages")
+        request["prompt"] = messages
+        request["max_tokens"] = params.max_tokens
+        if params.logprobs:
+            request["logprobs"] = params.top_logprobs or 0
+    optional = {
+        "temperature": params.temperature,
+        "top_p": params.top_p,
+        "seed": params.seed,
+        "stop": list(params.stop) if params.stop else None,
+    }
+    request.update({k: v for k, v in optional.items() if v is not None})
+    return request
+
+
+def call_cache_key(endpoint: EndpointConfig, messages: Messages, params: SamplingParams) -> str:
+    """``cache_key`` for this call: URL, model, API kind, all sampling params, input, sample."""
+    sent = {k: v for k, v in vars(params).items() if k != "sample_index"}
+    return cache_key(
+        base_url=endpoint.base_url,
+        model=endpoint.model,
+        params={"api": endpoint.api, **sent},
+        messages=messages,
+        sample_index=params.sample_index,
+    )
+
+
+def _chat_logprobs(logprobs: Any) -> TokenLogprobs | None:
+    if logprobs is None or not logprobs.content:
+        return None
+    return [
+        {
+            "token": item.token,
+            "logprob": item.logprob,
+            "top_logprobs": [{"token": t.token, "logprob": t.logprob} for t in item.top_logprobs],
+        }
+        for item in logprobs.content
+    ]
+
+
+def _legacy_logprobs(logprobs: Any) -> TokenLogprobs | None:
+    if logprobs is None or not logprobs.tokens:
+        return None
+    tops = logprobs.top_logprobs or [None] * len(logprobs.tokens)
+    return [
+        {
+            "token": token,
+            "logprob": logprob,
+            "top_logprobs": [{"token": t, "logprob": lp} for t, lp in (top or {}).items()],
+        }
+        for token, logprob, top in zip(logprobs.tokens, logprobs.token_logprobs, tops, strict=False)
+    ]
+
+
+def _read(parsed: object, endpoint: EndpointConfig) -> CallOutcome:
+    """The useful parts of a completion; InvalidResponse if it is not one."""
+    expected = ChatCompletion if endpoint.api == "chat" else Completion
+    if not isinstance(parsed, expected):
+        shown = type(parsed).__name__
+        raise InvalidResponse(f"expected a JSON {expected.__name__}, got {shown}")
+    try:
+        choice = parsed.choices[0]
+        if isinstance(choice, ChatChoice):
+            text = choice.message.content
+            logprobs = _chat_logprobs(choice.logprobs)
+        else:
+            text = choice.text
+            logprobs = _legacy_logprobs(choice.logprobs)
+        usage = parsed.usage
+        return CallOutcome(
+            ok=True,
+            text=text or "",
+            prompt_tokens=usage.prompt_tokens if usage is not None else None,
+            completion_tokens=usage.completion_tokens if usage is not None else None,
+            system_fingerprint=parsed.system_fingerprint,
+            model=parsed.model,
+            finish_reason=choice.finish_reason,
+            logprobs=logprobs,
+        )
+    except (AttributeError, IndexError, KeyError, TypeError) as exc:
+        raise InvalidResponse(f"malformed completion: {type(exc).__name__}: {exc}") from exc
+
+
+async def _attempt(
+    client: openai.AsyncOpenAI, endpoint: EndpointConfig, request: dict[str, Any]
+) -> CallOutcome:
+    # ``client.post`` is what ``chat.completions.create`` calls after re-encoding its typed
+    # arguments; our body is plain JSON already, and skipping that step saves ~0.5 ms of CPU
+    # per call, about a fifth of the client's cost at hundreds of calls per second.
+    if endpoint.api == "chat":
+        parsed: object = await client.post(
+            "/chat/completions", body=request, cast_to=ChatCompletion
+        )
+    else:
+        parsed = await client.post("/completions", body=request, cast_to=Completion)
+    outcome = _read(parsed, endpoint)
+    return replace(outcome, request_id=getattr(parsed, "_request_id", None))
+
+
+def _failed(failure: Failure, api_key: str, **fields: Any) -> CallOutcome:
+    message = failure.message
+    if api_key and api_key != NO_KEY_PLACEHOLDER:
+        message = message.replace(api_key, "***")
+    return CallOutcome(
+        ok=False,
+        error_kind=failure.kind,
+        error_message=message,
+        status_code=failure.status_code,
+        request_id=failure.request_id,
+        **fields,
+    )
+
+
+async def complete(
+    endpoint: EndpointConfig,
+    messages: Messages,
+    params: SamplingParams,
+    *,
+    client: openai.AsyncOpenAI | None = None,
+    limiter: EndpointLimiter | None = None,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    rng: random.Random | None = None,
+) -> CallOutcome:
+    """One judge call with bounded retries; a failed ``CallOutcome`` instead of exceptions."""
+    started = time.perf_counter()
+    try:
+        api_key = resolve_api_key(endpoint)
+    except MissingApiKeyError as exc:
+        return _failed(Failure("config", str(exc), transient=False), "", total_s=0.0)
+    request = build_request(endpoint, messages, params)
+    client = client or client_for(endpoint, api_key)
+    limiter = limiter or limiter_for(endpoint)
+    policy = endpoint.retry
+    attempt = 0
+    while True:
+        attempt += 1
+        async with limiter.slot():
+            attempt_started = time.perf_counter()
+            try:
+                outcome = await _attempt(client, endpoint, request)
+                failure = None
+            except Exception as exc:
+                failure = classify(exc, policy)
+                if failure is None:
+                    raise
+            latency = time.perf_counter() - attempt_started
+        if failure is None:
+            total = time.perf_counter() - started
+            return replace(outcome, latency_s=latency, total_s=total, attempts=attempt)
+        delay = _retry_delay(failure, policy, attempt, rng)
+        if delay is None:
+            total = time.perf_counter() - started
+            logger.warning(
+                "LLM call to %s (%s) failed after %d attempt(s): %s",
+                endpoint.limit_key,
+                endpoint.model,
+                attempt,
+                failure.kind,
+            )
+            return _failed(failure, api_key, latency_s=latency, total_s=total, attempts=attempt)
+        logger.info(
+            "LLM call to %s (%s) attempt %d: %s (HTTP %s); retrying in %.2fs",
+            endpoint.limit_key,
+            endpoint.model,
+            attempt,
+            failure.kind,
+            failure.status_code,
+            delay,
+        )
+        await sleep(delay)
+
+
+def _retry_delay(
+    failure: Failure, policy: RetryPolicy, attempt: int, rng: random.Random | None
+) -> float | None:
+    """Seconds to wait before the next attempt, or None to give up."""
+    if not failure.transient or attempt >= policy.max_attempts:
+        return None
+    if failure.retry_after_s is None:
+        return backoff_delay(policy, attempt, rng)
+    if failure.retry_after_s > policy.max_retry_after_s:
+        return None
+    # Honour Retry-After; a little extra jitter keeps many waiting calls from stampeding.
+    return failure.retry_after_s * (1.0 + (rng or random).uniform(0.0, 0.1))

@@ -1,0 +1,75 @@
+"""Judge output parsers (SPEC §7), one module per output format, and their registry.
+
+Usage::
+
+    parser = get_parser("analysis_rating", lo=1, hi=5)
+    result = parser.parse(raw_text)   # ParseResult(status, score, verdict, reason)
+
+``PARSERS`` maps a strategy's output-format name to a parser class; every class is built with a
+``Scale``. ``geval_logprob_score`` scores from token log-probabilities instead of text.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from apps.judging.parsers.logprobs import geval_logprob_score, score_token_top_logprobs
+from apps.judging.parsers.pairwise import PairwiseParser
+from apps.judging.parsers.prometheus import PrometheusParser
+from apps.judging.parsers.rating import AnalysisRatingParser
+from apps.judging.parsers.result import ParseResult, ParseStatus, Scale, Verdict
+from apps.judging.parsers.score import HundredPointParser, ScoreOnlyParser
+
+
+class OutputParser(Protocol):
+    @property
+    def scale(self) -> Scale: ...
+
+    def parse(self, text: str) -> ParseResult: ...
+
+
+class ParserFactory(Protocol):
+    def __call__(self, scale: Scale = ...) -> OutputParser: ...
+
+
+PARSERS: dict[str, ParserFactory] = {
+    AnalysisRatingParser.name: AnalysisRatingParser,
+    PrometheusParser.name: PrometheusParser,
+    ScoreOnlyParser.name: ScoreOnlyParser,
+    HundredPointParser.name: HundredPointParser,
+    PairwiseParser.name: PairwiseParser,
+}
+
+
+def get_parser(
+    name: str, *, lo: int | None = None, hi: int | None = None, allow_decimals: bool = False
+) -> OutputParser:
+    """The parser registered as ``name``; without lo/hi it keeps its own default scale."""
+    try:
+        factory = PARSERS[name]
+    except KeyError:
+        raise KeyError(f"unknown output format {name!r}; known: {sorted(PARSERS)}") from None
+    if lo is None and hi is None:
+        default = factory().scale
+        return factory(Scale(default.lo, default.hi, allow_decimals))
+    if lo is None or hi is None:
+        raise ValueError("give both lo and hi, or neither")
+    return factory(Scale(lo, hi, allow_decimals))
+
+
+__all__ = [
+    "PARSERS",
+    "AnalysisRatingParser",
+    "HundredPointParser",
+    "OutputParser",
+    "PairwiseParser",
+    "ParseResult",
+    "ParseStatus",
+    "PrometheusParser",
+    "Scale",
+    "ScoreOnlyParser",
+    "Verdict",
+    "get_parser",
+    "geval_logprob_score",
+    "score_token_top_logprobs",
+]

@@ -1,0 +1,38 @@
+"""Analyze-then-rate outputs: "Analysis: ... Rating: n" (Hu et al. 2024; SPEC §7)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from apps.judging.parsers.result import ParseResult, Scale
+from apps.judging.parsers.text import check_value, find_labeled, judge_values, lone_value, normalize
+
+# "Rating: 4", "Final rating = 4", "Rating (1-5): 4", or a header line "Rating" then the value.
+RATING_LABEL = re.compile(
+    r"\b(?:final[ \t]+|overall[ \t]+)?rating(?:[ \t]*\([^)\n]{0,40}\))?[ \t]*[:=]\s*"
+    r"|^[ \t]*(?:final[ \t]+|overall[ \t]+)?rating[ \t]*\n\s*",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class AnalysisRatingParser:
+    """Reads the value after "Rating:"; a reply that is only a number is accepted too."""
+
+    scale: Scale = field(default_factory=Scale)
+    name = "analysis_rating"
+
+    def parse(self, text: str) -> ParseResult:
+        clean = normalize(text or "")
+        if not clean:
+            return ParseResult.unparsed("empty reply")
+        labeled = find_labeled(RATING_LABEL, clean)
+        if labeled:
+            return judge_values(labeled, self.scale, "rating")
+        lone = lone_value(clean)
+        if lone is not None:
+            return check_value(lone, self.scale, "rating")
+        return ParseResult.unparsed("no 'Rating:' found")
+
+    __call__ = parse

@@ -1,0 +1,129 @@
+"""Shared reading helpers for judge outputs: markdown clean-up and numbers with their context.
+
+Parsers find candidate values (after a label, or standalone) as ``RawValue`` and hand them to
+``judge_values``, which is the one place that decides parsed vs unparsed for numeric scores:
+conflicting values, ranges, foreign denominators, decimals and out-of-scale values are all
+refused with a reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from apps.judging.parsers.result import ParseResult, Scale
+
+NUMBER = r"-?\d+(?:\.\d+)?"
+# A value as judges write it: "4", "[4]", "(4)", "4/5", "4 out of 5", "85%", "4 (out of 5)".
+VALUE = (
+    r"[\[({]*[ \t]*(?P<num>" + NUMBER + r")[ \t]*[\])}]*"
+    r"(?:[ \t]*\(?[ \t]*(?:/|out[ \t]+of)[ \t]*(?P<den>" + NUMBER + r")[ \t]*\)?)?"
+    r"(?P<pct>[ \t]*%)?"
+    r"(?P<alt>[ \t]*(?:-|to|or|and)[ \t]*-?\d)?"
+    r"(?![\w]|\.\d)"
+)
+_STANDALONE = re.compile(r"(?<![\w.\-/])" + VALUE, re.IGNORECASE)
+_LONE = re.compile(r"\A[\s\[({]*" + VALUE + r"[\s\])}]*[.!]?\s*\Z", re.IGNORECASE)
+
+_EMPHASIS = re.compile(r"\*+|`+|~~|(?<!\w)__|__(?!\w)")
+_LINE_PREFIX = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*|>[ \t]*|[-+*][ \t]+)+", re.MULTILINE)
+_TRANSLATE = str.maketrans(
+    {"\u00a0": " ", "\uff1a": ":", "\u2212": "-", "\u2013": "-", "\u2014": "-", "\u2009": " "}
+)
+
+
+def normalize(text: str) -> str:
+    """Drop markdown decoration (bold, code, headers, bullets, quotes) and odd Unicode."""
+    text = text.translate(_TRANSLATE)
+    text = _LINE_PREFIX.sub("", text)
+    return _EMPHASIS.sub("", text).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class RawValue:
+    """A number found in a judge output, with what surrounded it."""
+
+    text: str
+    number: float
+    denominator: float | None = None
+    percent: bool = False
+    ranged: bool = False
+
+    @classmethod
+    def from_match(cls, match: re.Match[str]) -> RawValue:
+        den = match.group("den")
+        return cls(
+            text=match.group(0).strip(),
+            number=float(match.group("num")),
+            denominator=float(den) if den is not None else None,
+            percent=match.group("pct") is not None,
+            ranged=match.group("alt") is not None,
+        )
+
+
+_VALUE_AT = re.compile(VALUE, re.IGNORECASE)
+
+
+def find_labeled(label: re.Pattern[str], text: str) -> list[RawValue | None]:
+    """What follows each hit of ``label`` (a regex whose match ends where the value starts).
+
+    ``None`` marks a label followed by no readable number ("Rating: N/A").
+    """
+    found: list[RawValue | None] = []
+    for hit in label.finditer(text):
+        match = _VALUE_AT.match(text, hit.end())
+        found.append(RawValue.from_match(match) if match else None)
+    return found
+
+
+def lone_value(text: str) -> RawValue | None:
+    """The value if the whole (normalized) text is nothing but one value, e.g. "4" or "**4/5**"."""
+    match = _LONE.match(text)
+    return RawValue.from_match(match) if match else None
+
+
+def free_values(text: str, scale: Scale) -> list[RawValue]:
+    """Every standalone number in ``text``, ignoring mentions of the scale itself ("1-5")."""
+    mention = re.compile(
+        rf"(?<![\w.]){scale.lo}[ \t]*(?:-|to)[ \t]*{scale.hi}(?![\w]|\.\d)", re.IGNORECASE
+    )
+    return [RawValue.from_match(m) for m in _STANDALONE.finditer(mention.sub(" ", text))]
+
+
+def check_value(value: RawValue, scale: Scale, what: str) -> ParseResult:
+    if value.ranged:
+        return ParseResult.unparsed(f"{what} '{value.text}' is a range, not one value")
+    if value.denominator is not None and value.denominator != scale.hi:
+        return ParseResult.unparsed(
+            f"{what} '{value.text}' is out of {value.denominator:g}, not on the scale {scale}"
+        )
+    if value.percent and (scale.lo, scale.hi) != (0, 100):
+        return ParseResult.unparsed(f"{what} '{value.text}' is a percentage on a {scale} scale")
+    if not value.number.is_integer() and not scale.allow_decimals:
+        return ParseResult.unparsed(
+            f"{what} '{value.text}' is not a whole number and this strategy allows no decimals"
+        )
+    if not scale.lo <= value.number <= scale.hi:
+        return ParseResult.unparsed(f"{what} {value.number:g} is outside the scale {scale}")
+    return ParseResult.scored(value.number, f"{what} {value.number:g} on the scale {scale}")
+
+
+def judge_values(values: Sequence[RawValue | None], scale: Scale, what: str) -> ParseResult:
+    """One score from candidate values: all must be readable and agree, and be valid."""
+    if not values:
+        return ParseResult.unparsed(f"no {what} found")
+    readable = [v for v in values if v is not None]
+    if len(readable) < len(values):
+        return ParseResult.unparsed(f"a {what} label is not followed by a number")
+    distinct = sorted({v.number for v in readable})
+    if len(distinct) > 1:
+        shown = ", ".join(f"{n:g}" for n in distinct)
+        return ParseResult.unparsed(f"conflicting {what}s: {shown}")
+    results = [check_value(v, scale, what) for v in readable]
+    refused = [r for r in results if not r.parsed]
+    if refused:
+        return refused[0]
+    if len(results) > 1:
+        return replace(results[0], reason=f"{results[0].reason} (stated {len(results)} times)")
+    return results[0]

@@ -1,0 +1,156 @@
+"""Our one retry layer for LLM calls: which failures are transient, and how long to wait.
+
+The openai client is built with ``max_retries=0`` so that retries happen only here:
+
+- transient: HTTP 429, 408, 5xx, timeouts and connection errors (a server's
+  ``x-should-retry`` header overrides the status rule, as the official client does);
+- permanent: every other 4xx, and replies that are not a chat completion (invalid JSON,
+  HTML from a proxy) unless ``RetryPolicy.retry_invalid_response`` is set;
+- the wait is the server's ``Retry-After`` (seconds or HTTP-date; ``retry-after-ms`` first)
+  when given, else exponential backoff with full jitter: ``uniform(0, min(cap, base * 2**k))``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+import openai
+
+ErrorKind = Literal[
+    "rate_limited",  # 429
+    "server_error",  # 5xx
+    "timeout",  # no answer in time (client timeout or HTTP 408)
+    "connection",  # refused, reset, dropped without a response
+    "auth",  # 401 / 403
+    "client_error",  # any other 4xx: the request itself is wrong
+    "invalid_response",  # 2xx whose body is not a usable completion
+    "config",  # our side: e.g. the API key's environment variable is not set
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    max_attempts: int = 5  # attempts in all, the first one included
+    base_backoff_s: float = 0.5
+    max_backoff_s: float = 30.0
+    max_retry_after_s: float = 120.0  # a longer Retry-After ends the call at once
+    retry_invalid_response: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        if self.base_backoff_s < 0 or self.max_backoff_s < 0:
+            raise ValueError("backoff times cannot be negative")
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """What went wrong in one attempt."""
+
+    kind: ErrorKind
+    message: str
+    transient: bool
+    status_code: int | None = None
+    retry_after_s: float | None = None
+    request_id: str | None = None
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    value = headers.get(name)
+    if value is None:  # plain dicts are case-sensitive; httpx headers are not
+        lowered = {k.lower(): v for k, v in headers.items()}
+        value = lowered.get(name)
+    return value
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """Seconds to wait per ``retry-after-ms`` / ``Retry-After`` (delta-seconds or HTTP-date)."""
+    millis = _header(headers, "retry-after-ms")
+    if millis is not None:
+        try:
+            value = float(millis) / 1000.0
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value) and value >= 0:
+            return value
+    raw = _header(headers, "retry-after")
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        pass
+    else:
+        return value if math.isfinite(value) and value >= 0 else None
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def backoff_delay(policy: RetryPolicy, attempt: int, rng: random.Random | None = None) -> float:
+    """Full-jitter wait after the ``attempt``-th failed attempt (1-based)."""
+    ceiling = min(policy.max_backoff_s, policy.base_backoff_s * 2 ** (attempt - 1))
+    return (rng or random).uniform(0.0, ceiling)
+
+
+def _status_failure(error: openai.APIStatusError) -> Failure:
+    status = error.status_code
+    headers = error.response.headers
+    should_retry = (_header(headers, "x-should-retry") or "").lower()
+    if status == 429:
+        kind: ErrorKind = "rate_limited"
+    elif status == 408:
+        kind = "timeout"
+    elif status >= 500:
+        kind = "server_error"
+    elif status in (401, 403):
+        kind = "auth"
+    else:
+        kind = "client_error"
+    transient = kind in ("rate_limited", "timeout", "server_error")
+    if should_retry in ("true", "false"):
+        transient = should_retry == "true"
+    return Failure(
+        kind=kind,
+        message=error.message,
+        transient=transient,
+        status_code=status,
+        retry_after_s=retry_after_seconds(headers),
+        request_id=error.request_id,
+    )
+
+
+def classify(error: BaseException, policy: RetryPolicy) -> Failure | None:
+    """A ``Failure`` for errors an LLM call can meet; None for anything else (a bug: re-raise)."""
+    if isinstance(error, openai.APIStatusError):
+        return _status_failure(error)
+    if isinstance(error, openai.APITimeoutError):
+        return Failure("timeout", "request timed out", transient=True)
+    if isinstance(error, openai.APIConnectionError):
+        cause = error.__cause__ or error.__context__
+        detail = f": {type(cause).__name__}" if cause is not None else ""
+        return Failure("connection", f"{error.message}{detail}", transient=True)
+    if isinstance(error, openai.APIResponseValidationError | ValueError):
+        # json.JSONDecodeError and UnicodeDecodeError are ValueErrors: an undecodable body.
+        return Failure(
+            "invalid_response",
+            f"response body is not valid JSON for a completion: {error}",
+            transient=policy.retry_invalid_response,
+        )
+    if isinstance(error, InvalidResponse):
+        return Failure("invalid_response", str(error), transient=policy.retry_invalid_response)
+    return None
+
+
+class InvalidResponse(Exception):
+    """A 2xx reply that is not a usable completion (e.g. HTML, no choices)."""
