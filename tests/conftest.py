@@ -118,6 +118,13 @@ def _wait_for_worker(app, process: subprocess.Popen, timeout: float = 60) -> Non
 
 # --- headless Chromium through Playwright -----------------------------------------------------
 
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Browser tests run last: Playwright's sync API keeps an event loop running in the main
+    thread for the whole session, and code that calls asyncio.run() cannot run after it."""
+    items.sort(key=lambda item: "browser" in getattr(item, "fixturenames", ()))
+
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
