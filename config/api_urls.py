@@ -7,12 +7,14 @@ Each app declares its endpoints in `apps/<app>/api_urls.py` (a `router` and/or
 from importlib import import_module
 from importlib.util import find_spec
 
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 from rest_framework.authtoken.views import obtain_auth_token
 
 APPS = ("catalog", "corpus", "annotation", "judging", "analysis")
 
-urlpatterns = [path("auth/token/", obtain_auth_token, name="api-token")]
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("auth/token/", obtain_auth_token, name="api-token")
+]
 for app in APPS:
     if find_spec(f"apps.{app}.api_urls") is not None:
         module = import_module(f"apps.{app}.api_urls")

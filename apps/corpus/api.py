@@ -11,8 +11,10 @@ from rest_framework.response import Response
 from apps.accounts.permissions import ResearcherWrites
 from apps.corpus import selectors
 from apps.corpus.exporting import export_csv, export_jsonl
+from apps.corpus.generation.service import generation_job_start
 from apps.corpus.serializers import (
     DatasetSerializer,
+    GenerationJobSerializer,
     ImportJobSerializer,
     ImportRequestSerializer,
     PerturbationSerializer,
@@ -106,3 +108,29 @@ class ImportJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         )
         code = status.HTTP_201_CREATED if job.status != job.Status.FAILED else 400
         return Response(ImportJobSerializer(job).data, status=code)
+
+
+class GenerationJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Generate rule-based perturbations in the worker; poll the job for progress."""
+
+    serializer_class = GenerationJobSerializer
+    permission_classes = [ResearcherWrites]
+
+    def get_queryset(self):
+        return selectors.generation_jobs_for_user(self.request.user).prefetch_related("kinds")
+
+    def get_serializer_context(self):
+        datasets = selectors.datasets_for_user(self.request.user)
+        return {**super().get_serializer_context(), "datasets": datasets}
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        serializer.instance = generation_job_start(
+            user=self.request.user,
+            dataset=data["dataset"],
+            kinds=data["kinds"],
+            degree=data.get("degree", ""),
+            seed=data.get("seed", 0),
+            item_ids=data.get("item_ids") or [],
+            use_kind_parameters=data.get("use_kind_parameters", False),
+        )

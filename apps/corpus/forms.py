@@ -1,7 +1,8 @@
 from django import forms
 
-from apps.catalog.models import Task
+from apps.catalog.models import Degree, Method, PerturbationKind, Task
 from apps.corpus.importing.service import FORMATS
+from apps.corpus.models import Dataset
 
 
 class ImportForm(forms.Form):
@@ -16,3 +17,24 @@ class ImportForm(forms.Form):
         to_field_name="slug",
         help_text="For items that name no task.",
     )
+
+
+class GenerationForm(forms.Form):
+    dataset = forms.ModelChoiceField(Dataset.objects.none())
+    kinds = forms.ModelMultipleChoiceField(
+        PerturbationKind.objects.filter(method=Method.RULE),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Rule-based kinds run in the worker, with checks on every output.",
+    )
+    degree = forms.ChoiceField(
+        choices=[("", "the kind's own (minor if none)"), *Degree.choices], required=False
+    )
+    seed = forms.IntegerField(initial=0, help_text="Same seed, same perturbations.")
+    use_kind_parameters = forms.BooleanField(
+        required=False, help_text="Fixed parameters of the kind instead of length-scaled presets."
+    )
+
+    def __init__(self, *args, datasets=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if datasets is not None:
+            self.fields["dataset"].queryset = datasets

@@ -186,3 +186,51 @@ class ImportJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class GenerationJob(models.Model):
+    """A request to perturb items of a dataset with some kinds; run by the worker."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    kinds = models.ManyToManyField(PerturbationKind, related_name="+")
+    item_ids = models.JSONField(default=list, blank=True, help_text="Empty: every item.")
+    degree = models.CharField(
+        max_length=8, blank=True, help_text="For rule kinds without a degree of their own."
+    )
+    seed = models.BigIntegerField(default=0)
+    use_kind_parameters = models.BooleanField(
+        default=False, help_text="Use each kind's fixed parameters instead of length presets."
+    )
+    study = models.ForeignKey(
+        "annotation.Study", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    counts = models.JSONField(default=dict, blank=True, help_text="created, merged, flagged...")
+    problems = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"generation {self.pk} on {self.dataset_id} ({self.status})"
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 0
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)

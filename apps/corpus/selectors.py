@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Q, QuerySet
 
 from apps.accounts.models import Role
-from apps.corpus.models import Dataset, ImportJob, Perturbation, SourceItem
+from apps.corpus.models import Dataset, GenerationJob, ImportJob, Perturbation, SourceItem
 
 
 def datasets_for_user(user) -> QuerySet[Dataset]:
@@ -32,3 +32,7 @@ def import_jobs_for_user(user) -> QuerySet[ImportJob]:
     if user.is_superuser:
         return ImportJob.objects.all()
     return ImportJob.objects.filter(created_by=user)
+
+
+def generation_jobs_for_user(user) -> QuerySet[GenerationJob]:
+    return GenerationJob.objects.filter(dataset__in=datasets_for_user(user))

@@ -1,7 +1,15 @@
 from rest_framework import serializers
 
+from apps.catalog.models import Degree, Method, PerturbationKind
 from apps.corpus.importing.service import FORMATS
-from apps.corpus.models import Dataset, ImportJob, Perturbation, PerturbationVersion, SourceItem
+from apps.corpus.models import (
+    Dataset,
+    GenerationJob,
+    ImportJob,
+    Perturbation,
+    PerturbationVersion,
+    SourceItem,
+)
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -82,3 +90,40 @@ class ImportRequestSerializer(serializers.Serializer):
     dataset = serializers.CharField(max_length=200)
     format = serializers.ChoiceField(choices=FORMATS, required=False, allow_blank=True)
     task = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class GenerationJobSerializer(serializers.ModelSerializer):
+    """Start a generation (dataset, kinds, degree, seed) and follow its progress."""
+
+    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.none())
+    kinds = serializers.SlugRelatedField(
+        slug_field="slug", many=True, queryset=PerturbationKind.objects.filter(method=Method.RULE)
+    )
+    degree = serializers.ChoiceField(choices=Degree.choices, required=False, allow_blank=True)
+    percent = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = GenerationJob
+        fields = [
+            "id",
+            "dataset",
+            "kinds",
+            "item_ids",
+            "degree",
+            "seed",
+            "use_kind_parameters",
+            "status",
+            "total",
+            "done",
+            "percent",
+            "counts",
+            "problems",
+            "created_at",
+            "finished_at",
+        ]
+        read_only_fields = ["status", "total", "done", "counts", "problems", "finished_at"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if datasets := self.context.get("datasets"):
+            self.fields["dataset"].queryset = datasets

@@ -8,4 +8,6 @@ urlpatterns = [
     path("datasets/<int:pk>/export.<str:file_format>", views.dataset_export, name="dataset-export"),
     path("imports/new/", views.import_new, name="import-new"),
     path("imports/<int:pk>/", views.import_detail, name="import-detail"),
+    path("generate/", views.generation_new, name="generation-new"),
+    path("generate/<int:pk>/", views.generation_detail, name="generation-detail"),
 ]

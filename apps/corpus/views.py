@@ -12,7 +12,8 @@ from apps.accounts.permissions import is_researcher
 from apps.accounts.requests import AuthedRequest
 from apps.corpus import selectors
 from apps.corpus.api import EXPORTS, export_response
-from apps.corpus.forms import ImportForm
+from apps.corpus.forms import GenerationForm, ImportForm
+from apps.corpus.generation.service import generation_job_start
 from apps.corpus.services import import_job_start
 
 
@@ -64,6 +65,25 @@ def import_new(request: AuthedRequest) -> HttpResponse:
 def import_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(selectors.import_jobs_for_user(request.user), pk=pk)
     template = "corpus/import_detail.html"
+    if request.htmx:
+        template += "#progress"
+    return render(request, template, {"job": job})
+
+
+def generation_new(request: AuthedRequest) -> HttpResponse:
+    if not is_researcher(request.user):
+        raise PermissionDenied("Only researchers generate perturbations.")
+    datasets = selectors.datasets_for_user(request.user)
+    form = GenerationForm(request.POST or None, datasets=datasets)
+    if request.method == "POST" and form.is_valid():
+        job = generation_job_start(user=request.user, **form.cleaned_data)
+        return redirect("generation-detail", pk=job.pk)
+    return render(request, "corpus/generation_new.html", {"form": form})
+
+
+def generation_detail(request: AuthedRequest, pk: int) -> HttpResponse:
+    job = get_object_or_404(selectors.generation_jobs_for_user(request.user), pk=pk)
+    template = "corpus/generation_detail.html"
     if request.htmx:
         template += "#progress"
     return render(request, template, {"job": job})

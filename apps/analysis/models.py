@@ -1,0 +1,46 @@
+"""Existing human ratings imported from published datasets (per annotator Likert scores)."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from apps.catalog.models import Aspect, Metric
+from apps.corpus.models import Perturbation, SourceItem
+
+
+class HumanRating(models.Model):
+    """One annotator's score of one text (an item's original, or a perturbation) on one
+    criterion, as released with a dataset. `criterion_name` keeps the file's own label; it is
+    resolved to an aspect of the tree or a metric of the item's task when one matches."""
+
+    item = models.ForeignKey(SourceItem, on_delete=models.CASCADE, related_name="human_ratings")
+    perturbation = models.ForeignKey(
+        Perturbation, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    criterion_name = models.CharField(max_length=100)
+    aspect = models.ForeignKey(Aspect, null=True, blank=True, on_delete=models.PROTECT)
+    metric = models.ForeignKey(Metric, null=True, blank=True, on_delete=models.PROTECT)
+    rater = models.CharField(max_length=100, help_text="The annotator's id in the source data.")
+    score = models.FloatField()
+    scale_min = models.FloatField()
+    scale_max = models.FloatField()
+    source = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "criterion_name", "rater"],
+                condition=Q(perturbation__isnull=True),
+                name="one_rating_per_original",
+            ),
+            models.UniqueConstraint(
+                fields=["perturbation", "criterion_name", "rater"],
+                condition=Q(perturbation__isnull=False),
+                name="one_rating_per_perturbation",
+            ),
+        ]
+        indexes = [models.Index(fields=["item", "criterion_name"])]
+
+    def __str__(self) -> str:
+        return f"{self.rater} rated {self.item_id} {self.criterion_name}={self.score}"

@@ -1,0 +1,174 @@
+"""`human_ratings_import`: per-annotator Likert ratings from a published dataset.
+
+CSV (or TSV) with columns `item`, `criterion`, `rater`, `score` and optionally `perturbation`
+(a perturbation's id; empty = the item's original was rated); or JSONL objects with the same
+keys. Items and perturbations are matched by id within one dataset. All or nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils.text import slugify
+
+from apps.analysis.models import HumanRating
+from apps.catalog.models import Aspect, Metric
+from apps.corpus.importing import ImportFailed, ImportProblem
+from apps.corpus.importing.text_files import read_utf8
+from apps.corpus.models import Dataset, Perturbation, SourceItem
+
+COLUMNS = ("item", "criterion", "rater", "score")
+
+
+@dataclass
+class RatingsSummary:
+    created: int = 0
+    existing: int = 0
+    scale: tuple[float, float] = (0.0, 0.0)
+
+
+def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    text = read_utf8(path)
+    if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+        rows = []
+        for n, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ImportFailed(
+                        [ImportProblem(path.name, f"not valid JSON ({exc.msg})", row=n)]
+                    ) from exc
+                rows.append((n, obj if isinstance(obj, dict) else {}))
+        return rows
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise ImportFailed(
+            [ImportProblem(path.name, f"missing column(s) {', '.join(missing)}", row=1)]
+        )
+    return list(enumerate(reader, start=2))
+
+
+def human_ratings_import(
+    *, path: Path, dataset: Dataset, scale: tuple[float, float] | None = None, source: str = ""
+) -> RatingsSummary:
+    """Validate every row, then store all ratings (or none). Re-importing adds nothing."""
+    rows = _rows(path)
+    items = dict(SourceItem.objects.filter(dataset=dataset).values_list("external_id", "id"))
+    perturbations = dict(
+        Perturbation.objects.filter(item__dataset=dataset)
+        .exclude(external_id="")
+        .values_list("external_id", "id")
+    )
+    problems: list[ImportProblem] = []
+    parsed = [_parse(path.name, n, row, items, perturbations, problems) for n, row in rows]
+    ratings = [r for r in parsed if r is not None]
+    scores = [r["score"] for r in ratings]
+    if scale is None and scores:
+        scale = (min(scores), max(scores))
+    lo, hi = scale or (0.0, 0.0)
+    for (n, _), r in zip(rows, parsed, strict=True):
+        if r is not None and not lo <= r["score"] <= hi:
+            problems.append(
+                ImportProblem(path.name, f"{r['score']} is outside {lo}-{hi}", n, "score")
+            )
+    _duplicates(path.name, rows, parsed, problems)
+    if problems:
+        raise ImportFailed(problems)
+    return _write(ratings, dataset, (lo, hi), source or path.name)
+
+
+def _parse(name, n, row, items, perturbations, problems) -> dict[str, Any] | None:
+    values = {c: str(row.get(c) if row.get(c) is not None else "").strip() for c in COLUMNS}
+    bad = False
+    for column in COLUMNS:
+        if not values[column]:
+            problems.append(ImportProblem(name, "empty", n, column))
+            bad = True
+    if values["item"] and values["item"] not in items:
+        problems.append(
+            ImportProblem(name, f"no item '{values['item']}' in the dataset", n, "item")
+        )
+        bad = True
+    perturbation = str(row.get("perturbation") or "").strip()
+    if perturbation and perturbation not in perturbations:
+        problems.append(
+            ImportProblem(
+                name, f"no perturbation '{perturbation}' in the dataset", n, "perturbation"
+            )
+        )
+        bad = True
+    try:
+        score = float(values["score"])
+        if not math.isfinite(score):
+            raise ValueError
+    except ValueError:
+        if values["score"]:
+            problems.append(ImportProblem(name, f"not a number: '{values['score']}'", n, "score"))
+        return None
+    if bad:
+        return None
+    return {
+        "item_id": items[values["item"]],
+        "perturbation_id": perturbations.get(perturbation),
+        "criterion_name": values["criterion"],
+        "rater": values["rater"],
+        "score": score,
+    }
+
+
+def _duplicates(name, rows, parsed, problems) -> None:
+    seen: dict[tuple, int] = {}
+    for (n, _), r in zip(rows, parsed, strict=True):
+        if r is None:
+            continue
+        key = (r["item_id"], r["perturbation_id"], r["criterion_name"], r["rater"])
+        if key in seen:
+            problems.append(
+                ImportProblem(
+                    name, f"the same rater, text and criterion as row {seen[key]}", n, "rater"
+                )
+            )
+        seen.setdefault(key, n)
+
+
+@transaction.atomic
+def _write(ratings, dataset, scale, source) -> RatingsSummary:
+    aspects = {slugify(a.name): a.pk for a in Aspect.objects.all()}
+    task_metrics = {
+        (task_id, slug): pk
+        for task_id, slug, pk in Metric.objects.values_list("task_id", "slug", "id")
+    }
+    item_tasks = dict(SourceItem.objects.filter(dataset=dataset).values_list("id", "task_id"))
+    stored = set(
+        HumanRating.objects.filter(item__dataset=dataset).values_list(
+            "item_id", "perturbation_id", "criterion_name", "rater"
+        )
+    )
+    new = []
+    for r in ratings:
+        key = (r["item_id"], r["perturbation_id"], r["criterion_name"], r["rater"])
+        if key in stored:
+            continue
+        slug = slugify(r["criterion_name"])
+        new.append(
+            HumanRating(
+                **r,
+                aspect_id=aspects.get(slug),
+                metric_id=task_metrics.get((item_tasks[r["item_id"]], slug)),
+                scale_min=scale[0],
+                scale_max=scale[1],
+                source=source,
+            )
+        )
+    HumanRating.objects.bulk_create(new)
+    return RatingsSummary(created=len(new), existing=len(ratings) - len(new), scale=scale)

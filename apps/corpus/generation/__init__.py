@@ -1,0 +1,1 @@
+"""Making perturbations: rule-based kinds locally, checks on every output."""

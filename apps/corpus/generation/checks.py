@@ -1,0 +1,30 @@
+"""Checks on every generated perturbation: a failed check is a flag, never a silent keep."""
+
+from __future__ import annotations
+
+from apps.catalog.models import PerturbationKind
+from apps.corpus.diff import compute_diff, diff_stats
+
+# The largest share of the original's words a kind may change before its output is flagged
+# as "too-large" (diff_stats' edit_size). A kind can set its own in parameters.max_edit_size.
+MAX_EDIT_SIZE = {"C": 0.3, "W": 0.5, "S": 2.0}
+DEFAULT_MAX_EDIT_SIZE = 1.0
+
+
+def max_edit_size(kind: PerturbationKind) -> float:
+    explicit = (kind.parameters or {}).get("max_edit_size")
+    if explicit is not None:
+        return float(explicit)
+    return MAX_EDIT_SIZE.get(kind.level, DEFAULT_MAX_EDIT_SIZE)
+
+
+def output_flags(original: str, text: str, kind: PerturbationKind) -> list[str]:
+    """Why this output should not be trusted as it is: empty, unchanged, or too large."""
+    if not text.strip():
+        return ["empty"]
+    if text == original:
+        return ["unchanged"]
+    size = diff_stats(compute_diff(original, text))["edit_size"]
+    if size > max_edit_size(kind):
+        return ["too-large"]
+    return []

@@ -1,0 +1,104 @@
+"""Importing published per-annotator ratings, and the rater-quality checks."""
+
+import pytest
+
+from apps.analysis.models import HumanRating
+from apps.analysis.ratings_import import human_ratings_import
+from apps.analysis.stats.raters import constant_raters, identical_raters, under_rated_units
+from apps.corpus.importing import ImportFailed
+from tests.factories import DatasetFactory, PerturbationFactory, SourceItemFactory
+
+pytestmark = pytest.mark.django_db
+HEADER = "item,perturbation,criterion,rater,score\n"
+
+
+@pytest.fixture
+def dataset(catalog):
+    from apps.catalog.models import Task
+
+    data = DatasetFactory()
+    task = Task.objects.get(slug="summarization")
+    for n in (1, 2):
+        item = SourceItemFactory(dataset=data, external_id=f"s{n}", task=task)
+        PerturbationFactory(item=item, external_id=f"s{n}-neg")
+    return data
+
+
+def test_ratings_import_resolves_aspects_and_metrics(dataset, tmp_path):
+    path = tmp_path / "ratings.csv"
+    path.write_text(
+        HEADER + "s1,,Coherence,e1,4\ns1,,fluency,e2,5\ns2,s2-neg,Relevance,e1,2\n"
+        "s2,,Informativeness,e3,1\n"
+    )
+    summary = human_ratings_import(path=path, dataset=dataset)
+    assert (summary.created, summary.scale) == (4, (1.0, 5.0))
+    coherence = HumanRating.objects.get(criterion_name="Coherence")
+    assert coherence.aspect.slug == "coherence" and coherence.metric.slug == "coherence"
+    relevance = HumanRating.objects.get(criterion_name="Relevance")
+    assert relevance.aspect is None and relevance.metric.slug == "relevance"
+    assert relevance.perturbation.external_id == "s2-neg"
+    assert HumanRating.objects.get(criterion_name="Informativeness").metric is None
+    again = human_ratings_import(path=path, dataset=dataset)
+    assert (again.created, again.existing) == (0, 4)
+
+
+def test_jsonl_and_an_explicit_scale(dataset, tmp_path):
+    path = tmp_path / "ratings.jsonl"
+    path.write_text(
+        '{"item": "s1", "criterion": "overall", "rater": "a", "score": 73}\n'
+        '{"item": "s2", "criterion": "overall", "rater": "a", "score": 12.5}\n'
+    )
+    summary = human_ratings_import(path=path, dataset=dataset, scale=(0, 100))
+    assert summary.scale == (0, 100)
+    assert sorted(HumanRating.objects.values_list("score", flat=True)) == [12.5, 73.0]
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ("s9,,coherence,e1,4\n", "ratings.csv, row 3, field 'item': no item 's9' in the dataset"),
+        ("s1,nope,coherence,e1,4\n", "row 3, field 'perturbation': no perturbation 'nope'"),
+        ("s1,,coherence,e1,four\n", "row 3, field 'score': not a number: 'four'"),
+        ("s1,,coherence,,4\n", "row 3, field 'rater': empty"),
+        ("s1,,coherence,e1,4\ns1,,coherence,e1,5\n", "row 4, field 'rater': the same rater, text and criterion as row 3"),
+    ],
+)
+def test_bad_rows_name_the_place_and_store_nothing(dataset, tmp_path, rows, message):
+    path = tmp_path / "ratings.csv"
+    path.write_text(HEADER + "s2,,coherence,e1,3\n" + rows)
+    with pytest.raises(ImportFailed) as failure:
+        human_ratings_import(path=path, dataset=dataset)
+    assert message in str(failure.value)
+    assert HumanRating.objects.count() == 0
+
+
+def test_a_score_outside_the_given_scale(dataset, tmp_path):
+    path = tmp_path / "ratings.csv"
+    path.write_text(HEADER + "s1,,coherence,e1,6\n")
+    with pytest.raises(ImportFailed, match=r"row 2, field 'score': 6\.0 is outside 1-5"):
+        human_ratings_import(path=path, dataset=dataset, scale=(1, 5))
+
+
+def test_missing_column(dataset, tmp_path):
+    path = tmp_path / "ratings.csv"
+    path.write_text("item,rater,score\ns1,e1,3\n")
+    with pytest.raises(ImportFailed, match=r"row 1: missing column\(s\) criterion"):
+        human_ratings_import(path=path, dataset=dataset)
+
+
+def test_rater_checks_find_copies_constant_raters_and_thin_units():
+    ratings = {
+        "a": {"u1": 4, "u2": 2, "u3": 5},
+        "b": {"u1": 4, "u2": 2, "u3": 5},  # a copy of a
+        "c": {"u1": 3, "u2": 3, "u3": 3},  # never varies
+        "d": {"u1": 1, "u2": 4},
+    }
+    pairs = identical_raters(ratings)
+    assert [(p.rater_a, p.rater_b, p.shared_units) for p in pairs] == [("a", "b", 3)]
+    assert constant_raters(ratings) == ["c"]
+    assert under_rated_units(ratings, expected=4) == {"u3": 3}
+    assert under_rated_units(ratings, expected=3) == {}
+
+
+def test_one_shared_unit_is_not_enough_to_call_raters_copies():
+    assert identical_raters({"a": {"u1": 3, "u2": 4}, "b": {"u1": 3, "u9": 1}}) == []
