@@ -131,6 +131,12 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "apps.corpus.models.JobStatus",
+        "RunStatusEnum": "apps.judging.models.run.RunStatus",
+        "StrategyFamilyEnum": "apps.judging.models.strategy.Family",
+        "KindFamilyEnum": "apps.catalog.models.KindFamily",
+    },
 }
 
 # Celery: Redis when REDIS_URL is set, else kombu's filesystem transport under var/.
@@ -163,4 +169,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
+    # the openai client logs every request at INFO: too much in a worker making thousands
+    "loggers": {"httpx": {"level": "WARNING"}, "openai": {"level": "WARNING"}},
 }

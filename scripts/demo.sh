@@ -9,6 +9,7 @@ py=.venv/bin/python
 $py manage.py migrate --no-input -v0
 $py manage.py load_catalog
 $py manage.py load_demo
+$py manage.py load_judging
 $py manage.py collectstatic --no-input -v0
 .venv/bin/celery -A workers worker --loglevel=WARNING --concurrency=2 >var/worker.log 2>&1 &
 worker=$!

@@ -44,3 +44,39 @@ class HumanRating(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rater} rated {self.item_id} {self.criterion_name}={self.score}"
+
+
+class ReportSnapshot(models.Model):
+    """A built report, kept until its inputs change (then its fingerprint no longer matches)."""
+
+    class Status(models.TextChoices):
+        BUILDING = "building", "Building"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    study = models.ForeignKey("annotation.Study", on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=40)
+    run = models.ForeignKey(
+        "judging.JudgeRun", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    fingerprint = models.CharField(max_length=64)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.BUILDING)
+    payload = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "name"], condition=Q(run__isnull=True), name="one_study_report"
+            ),
+            models.UniqueConstraint(
+                fields=["study", "name", "run"],
+                condition=Q(run__isnull=False),
+                name="one_run_report",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} of study {self.study_id} ({self.status})"

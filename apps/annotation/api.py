@@ -1,48 +1,321 @@
-"""Studies API: a user sees only the studies they own or belong to."""
+"""Annotation API: the same services as the pages, for scripts and other front ends.
 
-from rest_framework import serializers, viewsets
+Every action goes through the caller's role in the study (404 for outsiders, 403 for a
+member with another role); submits carry an idempotency key and answer 201 when saved, 200
+when the key had been seen (nothing saved again).
+"""
 
-from apps.annotation.models import Study, StudyMembership
+from dataclasses import asdict
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.accounts.models import Role
+from apps.annotation import serializers as s
+from apps.annotation.models import Comparison, ExpertVote, Study, Vetting
+from apps.annotation.selectors import study_for_role, study_role
+from apps.annotation.selectors.progress import study_progress
+from apps.annotation.selectors.survey import kind_weights
+from apps.annotation.selectors.work import comparison_item, vetting_brief
+from apps.annotation.services import (
+    KeyReused,
+    Saved,
+    WorkRefused,
+    comparison_next,
+    comparison_skip,
+    comparison_submit,
+    expert_vote_submit,
+    perturbation_edit,
+    study_plan_request,
+    vetting_next,
+    vetting_skip,
+    vetting_submit,
+)
+from apps.corpus.serializers import VersionSerializer
+
+NO_WORK = OpenApiResponse(description="No work left for you now.")
 
 
-class MembershipSerializer(serializers.ModelSerializer):
-    user = serializers.SlugRelatedField(slug_field="username", read_only=True)
-
-    class Meta:
-        model = StudyMembership
-        fields = ["user", "role"]
+class Conflict(ValidationError):
+    status_code = status.HTTP_409_CONFLICT
 
 
-class StudySerializer(serializers.ModelSerializer):
-    owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    datasets = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
-    kinds = serializers.SlugRelatedField(slug_field="slug", many=True, read_only=True)
-    criteria = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
-    members = MembershipSerializer(source="memberships", many=True, read_only=True)
+def _refusals(call):
+    """Run a service call, turning its refusals into API errors."""
+    try:
+        return call()
+    except WorkRefused as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except KeyReused as exc:
+        raise Conflict(str(exc)) from exc
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
 
-    class Meta:
-        model = Study
-        fields = [
-            "id",
-            "slug",
-            "name",
-            "description",
-            "guidelines",
-            "owner",
-            "datasets",
-            "kinds",
-            "criteria",
-            "members",
-            "created_at",
-        ]
+
+def _saved(saved: Saved, serializer) -> Response:
+    code = status.HTTP_201_CREATED if saved.new else status.HTTP_200_OK
+    return Response(serializer(saved.judgement).data, status=code)
+
+
+def _valid(serializer_class, request: Request) -> dict:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
 
 
 class StudyViewSet(viewsets.ReadOnlyModelViewSet):
-    serializer_class = StudySerializer
+    serializer_class = s.StudySerializer
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # schema generation: no user
+            return Study.objects.none()
         return (
             Study.objects.for_user(self.request.user)
             .select_related("owner")
             .prefetch_related("datasets", "kinds", "criteria", "memberships__user")
         )
+
+    def _study(self, pk, *roles: str) -> Study:
+        return study_for_role(self.request.user, int(pk), *roles)
+
+    # --- researcher ----------------------------------------------------------------------
+
+    @extend_schema(request=s.StudySettingsSerializer, responses=s.StudySerializer)
+    @action(detail=True, methods=["patch"], url_path="settings")
+    def update_settings(self, request: Request, pk=None) -> Response:
+        """Change the annotation settings (researchers), then bring the plan up to date."""
+        study = self._study(pk, Role.RESEARCHER)
+        serializer = s.StudySettingsSerializer(study, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        serializer.save()
+        study_plan_request(study=study)
+        return Response(s.StudySerializer(self.get_queryset().get(pk=study.pk)).data)
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: s.PlanSummarySerializer,
+            202: OpenApiResponse(description="Large plan: the worker builds it."),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def plan(self, request: Request, pk=None) -> Response:
+        """Build (or bring up to date) the study's plan: slots and the criteria design. Large
+        plans are built by the worker (202); `plan_built_at` on the study tells when done."""
+        summary = study_plan_request(study=self._study(pk, Role.RESEARCHER))
+        if summary is None:
+            return Response({"queued": True}, status=status.HTTP_202_ACCEPTED)
+        return Response(asdict(summary))
+
+    @extend_schema(responses={200: OpenApiResponse(description="Counts of work and judgements.")})
+    @action(detail=True, methods=["get"])
+    def progress(self, request: Request, pk=None) -> Response:
+        progress = study_progress(self._study(pk, Role.RESEARCHER))
+        data = {
+            key: value
+            for key, value in progress.__dict__.items()
+            if key not in ("annotators", "kinds")
+        }
+        data["annotators"] = [
+            {**row.__dict__, "verdicts": dict(row.verdicts), "agreement": _str(row.agreement)}
+            for row in progress.annotators
+        ]
+        data["kinds"] = [
+            {**row.__dict__, "verdicts": dict(row.verdicts), "outcomes": dict(row.outcomes)}
+            for row in progress.kinds
+        ]
+        return Response(data)
+
+    @extend_schema(responses={200: OpenApiResponse(description="Expert weights per kind.")})
+    @action(detail=True, methods=["get"])
+    def weights(self, request: Request, pk=None) -> Response:
+        study = self._study(pk, Role.RESEARCHER)
+        return Response(
+            [
+                {
+                    "task": row.task.slug,
+                    "kind": row.kind.slug,
+                    "votes": row.votes,
+                    "weights": {metric.slug: w for metric, _, w in row.cells},
+                    "counts": {metric.slug: n for metric, n, _ in row.cells},
+                }
+                for row in kind_weights(study)
+            ]
+        )
+
+    # --- annotators: vetting -------------------------------------------------------------
+
+    @extend_schema(request=None, responses={200: s.VettingItemSerializer, 204: NO_WORK})
+    @action(detail=True, methods=["post"], url_path="vetting/next")
+    def vetting_next(self, request: Request, pk=None) -> Response:
+        """Your current vetting item, leased to you (claimed now if you hold none)."""
+        study = self._study(pk, Role.ANNOTATOR)
+        slot = vetting_next(study=study, annotator=request.user)
+        if slot is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(s.VettingItemSerializer(vetting_brief(slot)).data)
+
+    @extend_schema(request=s.SkipSerializer, responses={204: None})
+    @action(detail=True, methods=["post"], url_path="vetting/skip")
+    def vetting_skip(self, request: Request, pk=None) -> Response:
+        study = self._study(pk, Role.ANNOTATOR)
+        data = _valid(s.SkipSerializer, request)
+        vetting_skip(study=study, annotator=request.user, perturbation_id=data["perturbation"])
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=s.EditSerializer, responses={201: VersionSerializer})
+    @action(detail=True, methods=["post"], url_path=r"perturbations/(?P<perturbation_pk>\d+)/edit")
+    def edit(self, request: Request, pk=None, perturbation_pk=None) -> Response:
+        """Save your correction of a perturbed text you hold or vetted, as a new version."""
+        study = self._study(pk, Role.ANNOTATOR)
+        data = _valid(s.EditSerializer, request)
+        version = _refusals(
+            lambda: perturbation_edit(
+                study=study,
+                annotator=request.user,
+                perturbation_id=int(perturbation_pk),
+                text=data["text"],
+                note=data["note"],
+            )
+        )
+        return Response(VersionSerializer(version).data, status=201)
+
+    @extend_schema(
+        methods=["post"],
+        request=s.VettingInSerializer,
+        responses={201: s.VettingSerializer, 200: s.VettingSerializer},
+    )
+    @extend_schema(methods=["get"], responses=s.VettingSerializer(many=True))
+    @action(detail=True, methods=["get", "post"])
+    def vettings(self, request: Request, pk=None) -> Response:
+        """POST: save your verdict (annotators). GET: all vettings (researchers), yours
+        (annotators)."""
+        if request.method == "GET":
+            study = self._study(pk, Role.RESEARCHER, Role.ANNOTATOR)
+            rows = Vetting.objects.filter(study=study).select_related("annotator")
+            return self._page(_own(rows, request.user, study, "annotator"), s.VettingSerializer)
+        study = self._study(pk, Role.ANNOTATOR)
+        data = _valid(s.VettingInSerializer, request)
+        saved = _refusals(
+            lambda: vetting_submit(
+                study=study,
+                annotator=request.user,
+                perturbation_id=data["perturbation"],
+                verdict=data["verdict"],
+                note=data["note"],
+                idempotency_key=data["idempotency_key"],
+            )
+        )
+        return _saved(saved, s.VettingSerializer)
+
+    # --- annotators: comparisons ---------------------------------------------------------
+
+    @extend_schema(request=None, responses={200: s.ComparisonItemSerializer, 204: NO_WORK})
+    @action(detail=True, methods=["post"], url_path="comparisons/next")
+    def comparison_next(self, request: Request, pk=None) -> Response:
+        """Your next pair x criterion, texts in the order to show them."""
+        study = self._study(pk, Role.ANNOTATOR)
+        slot = comparison_next(study=study, annotator=request.user)
+        if slot is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        item = comparison_item(
+            study=study,
+            annotator=request.user,
+            perturbation_id=slot.perturbation_id,
+            criterion_id=slot.criterion_id,
+        )
+        return Response(s.ComparisonItemSerializer(item).data)
+
+    @extend_schema(request=s.SkipSerializer, responses={204: None})
+    @action(detail=True, methods=["post"], url_path="comparisons/skip")
+    def comparison_skip(self, request: Request, pk=None) -> Response:
+        study = self._study(pk, Role.ANNOTATOR)
+        data = _valid(s.SkipSerializer, request)
+        if "criterion" not in data:
+            raise ValidationError({"criterion": "required for a comparison skip"})
+        comparison_skip(
+            study=study,
+            annotator=request.user,
+            perturbation_id=data["perturbation"],
+            criterion_id=data["criterion"],
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        methods=["post"],
+        request=s.ComparisonInSerializer,
+        responses={201: s.ComparisonSerializer, 200: s.ComparisonSerializer},
+    )
+    @extend_schema(methods=["get"], responses=s.ComparisonSerializer(many=True))
+    @action(detail=True, methods=["get", "post"])
+    def comparisons(self, request: Request, pk=None) -> Response:
+        """POST: save your choice about (first, second). GET: all comparisons (researchers),
+        yours (annotators)."""
+        if request.method == "GET":
+            study = self._study(pk, Role.RESEARCHER, Role.ANNOTATOR)
+            rows = Comparison.objects.filter(study=study).select_related("annotator")
+            return self._page(_own(rows, request.user, study, "annotator"), s.ComparisonSerializer)
+        study = self._study(pk, Role.ANNOTATOR)
+        data = _valid(s.ComparisonInSerializer, request)
+        saved = _refusals(
+            lambda: comparison_submit(
+                study=study,
+                annotator=request.user,
+                perturbation_id=data["perturbation"],
+                criterion_id=data["criterion"],
+                choice=data["choice"],
+                original_first=data["original_first"],
+                idempotency_key=data["idempotency_key"],
+            )
+        )
+        return _saved(saved, s.ComparisonSerializer)
+
+    # --- experts -------------------------------------------------------------------------
+
+    @extend_schema(
+        methods=["post"],
+        request=s.ExpertVoteInSerializer,
+        responses={201: s.ExpertVoteSerializer, 200: s.ExpertVoteSerializer},
+    )
+    @extend_schema(methods=["get"], responses=s.ExpertVoteSerializer(many=True))
+    @action(detail=True, methods=["get", "post"], url_path="expert-votes")
+    def expert_votes(self, request: Request, pk=None) -> Response:
+        """POST: your vote for a kind's most affected metric (experts). GET: all votes
+        (researchers), yours (experts)."""
+        if request.method == "GET":
+            study = self._study(pk, Role.RESEARCHER, Role.EXPERT)
+            rows = ExpertVote.objects.filter(study=study).select_related(
+                "expert", "task", "kind", "metric"
+            )
+            return self._page(_own(rows, request.user, study, "expert"), s.ExpertVoteSerializer)
+        study = self._study(pk, Role.EXPERT)
+        data = _valid(s.ExpertVoteInSerializer, request)
+        saved = _refusals(
+            lambda: expert_vote_submit(
+                study=study,
+                expert=request.user,
+                kind_id=data["kind"],
+                metric_id=data["metric"],
+                idempotency_key=data["idempotency_key"],
+            )
+        )
+        return _saved(saved, s.ExpertVoteSerializer)
+
+    def _page(self, rows, serializer) -> Response:
+        page = self.paginate_queryset(rows.order_by("id"))
+        return self.get_paginated_response(serializer(page, many=True).data)
+
+
+def _own(rows, user, study: Study, field: str):
+    """Researchers see every row; anyone else only their own."""
+    if study_role(user, study) == Role.RESEARCHER:
+        return rows
+    return rows.filter(**{field: user})
+
+
+def _str(value) -> str | None:
+    return None if value is None else str(value)

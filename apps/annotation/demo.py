@@ -1,4 +1,5 @@
-"""The demo study: three users (one per role), our own summarization items, one study."""
+"""The demo study: three users (one per role), our own summarization items, one study with
+its plan built, so the annotator can vet and compare and the expert can vote at once."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from django.db import transaction
 
 from apps.accounts.models import Role, User
 from apps.annotation.models import Study, StudyMembership
-from apps.catalog.models import Criterion, PerturbationKind
+from apps.annotation.services import study_plan_build
+from apps.catalog.models import Aspect, Criterion, DescriptionType, PerturbationKind
 from apps.corpus.importing import items_import
 from apps.corpus.models import Dataset, Perturbation
 
@@ -43,13 +45,27 @@ def demo_load() -> Study:
     study.datasets.add(dataset)
     kind_ids = Perturbation.objects.filter(item__dataset=dataset).values("kind_id")
     study.kinds.set(PerturbationKind.objects.filter(id__in=kind_ids))
-    study.criteria.set(Criterion.objects.filter(source="discern"))
+    study.criteria.set(_demo_criteria())
     for name, role in DEMO_USERS.items():
         if role != Role.RESEARCHER:
             StudyMembership.objects.update_or_create(
                 study=study, user=users[name], defaults={"role": role}
             )
+    study_plan_build(study=study)
     return study
+
+
+def _demo_criteria() -> list[Criterion]:
+    """One description per aspect, the description types taken in turn: with one demo
+    annotator, the criteria design (one description per aspect each) can then be met."""
+    types = [t for t in DescriptionType.values if t != DescriptionType.LITERATURE]
+    chosen = []
+    for i, aspect in enumerate(Aspect.objects.order_by("position", "slug")):
+        wanted = f"discern-{aspect.slug}-{types[i % len(types)]}"
+        criterion = Criterion.objects.filter(key=wanted).first()
+        if criterion is not None:
+            chosen.append(criterion)
+    return chosen
 
 
 def _user(name: str, role: str) -> User:

@@ -1,8 +1,26 @@
 from django.urls import path
 
-from apps.annotation import views
+from apps.annotation.views import comparing, progress, studies, survey, vetting
+
+VET = "studies/<int:pk>/vet/<int:perturbation_pk>/"
+COMPARE = "studies/<int:pk>/compare/<int:perturbation_pk>/<int:criterion_pk>/"
 
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("studies/<int:pk>/", views.study_detail, name="study-detail"),
+    path("", studies.home, name="home"),
+    path("studies/<int:pk>/", studies.study_detail, name="study-detail"),
+    path("studies/<int:pk>/vet/", vetting.vet_next, name="vet-next"),
+    path(VET, vetting.vet_item, name="vet-item"),
+    path(f"{VET}verdict/", vetting.vet_submit, name="vet-submit"),
+    path(f"{VET}skip/", vetting.vet_skip, name="vet-skip"),
+    path(f"{VET}edit/", vetting.vet_edit, name="vet-edit"),
+    path(f"{VET}preview/", vetting.vet_preview, name="vet-preview"),
+    path("studies/<int:pk>/compare/", comparing.compare_next, name="compare-next"),
+    path(COMPARE, comparing.compare_item, name="compare-item"),
+    path(f"{COMPARE}choice/", comparing.compare_submit, name="compare-submit"),
+    path(f"{COMPARE}skip/", comparing.compare_skip, name="compare-skip"),
+    path("studies/<int:pk>/survey/", survey.survey, name="survey"),
+    path("studies/<int:pk>/survey/vote/", survey.survey_vote, name="survey-vote"),
+    path("studies/<int:pk>/progress/", progress.progress, name="study-progress"),
+    path("studies/<int:pk>/settings/", progress.study_settings, name="study-settings"),
+    path("studies/<int:pk>/plan/", progress.plan_build, name="study-plan"),
 ]

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from apps.catalog.models import Aspect, Criterion, Metric, PerturbationKind, Task
+from apps.catalog.models import Aspect, Criterion, KindPrompt, Metric, PerturbationKind, Task
 
 
 class MetricInline(admin.TabularInline):
@@ -43,3 +43,21 @@ class PerturbationKindAdmin(admin.ModelAdmin):
         return ", ".join(a.name for a in obj.expected_impact())
 
     readonly_fields = ("impact",)
+
+
+@admin.register(KindPrompt)
+class KindPromptAdmin(admin.ModelAdmin):
+    """Editing a prompt saves a new version; the old one stays for runs that used it."""
+
+    list_display = ("kind", "version", "created_at", "note")
+    list_filter = ("kind__family",)
+    readonly_fields = ("version", "created_at")
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            latest = KindPrompt.objects.filter(kind=obj.kind).order_by("-version").first()
+            obj.pk = None
+            obj.version = (latest.version if latest else 0) + 1
+        elif not obj.version:
+            obj.version = 1
+        super().save_model(request, obj, form, change)

@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from apps.catalog.models import Aspect, Criterion, Metric, PerturbationKind, Task
+from apps.catalog.models import Aspect, Criterion, KindPrompt, Metric, PerturbationKind, Task
 
 CATALOG_DIR = Path(settings.BASE_DIR) / "fixtures" / "catalog"
 KIND_FIELDS = (
@@ -38,6 +38,7 @@ def catalog_load(folder: Path = CATALOG_DIR) -> dict[str, int]:
     aspects = _load_aspects(_load(folder, "aspects.json"))
     tasks = _load_tasks(_load(folder, "tasks.json"))
     kinds = _load_kinds(_load(folder, "kinds.json"))
+    _load_prompts(folder.parent / "perturbation_prompts.json")
     return {
         "aspects": aspects,
         "tasks": tasks,
@@ -110,3 +111,21 @@ def _load_kinds(rows: list[dict[str, Any]]) -> int:
         defaults["task_id"] = tasks[row["task"]] if row.get("task") else None
         PerturbationKind.objects.update_or_create(slug=row["slug"], defaults=defaults)
     return len(rows)
+
+
+def _load_prompts(path: Path) -> None:
+    """Each shipped prompt as its version; an edited (newer) version in the database stays."""
+    if not path.exists():
+        return
+    kinds = dict(PerturbationKind.objects.values_list("slug", "id"))
+    for slug, spec in json.loads(path.read_text(encoding="utf-8")).items():
+        if slug in kinds:
+            KindPrompt.objects.get_or_create(
+                kind_id=kinds[slug],
+                version=spec["version"],
+                defaults={
+                    "instruction": spec["instruction"],
+                    "examples": spec["examples"],
+                    "max_edit_size": spec.get("max_edit_size"),
+                },
+            )

@@ -169,3 +169,27 @@ class PerturbationKind(models.Model):
         if self.target_aspect is None or self.score_invariant:
             return []
         return self.target_aspect.lineage()
+
+
+class KindPrompt(models.Model):
+    """How an LLM writes perturbations of one kind: an instruction and worked examples, our
+    own wording, versioned (an edit is a new version; runs record the version they used)."""
+
+    kind = models.ForeignKey(PerturbationKind, on_delete=models.CASCADE, related_name="prompts")
+    version = models.PositiveIntegerField()
+    instruction = models.TextField()
+    examples = models.JSONField(
+        default=list, help_text="[{source, original, perturbed, explanation}, ...]"
+    )
+    max_edit_size = models.FloatField(
+        null=True, blank=True, help_text="Flag outputs changing more than this share of words."
+    )
+    note = models.TextField(blank=True, help_text="What this version changed.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kind", "-version"]
+        constraints = [models.UniqueConstraint(fields=["kind", "version"], name="prompt_version")]
+
+    def __str__(self) -> str:
+        return f"{self.kind.slug} v{self.version}"

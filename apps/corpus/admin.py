@@ -1,6 +1,13 @@
 from django.contrib import admin
 
-from apps.corpus.models import Dataset, ImportJob, Perturbation, PerturbationVersion, SourceItem
+from apps.corpus.models import (
+    Dataset,
+    GenerationJob,
+    ImportJob,
+    Perturbation,
+    PerturbationVersion,
+    SourceItem,
+)
 
 
 @admin.register(Dataset)
@@ -39,3 +46,10 @@ class PerturbationVersionAdmin(admin.ModelAdmin):
 @admin.register(ImportJob)
 class ImportJobAdmin(admin.ModelAdmin):
     list_display = ("id", "target", "original_name", "status", "rows_done", "rows_total")
+
+
+@admin.register(GenerationJob)
+class GenerationJobAdmin(admin.ModelAdmin):
+    list_display = ("id", "dataset", "status", "done", "total", "generator", "created_at")
+    list_filter = ("status",)
+    filter_horizontal = ("kinds",)

@@ -12,6 +12,7 @@ from apps.accounts.permissions import ResearcherWrites
 from apps.corpus import selectors
 from apps.corpus.exporting import export_csv, export_jsonl
 from apps.corpus.generation.service import generation_job_start
+from apps.corpus.models import Dataset, GenerationJob, ImportJob, Perturbation, SourceItem
 from apps.corpus.serializers import (
     DatasetSerializer,
     GenerationJobSerializer,
@@ -26,6 +27,7 @@ EXPORTS = {"jsonl": (export_jsonl, "application/x-ndjson"), "csv": (export_csv, 
 
 
 class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = Dataset.objects.none()  # for the schema; get_queryset scopes it
     serializer_class = DatasetSerializer
 
     def get_queryset(self):
@@ -60,6 +62,7 @@ def export_response(dataset, file_format: str) -> StreamingHttpResponse:
 
 
 class SourceItemViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = SourceItem.objects.none()  # for the schema; get_queryset scopes it
     serializer_class = SourceItemSerializer
 
     def get_queryset(self):
@@ -70,6 +73,7 @@ class SourceItemViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class PerturbationViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = Perturbation.objects.none()  # for the schema; get_queryset scopes it
     serializer_class = PerturbationSerializer
 
     def get_queryset(self):
@@ -87,6 +91,8 @@ class PerturbationViewSet(viewsets.ReadOnlyModelViewSet):
 
 class ImportJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Upload a file to import; small files finish in the response, big ones in the worker."""
+
+    queryset = ImportJob.objects.none()  # for the schema; get_queryset scopes it
 
     serializer_class = ImportJobSerializer
     permission_classes = [ResearcherWrites]
@@ -113,6 +119,8 @@ class ImportJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 class GenerationJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Generate rule-based perturbations in the worker; poll the job for progress."""
 
+    queryset = GenerationJob.objects.none()  # for the schema; get_queryset scopes it
+
     serializer_class = GenerationJobSerializer
     permission_classes = [ResearcherWrites]
 
@@ -133,4 +141,7 @@ class GenerationJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
             seed=data.get("seed", 0),
             item_ids=data.get("item_ids") or [],
             use_kind_parameters=data.get("use_kind_parameters", False),
+            generator=data.get("generator"),
+            temperature=data.get("temperature", 0.7),
+            max_tokens=data.get("max_tokens", 2048),
         )

@@ -3,6 +3,7 @@ from django import forms
 from apps.catalog.models import Degree, Method, PerturbationKind, Task
 from apps.corpus.importing.service import FORMATS
 from apps.corpus.models import Dataset
+from apps.judging.models import Judge
 
 
 class ImportForm(forms.Form):
@@ -22,10 +23,18 @@ class ImportForm(forms.Form):
 class GenerationForm(forms.Form):
     dataset = forms.ModelChoiceField(Dataset.objects.none())
     kinds = forms.ModelMultipleChoiceField(
-        PerturbationKind.objects.filter(method=Method.RULE),
+        PerturbationKind.objects.all(),
         widget=forms.CheckboxSelectMultiple,
-        help_text="Rule-based kinds run in the worker, with checks on every output.",
+        help_text="Rule-based kinds run locally; LLM-written kinds need a generator. Both run "
+        "in the worker, with checks on every output.",
     )
+    generator = forms.ModelChoiceField(
+        Judge.objects.filter(kind="llm"),
+        required=False,
+        help_text="The OpenAI-compatible endpoint that writes the LLM kinds.",
+    )
+    temperature = forms.FloatField(initial=0.7, min_value=0, max_value=2)
+    max_tokens = forms.IntegerField(initial=2048, min_value=16, max_value=32_000)
     degree = forms.ChoiceField(
         choices=[("", "the kind's own (minor if none)"), *Degree.choices], required=False
     )
@@ -38,3 +47,12 @@ class GenerationForm(forms.Form):
         super().__init__(*args, **kwargs)
         if datasets is not None:
             self.fields["dataset"].queryset = datasets
+
+    def clean(self):
+        data = super().clean() or {}
+        llm = [k.name for k in data.get("kinds", []) if k.method == Method.LLM]
+        if llm and not data.get("generator"):
+            raise forms.ValidationError(
+                f"LLM-written kinds ({', '.join(llm)}) need a generator endpoint."
+            )
+        return data

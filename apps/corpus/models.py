@@ -144,14 +144,33 @@ class PerturbationVersion(models.Model):
         return f"{self.perturbation_id} v{self.number}"
 
 
-class ImportJob(models.Model):
-    """An upload being imported, with progress for the page that shows it."""
+class JobStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+
+class BackgroundJob(models.Model):
+    """Work the worker does for a page that polls it: a status and when it ended."""
+
+    Status = JobStatus
+
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at"]
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (JobStatus.DONE, JobStatus.FAILED)
+
+
+class ImportJob(BackgroundJob):
+    """An upload being imported, with progress for the page that shows it."""
 
     class Target(models.TextChoices):
         ITEMS = "items", "Source items"
@@ -162,7 +181,6 @@ class ImportJob(models.Model):
     file_format = models.CharField(max_length=10, blank=True)
     path = models.CharField(max_length=500)
     original_name = models.CharField(max_length=255)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     rows_total = models.PositiveIntegerField(default=0)
     rows_done = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True)
@@ -170,11 +188,6 @@ class ImportJob(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"import of {self.original_name} ({self.status})"
@@ -183,19 +196,9 @@ class ImportJob(models.Model):
     def percent(self) -> int:
         return int(100 * self.rows_done / self.rows_total) if self.rows_total else 0
 
-    @property
-    def finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
 
-
-class GenerationJob(models.Model):
+class GenerationJob(BackgroundJob):
     """A request to perturb items of a dataset with some kinds; run by the worker."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
     kinds = models.ManyToManyField(PerturbationKind, related_name="+")
@@ -210,7 +213,16 @@ class GenerationJob(models.Model):
     study = models.ForeignKey(
         "annotation.Study", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    generator = models.ForeignKey(
+        "judging.Judge",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The LLM endpoint that writes the LLM kinds (none: rule kinds only).",
+    )
+    temperature = models.FloatField(default=0.7)
+    max_tokens = models.PositiveIntegerField(default=2048)
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
     counts = models.JSONField(default=dict, blank=True, help_text="created, merged, flagged...")
@@ -218,11 +230,6 @@ class GenerationJob(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"generation {self.pk} on {self.dataset_id} ({self.status})"
@@ -230,7 +237,3 @@ class GenerationJob(models.Model):
     @property
     def percent(self) -> int:
         return int(100 * self.done / self.total) if self.total else 0
-
-    @property
-    def finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)

@@ -10,6 +10,7 @@ from apps.corpus.models import (
     PerturbationVersion,
     SourceItem,
 )
+from apps.judging.models import Judge
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -97,7 +98,13 @@ class GenerationJobSerializer(serializers.ModelSerializer):
 
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.none())
     kinds = serializers.SlugRelatedField(
-        slug_field="slug", many=True, queryset=PerturbationKind.objects.filter(method=Method.RULE)
+        slug_field="slug", many=True, queryset=PerturbationKind.objects.all()
+    )
+    generator = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=Judge.objects.filter(kind="llm"),
+        required=False,
+        allow_null=True,
     )
     degree = serializers.ChoiceField(choices=Degree.choices, required=False, allow_blank=True)
     percent = serializers.IntegerField(read_only=True)
@@ -112,6 +119,9 @@ class GenerationJobSerializer(serializers.ModelSerializer):
             "degree",
             "seed",
             "use_kind_parameters",
+            "generator",
+            "temperature",
+            "max_tokens",
             "status",
             "total",
             "done",
@@ -127,3 +137,11 @@ class GenerationJobSerializer(serializers.ModelSerializer):
         super().__init__(*args, **kwargs)
         if datasets := self.context.get("datasets"):
             self.fields["dataset"].queryset = datasets
+
+    def validate(self, attrs):
+        llm = [k.slug for k in attrs.get("kinds", []) if k.method == Method.LLM]
+        if llm and not attrs.get("generator"):
+            raise serializers.ValidationError(
+                {"generator": f"LLM-written kinds ({', '.join(llm)}) need a generator."}
+            )
+        return attrs

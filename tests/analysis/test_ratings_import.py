@@ -60,7 +60,10 @@ def test_jsonl_and_an_explicit_scale(dataset, tmp_path):
         ("s1,nope,coherence,e1,4\n", "row 3, field 'perturbation': no perturbation 'nope'"),
         ("s1,,coherence,e1,four\n", "row 3, field 'score': not a number: 'four'"),
         ("s1,,coherence,,4\n", "row 3, field 'rater': empty"),
-        ("s1,,coherence,e1,4\ns1,,coherence,e1,5\n", "row 4, field 'rater': the same rater, text and criterion as row 3"),
+        (
+            "s1,,coherence,e1,4\ns1,,coherence,e1,5\n",
+            "row 4, field 'rater': the same rater, text and criterion as row 3",
+        ),
     ],
 )
 def test_bad_rows_name_the_place_and_store_nothing(dataset, tmp_path, rows, message):

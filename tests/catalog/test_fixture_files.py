@@ -34,12 +34,28 @@ TREE = {
 CRITERION_TYPES = {"default", "simplified", "detailed", "term", "list"}
 
 TASKS = {
-    "summarization", "dialogue-summarization", "paraphrase", "table-to-text",
-    "story-completion", "question-answering", "translation", "dialogue-response",
-    "long-form-writing", "factual-qa", "instruction-following", "reasoning",
+    "summarization",
+    "dialogue-summarization",
+    "paraphrase",
+    "table-to-text",
+    "story-completion",
+    "question-answering",
+    "translation",
+    "dialogue-response",
+    "long-form-writing",
+    "factual-qa",
+    "instruction-following",
+    "reasoning",
 }
-TEXT_NAMES = {"summary", "answer", "story ending", "translation", "response", "paraphrase",
-              "description"}
+TEXT_NAMES = {
+    "summary",
+    "answer",
+    "story ending",
+    "translation",
+    "response",
+    "paraphrase",
+    "description",
+}
 DHP_METRICS = {
     "summarization": ["coherence", "consistency", "fluency", "relevance"],
     "story-completion": ["coherence", "consistency", "fluency"],
@@ -48,38 +64,87 @@ DHP_METRICS = {
 }
 
 ASPECT_TARGETED = {
-    "repetition": "fluency", "passive-voice": "fluency", "inversion": "fluency",
-    "improper-connective": "coherence", "sentence-exchange": "coherence",
-    "incorrect-verb-form": "grammaticality", "word-exchange": "grammaticality",
+    "repetition": "fluency",
+    "passive-voice": "fluency",
+    "inversion": "fluency",
+    "improper-connective": "coherence",
+    "sentence-exchange": "coherence",
+    "incorrect-verb-form": "grammaticality",
+    "word-exchange": "grammaticality",
     "spelling-mistake": "grammaticality",
-    "uncommon-phrase": "simplicity", "complex-sentence": "simplicity",
-    "abbreviation": "informativeness", "hypernym": "informativeness",
+    "uncommon-phrase": "simplicity",
+    "complex-sentence": "simplicity",
+    "abbreviation": "informativeness",
+    "hypernym": "informativeness",
     "sentence-deletion": "informativeness",
-    "complement": "non-hallucination", "continuation": "non-hallucination",
-    "different-entity": "non-contradiction", "conflicting-fact": "non-contradiction",
+    "complement": "non-hallucination",
+    "continuation": "non-hallucination",
+    "different-entity": "non-contradiction",
+    "conflicting-fact": "non-contradiction",
     "negation": "non-contradiction",
 }
-HU_RULES = {"sentence-exchange": "sentence_exchange", "word-exchange": "word_exchange",
-            "spelling-mistake": "spelling_mistake", "sentence-deletion": "sentence_deletion"}
+HU_RULES = {
+    "sentence-exchange": "sentence_exchange",
+    "word-exchange": "word_exchange",
+    "spelling-mistake": "spelling_mistake",
+    "sentence-deletion": "sentence_deletion",
+}
 
 # The FBI data release: <ability>/<file stem>; 24 kinds plus the score-invariant set.
 FBI_FILES = {
-    "factual": ["contextual-errors", "entity-errors", "incorrect-fact", "number-errors",
-                "opposite-fact", "remove-fact"],
-    "instruction-following": ["assumption-errors", "do-less-errors", "do-more-errors",
-                              "ignore-format-errors", "incorrect-sequence-errors"],
-    "long-form": ["coherence-errors", "comprehensiveness-errors", "consistency-errors",
-                  "formatting-errors", "grammar-errors", "seq-errors", "spelling-errors",
-                  "superficial-errors"],
-    "reasoning": ["calculation-errors", "copying-numbers-errors", "final-answer-errors",
-                  "incorrect-units", "wrong-formula"],
+    "factual": [
+        "contextual-errors",
+        "entity-errors",
+        "incorrect-fact",
+        "number-errors",
+        "opposite-fact",
+        "remove-fact",
+    ],
+    "instruction-following": [
+        "assumption-errors",
+        "do-less-errors",
+        "do-more-errors",
+        "ignore-format-errors",
+        "incorrect-sequence-errors",
+    ],
+    "long-form": [
+        "coherence-errors",
+        "comprehensiveness-errors",
+        "consistency-errors",
+        "formatting-errors",
+        "grammar-errors",
+        "seq-errors",
+        "spelling-errors",
+        "superficial-errors",
+    ],
+    "reasoning": [
+        "calculation-errors",
+        "copying-numbers-errors",
+        "final-answer-errors",
+        "incorrect-units",
+        "wrong-formula",
+    ],
     "score-invariant": ["score_invariant"],
 }
 FBI_RELEASE_ONLY = {"fbi-formatting-errors", "fbi-superficial-errors"}
 
-KIND_KEYS = {"slug", "name", "family", "level", "method", "degree", "target_aspect", "task",
-             "ability", "score_invariant", "description", "quality_issue", "rule",
-             "parameters", "source"}
+KIND_KEYS = {
+    "slug",
+    "name",
+    "family",
+    "level",
+    "method",
+    "degree",
+    "target_aspect",
+    "task",
+    "ability",
+    "score_invariant",
+    "description",
+    "quality_issue",
+    "rule",
+    "parameters",
+    "source",
+}
 FAMILY_SOURCE = {"aspect-targeted": "hu2024", "hierarchical": "dhp", "fbi": "fbi"}
 
 
@@ -108,6 +173,7 @@ def by_family(kinds, family):
 
 
 # ---------------------------------------------------------------- aspects
+
 
 def test_aspect_tree_matches_spec_in_tree_order(aspects):
     assert {a["slug"]: a["parent"] for a in aspects} == TREE
@@ -143,6 +209,7 @@ def test_criteria_types_relate_as_described(aspects):
 
 # ---------------------------------------------------------------- tasks
 
+
 def test_tasks_are_the_spec_vocabulary(tasks):
     slugs = [t["slug"] for t in tasks]
     assert len(slugs) == len(set(slugs)) == 12
@@ -165,6 +232,7 @@ def test_task_metrics_are_complete_and_dhp_metrics_exact(tasks):
 
 
 # ---------------------------------------------------------------- kinds
+
 
 def test_kinds_have_the_schema_and_valid_values(kinds, aspects, tasks):
     aspect_slugs = {a["slug"] for a in aspects}
@@ -193,7 +261,8 @@ def test_kinds_have_the_schema_and_valid_values(kinds, aspects, tasks):
 
 def test_quality_issue_does_not_name_an_aspect_or_metric(kinds, aspects, tasks):
     names = {a["name"].lower() for a in aspects} | {
-        m["name"].lower() for t in tasks for m in t["metrics"]}
+        m["name"].lower() for t in tasks for m in t["metrics"]
+    }
     for k in kinds:
         text = k["quality_issue"].lower()
         for name in names:
@@ -224,9 +293,19 @@ def test_hierarchical_kinds_follow_dhp(kinds):
         if k["degree"] == "":
             assert k["task"], k["slug"]  # undegreed variants exist only for a task
     rules = {k["rule"] for k in dhp.values()}
-    assert {"char_deletion", "typos", "word_span_deletion", "sentence_reordering",
-            "random_ending", "random_answer", "wrong_ending"} <= rules
-    assert dhp["char-deletion-minor"]["parameters"]["k"] < dhp["char-deletion-major"]["parameters"]["k"]
+    assert {
+        "char_deletion",
+        "typos",
+        "word_span_deletion",
+        "sentence_reordering",
+        "random_ending",
+        "random_answer",
+        "wrong_ending",
+    } <= rules
+    assert (
+        dhp["char-deletion-minor"]["parameters"]["k"]
+        < dhp["char-deletion-major"]["parameters"]["k"]
+    )
     assert dhp["word-span-deletion-minor"]["parameters"] == {"k": 5}
     assert dhp["word-span-deletion-major"]["parameters"] == {"k": 25}
     assert dhp["sentence-reordering-minor"]["parameters"] == {"k": 2}
@@ -237,7 +316,9 @@ def test_hierarchical_kinds_follow_dhp(kinds):
     # every DHP task gets kinds at each level the paper uses for it
     levels = {}
     for k in dhp.values():
-        for task in [k["task"]] if k["task"] else ["summarization", "question-answering", "translation"]:
+        for task in (
+            [k["task"]] if k["task"] else ["summarization", "question-answering", "translation"]
+        ):
             levels.setdefault(task, set()).add(k["level"])
     assert levels["summarization"] == levels["story-completion"] == {"C", "W", "S"}
     assert levels["question-answering"] == {"C", "W", "S"}
@@ -248,7 +329,8 @@ def test_fbi_kinds_match_the_data_release(kinds):
     fbi = {k["slug"]: k for k in by_family(kinds, "fbi")}
     expected = {
         "fbi-" + stem.replace("_", "-"): ability
-        for ability, stems in FBI_FILES.items() for stem in stems
+        for ability, stems in FBI_FILES.items()
+        for stem in stems
     }
     assert len(expected) == 25 and set(fbi) == set(expected)
     for slug, ability in expected.items():
@@ -283,9 +365,10 @@ def test_family_counts(kinds):
 
 # ---------------------------------------------------------------- own wording
 
+
 def shingles(text, n=8):
     words = re.findall(r"[a-z0-9']+", text.lower().replace("{t}", "t").replace("{s}", "s"))
-    return {" ".join(words[i:i + n]) for i in range(len(words) - n + 1)}
+    return {" ".join(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
 def our_texts(aspects, tasks, kinds):
@@ -306,10 +389,15 @@ def test_wording_is_not_copied_from_peers_or_papers(aspects, tasks, kinds):
     if HU_CRITERIA.is_file():
         peer = json.loads(HU_CRITERIA.read_text(encoding="utf-8"))
         sources += [text for types in peer.values() for text in types.values()]
-    sources += [p.read_text(encoding="utf-8", errors="replace") for p in sorted(SEEDS.glob("*.txt"))]
+    sources += [
+        p.read_text(encoding="utf-8", errors="replace") for p in sorted(SEEDS.glob("*.txt"))
+    ]
     if not sources:
         pytest.skip("peer criteria and papers not present")
     theirs = set().union(*(shingles(s) for s in sources))
-    copied = {key: sorted(shingles(text) & theirs)
-              for key, text in our_texts(aspects, tasks, kinds) if shingles(text) & theirs}
+    copied = {
+        key: sorted(shingles(text) & theirs)
+        for key, text in our_texts(aspects, tasks, kinds)
+        if shingles(text) & theirs
+    }
     assert copied == {}

@@ -126,7 +126,16 @@ def test_worker_runs_a_generation_started_from_the_page(celery_worker, client, r
         )
     kind = PerturbationKind.objects.get(slug="sentence-exchange")
     client.force_login(researcher)
-    response = client.post("/generate/", {"dataset": dataset.pk, "kinds": [kind.pk], "seed": 1})
+    response = client.post(
+        "/generate/",
+        {
+            "dataset": dataset.pk,
+            "kinds": [kind.pk],
+            "seed": 1,
+            "temperature": 0.7,
+            "max_tokens": 512,
+        },
+    )
     assert response.status_code == 302
     job = GenerationJob.objects.get()
     deadline = time.monotonic() + 60
@@ -137,3 +146,26 @@ def test_worker_runs_a_generation_started_from_the_page(celery_worker, client, r
     assert job.counts["created"] == 5 and job.done == job.total == 5
     page = client.get(f"/generate/{job.pk}/", HTTP_HX_REQUEST="true")
     assert b'<dd id="created">5</dd>' in page.content
+
+
+def test_llm_kinds_need_a_generator(client, api_client, researcher, catalog):
+    dataset = DatasetFactory(owner=researcher)
+    negation = PerturbationKind.objects.get(slug="negation")
+    client.force_login(researcher)
+    page = client.post(
+        "/generate/",
+        {
+            "dataset": dataset.pk,
+            "kinds": [negation.pk],
+            "seed": 0,
+            "temperature": 0.7,
+            "max_tokens": 512,
+        },
+    )
+    assert page.status_code == 200 and b"need a generator endpoint" in page.content
+    api_client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=researcher)}")
+    response = api_client.post(
+        "/api/v1/generation-jobs/", {"dataset": dataset.pk, "kinds": ["negation"]}, format="json"
+    )
+    assert response.status_code == 400 and "generator" in response.json()
+    assert not GenerationJob.objects.exists()

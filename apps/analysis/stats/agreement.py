@@ -228,3 +228,25 @@ def alpha_with_ci(
         n_units=int(pairable.sum()),
         n_raters=int((~np.isnan(matrix[:, pairable])).any(axis=1).sum()),
     )
+
+
+def leave_one_out_agreement(
+    rows: Sequence[tuple[object, object, object]],
+) -> dict[object, tuple[float, int]]:
+    """Each rater's agreement with the others: over units someone else also rated, the share
+    of this rater's ratings equal to the plurality of the other raters' ratings there (a tie
+    among the others counts as agreement when this rating is among the tied). -> {rater:
+    (share, units compared)}."""
+    by_unit: dict[object, dict[object, object]] = {}
+    for unit, rater, value in rows:
+        by_unit.setdefault(unit, {})[rater] = value
+    hits: dict[object, list[int]] = {}
+    for ratings in by_unit.values():
+        for rater, value in ratings.items():
+            others = [v for r, v in ratings.items() if r != rater]
+            if not others:
+                continue
+            counts = {v: others.count(v) for v in set(others)}
+            top = max(counts.values())
+            hits.setdefault(rater, []).append(int(counts.get(value, 0) == top))
+    return {rater: (sum(h) / len(h), len(h)) for rater, h in hits.items()}

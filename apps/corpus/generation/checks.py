@@ -18,13 +18,16 @@ def max_edit_size(kind: PerturbationKind) -> float:
     return MAX_EDIT_SIZE.get(kind.level, DEFAULT_MAX_EDIT_SIZE)
 
 
-def output_flags(original: str, text: str, kind: PerturbationKind) -> list[str]:
-    """Why this output should not be trusted as it is: empty, unchanged, or too large."""
+def output_flags(
+    original: str, text: str, kind: PerturbationKind, limit: float | None = None
+) -> list[str]:
+    """Why this output should not be trusted as it is: empty, unchanged, or too large
+    (beyond `limit`, else the kind's own limit)."""
     if not text.strip():
         return ["empty"]
     if text == original:
         return ["unchanged"]
     size = diff_stats(compute_diff(original, text))["edit_size"]
-    if size > max_edit_size(kind):
+    if size > (limit if limit is not None else max_edit_size(kind)):
         return ["too-large"]
     return []

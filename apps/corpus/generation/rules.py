@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from apps.catalog.models import Method, PerturbationKind
 from apps.corpus.generation.checks import output_flags
+from apps.corpus.generation.llm import llm_generate, llm_work
 from apps.corpus.generation.seeds import derived_seed
 from apps.corpus.models import (
     GenerationJob,
@@ -27,6 +29,7 @@ from apps.corpus.models import (
 from apps.corpus.perturbers import PerturbationNotApplicable, apply_rule, degrees_of
 
 SAVE_EVERY = 200
+LLM_CHUNK = 64
 
 
 @dataclass
@@ -46,13 +49,14 @@ def generation_job_run(*, job_id: int) -> None:
     ).update(status=GenerationJob.Status.RUNNING)
     if not claimed:
         return
-    job = GenerationJob.objects.get(pk=job_id)
+    job = GenerationJob.objects.select_related("generator").get(pk=job_id)
     kinds = list(job.kinds.filter(method=Method.RULE))
+    llm_kinds = list(job.kinds.filter(method=Method.LLM)) if job.generator else []
     items = SourceItem.objects.filter(dataset_id=job.dataset_id).order_by("id")
     if job.item_ids:
         items = items.filter(pk__in=job.item_ids)
     pool = dict(SourceItem.objects.filter(dataset_id=job.dataset_id).values_list("id", "original"))
-    job.total = items.count() * len(kinds)
+    job.total = items.count() * (len(kinds) + len(llm_kinds))
     job.save(update_fields=["total"])
     outcome = _Outcome()
     done = 0
@@ -64,8 +68,10 @@ def generation_job_run(*, job_id: int) -> None:
             _save(outcome)
             GenerationJob.objects.filter(pk=job_id).update(done=done, counts=outcome.counts)
     _save(outcome)
+    if llm_kinds:
+        done += _run_llm(job, list(items.select_related("task")), llm_kinds, outcome)
     if job.study is not None:
-        job.study.kinds.add(*kinds)
+        job.study.kinds.add(*kinds, *llm_kinds)
     GenerationJob.objects.filter(pk=job_id).update(
         done=done,
         counts=outcome.counts,
@@ -73,6 +79,24 @@ def generation_job_run(*, job_id: int) -> None:
         status=GenerationJob.Status.DONE,
         finished_at=timezone.now(),
     )
+
+
+def _run_llm(job, items, kinds, outcome: _Outcome) -> int:
+    """LLM kinds in chunks, saving after each so a crash loses at most one chunk's calls."""
+    problems: list[dict[str, str]] = []
+    work = llm_work(job, items, kinds, problems)
+    skipped = len(items) * len(kinds) - len(work)
+    for start in range(0, len(work), LLM_CHUNK):
+        outcome.perturbations.extend(llm_generate(job, work[start : start + LLM_CHUNK], problems))
+        _save(outcome)
+        GenerationJob.objects.filter(pk=job.pk).update(
+            done=F("done") + len(work[start : start + LLM_CHUNK]), counts=outcome.counts
+        )
+    for problem in problems:
+        outcome.count("unusable" if "reply" in problem else "failed")
+    outcome.problems.extend(problems)
+    outcome.counts["already_there"] = outcome.counts.get("already_there", 0) + skipped
+    return len(items) * len(kinds)
 
 
 def _perturb(job, item: SourceItem, kind: PerturbationKind, pool, outcome: _Outcome) -> None:

@@ -21,9 +21,15 @@ def generation_job_start(
     item_ids: list[int] | None = None,
     use_kind_parameters: bool = False,
     study=None,
+    generator=None,
+    temperature: float = 0.7,
+    max_tokens: int = 2048,
 ) -> GenerationJob:
     job = GenerationJob.objects.create(
         dataset=dataset,
+        generator=generator,
+        temperature=temperature,
+        max_tokens=max_tokens,
         degree=degree,
         seed=seed,
         item_ids=item_ids or [],

@@ -1,0 +1,98 @@
+"""What a report is: titled sections of tables (rows of plain values) and figures (PNG).
+
+A report is plain data, so it can be cached as JSON and rendered as a page, a CSV, a JSON
+download or one self-contained HTML file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Table:
+    name: str
+    columns: list[str]
+    rows: list[list[Any]]
+    caption: str = ""
+
+
+@dataclass
+class Figure:
+    name: str
+    title: str
+    png_base64: str
+    caption: str = ""
+
+
+@dataclass
+class Section:
+    title: str
+    text: str = ""
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    name: str
+    title: str
+    study: str
+    sections: list[Section] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return _clean(asdict(self))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        sections = [
+            Section(
+                title=s["title"],
+                text=s.get("text", ""),
+                tables=[Table(**t) for t in s.get("tables", [])],
+                figures=[Figure(**f) for f in s.get("figures", [])],
+            )
+            for s in data.get("sections", [])
+        ]
+        return cls(data["name"], data["title"], data["study"], sections, data.get("notes", []))
+
+    def tables(self) -> list[Table]:
+        return [t for s in self.sections for t in s.tables]
+
+    def table_csv(self, name: str | None = None) -> str:
+        """One table as CSV, or every table stacked with a leading `table` column."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        chosen = [t for t in self.tables() if name in (None, t.name)]
+        if name is not None:
+            for table in chosen:
+                writer.writerow(table.columns)
+                writer.writerows(table.rows)
+            return buffer.getvalue()
+        for table in chosen:
+            writer.writerow(["table", *table.columns])
+            writer.writerows([table.name, *row] for row in table.rows)
+            writer.writerow([])
+        return buffer.getvalue()
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN and infinities become None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def rounded(value: float | None, digits: int = 4) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return round(float(value), digits)

@@ -1,0 +1,61 @@
+"""Expert weights (SPEC §4): each kind's vote share per metric, and how much experts agree."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from apps.analysis.reports.base import Report, Section, Table, rounded
+from apps.analysis.reports.human_agreement import (
+    AGREEMENT_COLUMNS,
+    agreement_row,
+    reliability_matrix,
+)
+from apps.analysis.stats.discernment import expert_weights
+from apps.annotation.models import ExpertVote, Study
+from apps.catalog.models import Metric
+
+
+def weights_by_kind(study: Study) -> dict[tuple[str, str], dict[str, float] | None]:
+    """(task slug, kind slug) → {metric slug: weight}, None where no expert voted."""
+    votes: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for task, kind, metric in ExpertVote.objects.filter(study=study).values_list(
+        "task__slug", "kind__slug", "metric__slug"
+    ):
+        votes[(task, kind)][metric] += 1
+    metrics = defaultdict(list)
+    for task, metric in Metric.objects.values_list("task__slug", "slug"):
+        metrics[task].append(metric)
+    return {
+        key: expert_weights({m: counts[m] for m in metrics[key[0]]})
+        for key, counts in votes.items()
+    }
+
+
+def build(study: Study) -> Report:
+    report = Report("expert-weights", "Expert weights", study.name)
+    votes = list(
+        ExpertVote.objects.filter(study=study).values_list(
+            "task__slug", "kind__slug", "metric__slug", "expert_id"
+        )
+    )
+    counts: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for task, kind, metric, _ in votes:
+        counts[(task, kind)][metric] += 1
+    weights = weights_by_kind(study)
+    rows = []
+    for (task, kind), metric_weights in sorted(weights.items()):
+        for metric, weight in (metric_weights or {}).items():
+            rows.append([task, kind, metric, counts[(task, kind)][metric], rounded(weight)])
+    table = Table(
+        "expert_weights",
+        ["task", "kind", "metric", "votes", "weight"],
+        rows,
+        "EW of a kind = the share of experts choosing each metric as most affected.",
+    )
+    matrix = reliability_matrix([((t, k), e, m) for t, k, m, e in votes])
+    agreement = Table(
+        "expert_agreement", AGREEMENT_COLUMNS, [agreement_row("most affected metric", matrix)]
+    )
+    report.sections.append(Section("Weights", tables=[table]))
+    report.sections.append(Section("Agreement among experts", tables=[agreement]))
+    return report

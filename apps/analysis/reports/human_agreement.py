@@ -1,0 +1,236 @@
+"""Human agreement: vetting verdicts and pairwise comparisons of one study (SPEC §2, §3, §8).
+
+Consistency is computed on choices normalized to the original-first reading (A: the original
+is better, i.e. the perturbed text is worse; B: the perturbed is better; C: same; D:
+uncertain), because raw letters mean opposite things under the two display orders.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import numpy as np
+
+from apps.analysis.reports import figures
+from apps.analysis.reports.base import Report, Section, Table, rounded
+from apps.analysis.stats.agreement import (
+    AgreementResult,
+    alpha_with_ci,
+    cohen_kappa,
+    percent_agreement,
+)
+from apps.analysis.stats.comparisons import (
+    AFFECTED,
+    annotation_consistency,
+    cell_verdicts,
+    match_rate,
+)
+from apps.annotation.models import Comparison, Study, Vetting
+from apps.catalog.tree import lineage_slugs
+
+CANONICAL = {"worse": "A", "better": "B", "same": "C", "uncertain": "D"}
+VERDICTS = ["valid", "invalid", "score-invariant", "not-relevant", "not-sure"]
+BOOTSTRAP = 500
+
+
+def reliability_matrix(rows: list[tuple[object, object, object]]) -> np.ndarray:
+    """(unit, rater, value) triples → a raters x units object array, None where missing."""
+    units = sorted({u for u, _, _ in rows}, key=str)
+    raters = sorted({r for _, r, _ in rows}, key=str)
+    col = {u: i for i, u in enumerate(units)}
+    row = {r: i for i, r in enumerate(raters)}
+    matrix = np.full((len(raters), len(units)), None, dtype=object)
+    for unit, rater, value in rows:
+        matrix[row[rater], col[unit]] = value
+    return matrix
+
+
+def agreement_row(label: str, matrix: np.ndarray) -> list[object]:
+    if matrix.size == 0:
+        return [label, None, None, None, None, None, 0, 0]
+    result: AgreementResult = alpha_with_ci(matrix, "nominal", n_resamples=BOOTSTRAP)
+    kappa = cohen_kappa(matrix) if matrix.shape[0] == 2 else None
+    return [
+        label,
+        rounded(result.value),
+        rounded(result.ci_low),
+        rounded(result.ci_high),
+        rounded(percent_agreement(matrix)),
+        rounded(kappa),
+        result.n_units,
+        result.n_raters,
+    ]
+
+
+AGREEMENT_COLUMNS = [
+    "judgement",
+    "alpha",
+    "ci_low",
+    "ci_high",
+    "percent_agreement",
+    "cohen_kappa",
+    "n_units",
+    "n_raters",
+]
+
+
+def build(study: Study) -> Report:
+    report = Report("human-agreement", "Human agreement", study.name)
+    vettings = list(
+        Vetting.objects.filter(study=study).values_list(
+            "perturbation_id", "annotator_id", "verdict", "perturbation__kind__slug"
+        )
+    )
+    comparisons = list(
+        Comparison.objects.filter(study=study).values_list(
+            "perturbation_id",
+            "criterion_id",
+            "annotator_id",
+            "outcome",
+            "perturbation__kind__slug",
+            "perturbation__kind__target_aspect_id",
+            "perturbation__kind__score_invariant",
+            "criterion__aspect__slug",
+            "criterion__description_type",
+        )
+    )
+    report.sections.append(_agreement_section(vettings, comparisons))
+    report.sections.append(_vetting_section(vettings))
+    report.sections.extend(_comparison_sections(comparisons))
+    report.notes.append(
+        "Alpha is nominal, with a bootstrap 95% interval over units; percent agreement is "
+        "pairwise over units with two or more ratings; Cohen's kappa only for two raters."
+    )
+    return report
+
+
+def _agreement_section(vettings, comparisons) -> Section:
+    vet = reliability_matrix([(p, a, v) for p, a, v, _ in vettings])
+    cmp_ = reliability_matrix([((p, c), a, o) for p, c, a, o, *_ in comparisons])
+    rows = [agreement_row("vetting verdicts", vet), agreement_row("comparison outcomes", cmp_)]
+    return Section("Agreement", tables=[Table("agreement", AGREEMENT_COLUMNS, rows)])
+
+
+def _vetting_section(vettings) -> Section:
+    by_kind: dict[str, Counter[str]] = defaultdict(Counter)
+    for _, _, verdict, kind in vettings:
+        by_kind[kind][verdict] += 1
+    rows = []
+    for kind in sorted(by_kind):
+        counts = by_kind[kind]
+        total = sum(counts.values())
+        rows.append(
+            [
+                kind,
+                *[counts[v] for v in VERDICTS],
+                total,
+                rounded(counts["valid"] / total if total else None),
+            ]
+        )
+    table = Table(
+        "vetting_by_kind",
+        ["kind", *VERDICTS, "total", "valid_share"],
+        rows,
+        "Vetting verdicts per perturbation kind.",
+    )
+    return Section("Vetting", tables=[table])
+
+
+def _comparison_sections(comparisons) -> list[Section]:
+    pairs: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for perturbation, criterion, _, outcome, *_ in comparisons:
+        pairs[(perturbation, criterion)].append(CANONICAL[outcome])
+    consistency = [annotation_consistency(options) for options in pairs.values()]
+    mean = rounded(float(np.mean(consistency))) if consistency else None
+    summary = Table(
+        "consistency",
+        ["pairs", "annotations", "mean_consistency"],
+        [[len(pairs), len(comparisons), mean]],
+        "Share of the most chosen of A/B/C among all annotations of a pair (D "
+        "counts in the denominator), averaged over pairs (SPEC §2).",
+    )
+    match, cells, figure = _match_rates(comparisons)
+    section = Section("Comparisons", tables=[summary, match, cells])
+    if figure is not None:
+        section.figures.append(figure)
+    return [section]
+
+
+def _match_rates(comparisons):
+    """Per description type: the human verdict of each (kind, aspect) cell by vote_all and
+    vote_vote, against the expected impact; plus the pooled cell verdicts."""
+    lineage = lineage_slugs()
+    samples: dict[str, dict[tuple[str, str], dict[int, list[str]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
+    expected: dict[tuple[str, str], str] = {}
+    for perturbation, _, _, outcome, kind, target, invariant, aspect, dtype in comparisons:
+        cell = (kind, aspect)
+        for key in (dtype, "all types"):
+            samples[key][cell][perturbation].append(outcome)
+        impact = lineage.get(target, []) if target and not invariant else []
+        expected[cell] = AFFECTED if aspect in impact else "not_affected"
+    rows, pooled = [], {}
+    for dtype in sorted(samples, key=lambda d: (d == "all types", d)):
+        cells = {cell: list(by_sample.values()) for cell, by_sample in samples[dtype].items()}
+        both = {m: cell_verdicts(cells, m) for m in ("vote_all", "vote_vote")}
+        rates = {m: match_rate(v, {c: expected[c] for c in cells}) for m, v in both.items()}
+        rows.append(
+            [
+                dtype,
+                len(cells),
+                rates["vote_all"].matched,
+                rounded(rates["vote_all"].rate),
+                rates["vote_vote"].matched,
+                rounded(rates["vote_vote"].rate),
+                rates["vote_all"].undecided,
+            ]
+        )
+        if dtype == "all types":
+            pooled = both["vote_all"]
+    table = Table(
+        "match_rates",
+        [
+            "description_type",
+            "cells",
+            "matched_vote_all",
+            "match_rate_vote_all",
+            "matched_vote_vote",
+            "match_rate_vote_vote",
+            "undecided_vote_all",
+        ],
+        rows,
+        "Cells (kind, aspect) whose human verdict equals the expected impact. A tie or "
+        "only 'uncertain' answers leave a cell undecided, counted as a miss.",
+    )
+    cell_rows = [[k, a, pooled.get((k, a)), expected[(k, a)]] for k, a in sorted(pooled)]
+    cells_table = Table(
+        "cell_verdicts", ["kind", "aspect", "human_verdict_vote_all", "expected"], cell_rows
+    )
+    return table, cells_table, _cell_figure(pooled, expected)
+
+
+def _cell_figure(pooled, expected):
+    if not pooled:
+        return None
+    kinds = sorted({k for k, _ in pooled})
+    aspects = sorted({a for _, a in pooled})
+    value = {AFFECTED: 1.0, "not_affected": 0.0}
+    matrix = np.full((len(kinds), len(aspects)), np.nan)
+    marks = {}
+    for (kind, aspect), verdict in pooled.items():
+        i, j = kinds.index(kind), aspects.index(aspect)
+        matrix[i, j] = value.get(verdict, np.nan) if verdict else np.nan
+        marks[(i, j)] = "E" if expected[(kind, aspect)] == AFFECTED else ""
+    return figures.heatmap(
+        "cell_verdicts",
+        "Human verdict per (kind, aspect): 1 affected",
+        matrix,
+        kinds,
+        aspects,
+        marks=marks,
+        cmap="Blues",
+        center=None,
+        fmt="{:.0f}",
+        caption="E marks cells the tree expects affected.",
+    )

@@ -1,0 +1,92 @@
+"""Reports on demand: served from a snapshot while their inputs are unchanged, rebuilt when
+they change; big judge runs are built by the worker."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+from django.db import transaction
+from django.db.models import Count, Max
+
+from apps.analysis.models import HumanRating, ReportSnapshot
+from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS
+from apps.analysis.reports.base import Report
+from apps.annotation.models import Comparison, ExpertVote, Study, Vetting
+from apps.judging.models import JudgeCall, JudgeRun
+
+#: Runs with more scored calls than this are built in the worker, with a progress page.
+BACKGROUND_CALLS = 50_000
+
+
+def inputs_fingerprint(study: Study, run: JudgeRun | None = None) -> str:
+    """Changes whenever anything a report of this study (and run) reads changes."""
+    parts: list[object] = []
+    for model in (Vetting, Comparison, ExpertVote):
+        agg = model.objects.filter(study=study).aggregate(n=Count("id"), last=Max("updated_at"))
+        parts += [agg["n"], str(agg["last"])]
+    parts.append(HumanRating.objects.filter(item__dataset__studies=study).count())
+    runs = JudgeRun.objects.filter(pk=run.pk) if run else JudgeRun.objects.filter(study=study)
+    calls = JudgeCall.objects.filter(run__in=runs).aggregate(
+        n=Count("id"), last=Max("finished_at"), scored=Count("score")
+    )
+    parts += [calls["n"], calls["scored"], str(calls["last"])]
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
+
+
+def report_get(*, study: Study, name: str, run: JudgeRun | None = None) -> ReportSnapshot:
+    """The report's snapshot: current, being built by the worker, or built now."""
+    fingerprint = inputs_fingerprint(study, run)
+    snapshot = ReportSnapshot.objects.filter(study=study, name=name, run=run).first()
+    if snapshot and snapshot.fingerprint == fingerprint and snapshot.status != "failed":
+        return snapshot
+    snapshot = _claim(study, name, run, fingerprint)
+    if run is not None and run.done > BACKGROUND_CALLS:
+        from workers.tasks.reports import build_report
+
+        transaction.on_commit(lambda: build_report.delay(snapshot.pk))
+        return snapshot
+    report_build(snapshot_id=snapshot.pk)
+    snapshot.refresh_from_db()
+    return snapshot
+
+
+def _claim(study, name, run, fingerprint) -> ReportSnapshot:
+    snapshot, _ = ReportSnapshot.objects.update_or_create(
+        study=study,
+        name=name,
+        run=run,
+        defaults={
+            "fingerprint": fingerprint,
+            "status": ReportSnapshot.Status.BUILDING,
+            "error": "",
+        },
+    )
+    return snapshot
+
+
+def report_build(*, snapshot_id: int) -> None:
+    """Build one snapshot's report and store it (idempotent: a rebuild overwrites)."""
+    snapshot = ReportSnapshot.objects.select_related(
+        "study", "run__judge", "run__strategy", "run__study"
+    ).get(pk=snapshot_id)
+    started = time.perf_counter()
+    try:
+        report = _build(snapshot)
+    except Exception as exc:  # a report failure is shown on the page, not a 500
+        ReportSnapshot.objects.filter(pk=snapshot_id).update(
+            status=ReportSnapshot.Status.FAILED, error=f"{type(exc).__name__}: {exc}"
+        )
+        raise
+    ReportSnapshot.objects.filter(pk=snapshot_id).update(
+        status=ReportSnapshot.Status.DONE,
+        payload=report.as_dict(),
+        seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+def _build(snapshot: ReportSnapshot) -> Report:
+    if snapshot.run is not None:
+        return RUN_REPORTS[snapshot.name](snapshot.run)
+    return STUDY_REPORTS[snapshot.name](snapshot.study)

@@ -1,0 +1,79 @@
+"""Report pages and downloads (HTML with plots, CSV, JSON, one self-contained HTML)."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils.text import slugify
+
+from apps.accounts.requests import AuthedRequest
+from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS, TITLES
+from apps.analysis.reports.base import Report
+from apps.analysis.selectors import report_run, report_study_for_user
+from apps.analysis.services import report_get
+from apps.judging.models import JudgeRun
+
+
+def _snapshot(request: AuthedRequest, pk: int, name: str):
+    study = report_study_for_user(request.user, pk)
+    if name not in STUDY_REPORTS and name not in RUN_REPORTS:
+        raise Http404("no such report")
+    run = report_run(study, request.GET.get("run"))
+    if (name in RUN_REPORTS) != (run is not None):
+        raise Http404("judge reliability needs ?run=<id>; the others take no run")
+    return study, run, report_get(study=study, name=name, run=run)
+
+
+def report_index(request: AuthedRequest, pk: int) -> HttpResponse:
+    study = report_study_for_user(request.user, pk)
+    runs = JudgeRun.objects.filter(study=study).select_related("judge", "strategy")
+    return render(
+        request,
+        "analysis/index.html",
+        {"study": study, "reports": [(n, TITLES[n]) for n in STUDY_REPORTS], "runs": runs},
+    )
+
+
+def report_page(request: AuthedRequest, pk: int, name: str) -> HttpResponse:
+    study, run, snapshot = _snapshot(request, pk, name)
+    context = {
+        "study": study,
+        "run": run,
+        "snapshot": snapshot,
+        "name": name,
+        "report": Report.from_dict(snapshot.payload) if snapshot.payload else None,
+    }
+    template = "analysis/report.html" + ("#body" if request.htmx else "")
+    return render(request, template, context)
+
+
+def report_download(request: AuthedRequest, pk: int, name: str, file_format: str):
+    study, run, snapshot = _snapshot(request, pk, name)
+    if snapshot.status != "done":
+        return JsonResponse({"status": snapshot.status, "error": snapshot.error}, status=409)
+    filename = slugify(f"{study.slug}-{name}" + (f"-run-{run.pk}" if run else ""))
+    response: HttpResponse
+    if file_format == "json":
+        response = JsonResponse(snapshot.payload)
+    elif file_format == "csv":
+        report = Report.from_dict(snapshot.payload)
+        response = HttpResponse(report.table_csv(request.GET.get("table")), "text/csv")
+    else:
+        raise Http404("use .csv or .json")
+    response["Content-Disposition"] = f'attachment; filename="{filename}.{file_format}"'
+    return response
+
+
+def study_report_file(request: AuthedRequest, pk: int) -> HttpResponse:
+    """Every report of the study in one HTML file, images inlined, to share or archive."""
+    study = report_study_for_user(request.user, pk)
+    reports = [Report.from_dict(report_get(study=study, name=n).payload) for n in STUDY_REPORTS]
+    for run in JudgeRun.objects.filter(study=study).select_related("judge", "strategy", "study"):
+        snapshot = report_get(study=study, name="judge-reliability", run=run)
+        if snapshot.status == "done":
+            reports.append(Report.from_dict(snapshot.payload))
+    html = render_to_string("analysis/study_report.html", {"study": study, "reports": reports})
+    response = HttpResponse(html, "text/html")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-report.html"'
+    return response

@@ -1,0 +1,204 @@
+"""Human judgements: vettings (SPEC §3), pairwise comparisons (§2), expert votes (§4), and the
+history of every change to them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from apps.annotation.models.study import Study
+from apps.catalog.models import Criterion, Metric, PerturbationKind, Task
+from apps.corpus.models import Perturbation, PerturbationVersion
+
+
+class Verdict(models.TextChoices):
+    VALID = "valid", "Valid"
+    INVALID = "invalid", "Invalid"
+    SCORE_INVARIANT = "score-invariant", "Score-invariant"
+    NOT_RELEVANT = "not-relevant", "Not relevant"
+    NOT_SURE = "not-sure", "Not sure"
+
+
+#: Verdicts that let a perturbation feed comparisons and judge analyses.
+ACCEPTED_VERDICTS = frozenset({Verdict.VALID, Verdict.SCORE_INVARIANT})
+
+
+class Choice(models.TextChoices):
+    """How the first text shown relates to the second."""
+
+    A = "A", "First is better"
+    B = "B", "First is worse"
+    C = "C", "Both as good"
+    D = "D", "Uncertain"
+
+
+class Outcome(models.TextChoices):
+    """The perturbed text relative to the original."""
+
+    WORSE = "worse", "Perturbed is worse"
+    SAME = "same", "Same"
+    BETTER = "better", "Perturbed is better"
+    UNCERTAIN = "uncertain", "Uncertain"
+
+
+def outcome_of(choice: str, original_first: bool) -> str:
+    """Normalise a choice about (first, second) to the perturbed text's outcome (SPEC §2)."""
+    if choice == Choice.C:
+        return Outcome.SAME
+    if choice == Choice.D:
+        return Outcome.UNCERTAIN
+    first_better = choice == Choice.A
+    # "first better" means "perturbed worse" when the original was shown first.
+    return Outcome.WORSE if first_better == original_first else Outcome.BETTER
+
+
+def vetting_consensus(counts: Mapping[str, int], needed: int) -> str:
+    """The verdict of a perturbation's vettings: the plurality once `needed` are in.
+
+    Blank while fewer than `needed` vettings exist, and on a tie for the most votes (then
+    nobody decided, and the perturbation is not offered for comparison).
+    """
+    total = sum(counts.values())
+    if total == 0 or total < needed:
+        return ""
+    ranked = sorted(counts.values(), reverse=True)
+    if len(ranked) > 1 and ranked[0] == ranked[1]:
+        return ""
+    return max(counts, key=lambda verdict: counts[verdict])
+
+
+class Vetting(models.Model):
+    """One annotator's verdict on one perturbation in a study."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="vettings")
+    perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="vettings"
+    )
+    verdict = models.CharField(max_length=16, choices=Verdict.choices)
+    note = models.TextField(blank=True)
+    edited_version = models.ForeignKey(
+        PerturbationVersion,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The annotator's own edit of the text, when they made one.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study", "created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "perturbation", "annotator"], name="one_vetting_per_annotator"
+            )
+        ]
+        indexes = [models.Index(fields=["study", "annotator", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.annotator_id} on {self.perturbation_id}: {self.verdict}"
+
+
+class Comparison(models.Model):
+    """One annotator's pairwise judgement of original vs perturbed under one criterion."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="comparisons")
+    perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="+")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="comparisons"
+    )
+    group = models.PositiveSmallIntegerField()
+    original_first = models.BooleanField(help_text="Was the original shown as the first text?")
+    choice = models.CharField(max_length=1, choices=Choice.choices)
+    outcome = models.CharField(max_length=10, choices=Outcome.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study", "created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "perturbation", "criterion", "annotator"],
+                name="one_comparison_per_annotator",
+            ),
+            models.CheckConstraint(
+                condition=Q(outcome="same", choice="C")
+                | Q(outcome="uncertain", choice="D")
+                | Q(outcome="worse", choice="A", original_first=True)
+                | Q(outcome="worse", choice="B", original_first=False)
+                | Q(outcome="better", choice="B", original_first=True)
+                | Q(outcome="better", choice="A", original_first=False),
+                name="comparison_outcome_follows_choice",
+            ),
+        ]
+        indexes = [models.Index(fields=["study", "annotator", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.annotator_id} on {self.perturbation_id}/{self.criterion_id}: {self.outcome}"
+
+
+class ExpertVote(models.Model):
+    """An expert's choice of the metric of `task` most affected by perturbation `kind`."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="expert_votes")
+    expert = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="expert_votes"
+    )
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="+")
+    kind = models.ForeignKey(PerturbationKind, on_delete=models.PROTECT, related_name="+")
+    metric = models.ForeignKey(Metric, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study", "task", "kind"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "expert", "task", "kind"], name="one_vote_per_expert"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.expert_id}: {self.kind_id} hurts {self.metric_id}"
+
+
+class JudgementChange(models.Model):
+    """Every save of a judgement, with what it was before and after.
+
+    The idempotency key of the submit that made the change is unique: a repeated or retried
+    submit finds its change here and is answered without saving again.
+    """
+
+    class Judgement(models.TextChoices):
+        VETTING = "vetting", "Vetting"
+        COMPARISON = "comparison", "Comparison"
+        EXPERT_VOTE = "expert-vote", "Expert vote"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judgement_changes")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    judgement = models.CharField(max_length=12, choices=Judgement.choices)
+    vetting = models.ForeignKey(
+        Vetting, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
+    )
+    comparison = models.ForeignKey(
+        Comparison, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
+    )
+    expert_vote = models.ForeignKey(
+        ExpertVote, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
+    )
+    idempotency_key = models.UUIDField(unique=True)
+    before = models.JSONField(null=True, blank=True, help_text="Empty when the save created it.")
+    after = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.judgement} change by {self.user_id} ({self.idempotency_key})"

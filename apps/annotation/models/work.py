@@ -1,0 +1,125 @@
+"""Work slots: the units of work a study's plan hands out, and who holds them.
+
+* A perturbation needing k vettings has exactly k `VettingSlot` rows. Any annotator of the study
+  may claim an open one (under a row lock), holding it until its lease runs out; so an item
+  never gets more than k annotators, however many ask at once (see services.assignment).
+* A comparable perturbation has one `ComparisonSlot` per (group, criterion) of the criteria
+  design; each belongs to the one annotator of that group who holds that criterion.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from apps.annotation.models.study import Study
+from apps.catalog.models import Criterion
+from apps.corpus.models import Perturbation
+
+
+class VettingSlot(models.Model):
+    """One of the k vettings a perturbation needs: open, leased to an annotator, or done."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="vetting_slots")
+    perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="+")
+    slot = models.PositiveSmallIntegerField()
+    position = models.PositiveIntegerField(help_text="Copied from the plan: the work order.")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="vetting_slots",
+    )
+    leased_until = models.DateTimeField(null=True, blank=True)
+    lapsed_annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who held the lease before it ran out and the slot was handed on.",
+    )
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "position", "slot"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "perturbation", "slot"], name="vetting_slot"),
+            models.UniqueConstraint(
+                fields=["study", "perturbation", "annotator"],
+                condition=Q(annotator__isnull=False),
+                name="vetting_slot_once_per_annotator",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["study", "position", "slot"],
+                condition=Q(done_at__isnull=True),
+                name="vetting_slot_open",
+            ),
+            models.Index(fields=["annotator", "study", "done_at"], name="vetting_slot_mine"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study_id}/{self.perturbation_id}#{self.slot}"
+
+
+class ComparisonSlot(models.Model):
+    """One pair x criterion for one group, owned by the annotator the design gives it to."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="comparison_slots")
+    perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="+")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="+")
+    group = models.PositiveSmallIntegerField()
+    position = models.PositiveIntegerField(help_text="Copied from the plan: the work order.")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="comparison_slots",
+    )
+    skipped = models.BooleanField(default=False, help_text="Put back: offered again last.")
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "position", "criterion", "group"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "perturbation", "criterion", "group"], name="comparison_slot"
+            )
+        ]
+        indexes = [
+            models.Index(
+                fields=["annotator", "study", "skipped", "position"],
+                condition=Q(done_at__isnull=True),
+                name="comparison_slot_open",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study_id}/{self.perturbation_id}/{self.criterion_id} g{self.group}"
+
+
+class VettingSkip(models.Model):
+    """A vetting an annotator put back: offered to them again only when nothing else is left."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "annotator", "perturbation"], name="vetting_skip_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator_id} skipped {self.perturbation_id}"

@@ -1,0 +1,79 @@
+"""Study reads with permissions: a user reaches a study only through their role in it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, OuterRef, Subquery
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+
+from apps.accounts.models import Role
+from apps.annotation.models import Study, StudyMembership
+from apps.corpus.models import Perturbation, SourceItem
+
+
+@dataclass
+class StudyOverview:
+    study: Study
+    item_count: int
+    perturbation_count: int
+    perturbations_by_kind: Sequence[Mapping[str, object]]
+
+
+def study_for_user(user, pk: int) -> Study:
+    """The study, or 404 if this user may not open it (guessing an id reveals nothing)."""
+    return get_object_or_404(Study.objects.for_user(user).select_related("owner"), pk=pk)
+
+
+def study_role(user, study: Study) -> str | None:
+    """The user's role in this study: researcher for its owner (and superusers), else the
+    role of their membership, or None."""
+    if user.is_superuser or study.owner_id == user.pk:
+        return Role.RESEARCHER
+    return (
+        StudyMembership.objects.filter(study=study, user=user)
+        .values_list("role", flat=True)
+        .first()
+    )
+
+
+def study_for_role(user, pk: int, *roles: str) -> Study:
+    """The study if the user has one of `roles` in it: 404 for outsiders, 403 for members
+    with another role. One query (this runs on every annotation request)."""
+    membership = StudyMembership.objects.filter(study=OuterRef("pk"), user=user)
+    study = (
+        Study.objects.filter(pk=pk)
+        .select_related("owner")
+        .annotate(member_role=Subquery(membership.values("role")[:1]))
+        .first()
+    )
+    if study is None:
+        raise Http404("No such study.")
+    if user.is_superuser or study.owner_id == user.pk:
+        role = Role.RESEARCHER
+    elif study.member_role is None:
+        raise Http404("No such study.")
+    else:
+        role = study.member_role
+    if role not in roles:
+        raise PermissionDenied("Your role in this study does not allow this page.")
+    return study
+
+
+def study_overview(study: Study) -> StudyOverview:
+    items = SourceItem.objects.filter(dataset__studies=study)
+    perturbations = Perturbation.objects.filter(item__dataset__studies=study, kind__studies=study)
+    by_kind = list(
+        perturbations.values("kind__slug", "kind__name")
+        .annotate(n=Count("id"))
+        .order_by("kind__slug")
+    )
+    return StudyOverview(
+        study=study,
+        item_count=items.count(),
+        perturbation_count=sum(row["n"] for row in by_kind),
+        perturbations_by_kind=by_kind,
+    )

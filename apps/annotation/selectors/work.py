@@ -1,0 +1,179 @@
+"""What the annotator's pages show: one vetting item (with its diff) or one comparison."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from django.http import Http404
+
+from apps.annotation.models import Comparison, ComparisonSlot, Study, Vetting, VettingSlot
+from apps.annotation.selectors.progress import AnnotatorProgress, annotator_progress
+from apps.annotation.services.comparing import original_shown_first
+from apps.catalog.models import Criterion
+from apps.corpus.diff import compute_diff, render_inline_html, render_side_by_side
+from apps.corpus.models import Perturbation, SourceItem
+
+RECENT = 8
+
+
+@dataclass
+class DiffPanes:
+    original_html: str
+    perturbed_html: str
+    inline_html: str
+
+
+def diff_panes(ops) -> DiffPanes:
+    left, right = render_side_by_side(ops)
+    return DiffPanes(left, right, render_inline_html(ops))
+
+
+def diff_preview(original: str, text: str) -> DiffPanes:
+    """The diff of an edit being typed (not saved)."""
+    return diff_panes(compute_diff(original, text))
+
+
+def text_name(item: SourceItem) -> str:
+    """What the evaluated text is called for this item's task ("summary", "answer", ...)."""
+    task = item.task or item.dataset.task
+    return task.text_name if task else "text"
+
+
+@dataclass
+class VettingItem:
+    perturbation: Perturbation
+    panes: DiffPanes
+    text_name: str
+    vetting: Vetting | None
+    version: int
+    edited_by_me: bool
+    held: bool
+    previous: Vetting | None
+    recent: list[Vetting]
+    progress: AnnotatorProgress
+    idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
+
+
+def vetting_item(*, study: Study, annotator, perturbation_id: int) -> VettingItem:
+    """One perturbation as this annotator vets it; 404 unless they hold it or vetted it."""
+    mine = {"study": study, "perturbation_id": perturbation_id, "annotator": annotator}
+    held = VettingSlot.objects.filter(**mine, done_at__isnull=True).exists()
+    vetting = Vetting.objects.filter(**mine).first()
+    if not held and vetting is None:
+        raise Http404("This item is not assigned to you.")
+    perturbation = Perturbation.objects.select_related(
+        "item__task", "item__dataset__task", "kind__target_aspect"
+    ).get(pk=perturbation_id)
+    latest = perturbation.versions.order_by("-number").values_list("number", "author_id").first()
+    mine_all = Vetting.objects.filter(study=study, annotator=annotator)
+    recent = list(
+        mine_all.select_related("perturbation__kind")
+        .only("perturbation_id", "verdict", "created_at", "perturbation__kind__name")
+        .order_by("-created_at", "-id")[:RECENT]
+    )
+    return VettingItem(
+        perturbation=perturbation,
+        panes=diff_panes(perturbation.diff_ops()),
+        text_name=text_name(perturbation.item),
+        vetting=vetting,
+        version=latest[0] if latest else 1,
+        edited_by_me=bool(latest and latest[1] == annotator.pk),
+        held=held,
+        previous=_previous(mine_all, vetting) if vetting else (recent[0] if recent else None),
+        recent=recent,
+        progress=annotator_progress(study, annotator),
+    )
+
+
+def _previous(mine, current):
+    """The judgement before `current` (or the latest one), for "back"."""
+    if current is not None:
+        mine = mine.filter(created_at__lt=current.created_at)
+    return mine.order_by("-created_at", "-id").first()
+
+
+@dataclass
+class ComparisonItem:
+    perturbation: Perturbation
+    criterion: Criterion
+    criterion_text: str
+    text_name: str
+    first_text: str
+    second_text: str
+    original_first: bool
+    comparison: Comparison | None
+    held: bool
+    previous: Comparison | None
+    recent: list[Comparison]
+    progress: AnnotatorProgress
+    idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
+
+
+def comparison_item(
+    *, study: Study, annotator, perturbation_id: int, criterion_id: int
+) -> ComparisonItem:
+    """One pair x criterion as this annotator compares it; 404 unless it is theirs."""
+    mine = {
+        "study": study,
+        "perturbation_id": perturbation_id,
+        "criterion_id": criterion_id,
+        "annotator": annotator,
+    }
+    held = ComparisonSlot.objects.filter(**mine, done_at__isnull=True).exists()
+    comparison = Comparison.objects.filter(**mine).first()
+    if not held and comparison is None:
+        raise Http404("This comparison is not assigned to you.")
+    perturbation = Perturbation.objects.select_related("item__task", "item__dataset__task").get(
+        pk=perturbation_id
+    )
+    criterion = Criterion.objects.select_related("aspect").get(pk=criterion_id)
+    original_first = (
+        comparison.original_first
+        if comparison
+        else original_shown_first(
+            study_id=study.pk,
+            perturbation_id=perturbation_id,
+            criterion_id=criterion_id,
+            user_id=annotator.pk,
+        )
+    )
+    original, perturbed = perturbation.item.original, perturbation.text
+    name = text_name(perturbation.item)
+    mine_all = Comparison.objects.filter(study=study, annotator=annotator)
+    recent = list(
+        mine_all.select_related("criterion__aspect").order_by("-created_at", "-id")[:RECENT]
+    )
+    return ComparisonItem(
+        perturbation=perturbation,
+        criterion=criterion,
+        criterion_text=criterion.render(name),
+        text_name=name,
+        first_text=original if original_first else perturbed,
+        second_text=perturbed if original_first else original,
+        original_first=original_first,
+        comparison=comparison,
+        held=held,
+        previous=_previous(mine_all, comparison) if comparison else (recent[0] if recent else None),
+        recent=recent,
+        progress=annotator_progress(study, annotator),
+    )
+
+
+@dataclass
+class VettingBrief:
+    """A vetting item for the API: the perturbation with its stored diff, no HTML."""
+
+    perturbation: Perturbation
+    text_name: str
+    version: int
+    leased_until: object
+
+
+def vetting_brief(slot: VettingSlot) -> VettingBrief:
+    perturbation = Perturbation.objects.select_related(
+        "item__task", "item__dataset__task", "kind__target_aspect"
+    ).get(pk=slot.perturbation_id)
+    perturbation.diff_ops()  # computed once and stored
+    version = perturbation.versions.order_by("-number").values_list("number", flat=True).first()
+    return VettingBrief(perturbation, text_name(perturbation.item), version or 1, slot.leased_until)

@@ -1,0 +1,87 @@
+"""Saving a judgement exactly once.
+
+Every submit carries an idempotency key, stored (unique) on the `JudgementChange` the save
+writes. `submit_once` answers a key it has seen with the judgement saved the first time; two
+requests racing with the same key meet at the unique constraint and the loser is answered the
+same way. `locked_or_created` is get-or-create under a row lock, so two sessions saving the
+same judgement (different keys) end with one row, the later save updating it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.db import IntegrityError, models, transaction
+
+from apps.annotation.models import JudgementChange
+from apps.annotation.services.errors import KeyReused
+
+M = TypeVar("M", bound=models.Model)
+
+
+def submit_once(
+    *, key: uuid.UUID, user, judgement: str, save: Callable[[], JudgementChange]
+) -> tuple[JudgementChange, bool]:
+    """Run `save` (which records a JudgementChange carrying `key`) unless `key` was seen.
+
+    Returns the change and whether it is new. Not wrapped in @transaction.atomic on purpose:
+    the unique-key violation of a racing duplicate must roll back only the inner block.
+    """
+    seen = _seen(key, user, judgement)
+    if seen is not None:
+        return seen, False
+    try:
+        with transaction.atomic():
+            return save(), True
+    except IntegrityError:
+        seen = _seen(key, user, judgement)
+        if seen is None:
+            raise
+        return seen, False
+
+
+def _seen(key: uuid.UUID, user, judgement: str) -> JudgementChange | None:
+    change = JudgementChange.objects.filter(idempotency_key=key).first()
+    if change is not None and (change.user_id != user.pk or change.judgement != judgement):
+        raise KeyReused("this idempotency key was used for another judgement")
+    return change
+
+
+def locked_or_created(
+    model: type[M],
+    *,
+    lookup: dict[str, Any],
+    values: dict[str, Any],
+    fields: tuple[str, ...],
+    locked: M | None = None,
+) -> tuple[M, dict[str, Any] | None]:
+    """The row matching `lookup`, locked and updated with `values`, or a new one.
+
+    `locked` is the row when the caller already fetched it `select_for_update`. Returns the row
+    and its `fields` before the update (None when it was created). Must run inside a
+    transaction.
+    """
+    row = locked or model._default_manager.select_for_update().filter(**lookup).first()
+    if row is None:
+        try:
+            with transaction.atomic():
+                return model._default_manager.create(**lookup, **values), None
+        except IntegrityError:  # created meanwhile by a concurrent request: update that one
+            row = model._default_manager.select_for_update().get(**lookup)
+    before = snapshot(row, fields)
+    for name, value in values.items():
+        setattr(row, name, value)
+    row.save()
+    return row, before
+
+
+def snapshot(row: models.Model, fields: tuple[str, ...]) -> dict[str, Any]:
+    """JSON-ready values of `fields` (foreign keys as ids)."""
+    out: dict[str, Any] = {}
+    for name in fields:
+        field = row._meta.get_field(name)
+        value = getattr(row, field.attname)  # type: ignore[union-attr]
+        out[name] = value
+    return out

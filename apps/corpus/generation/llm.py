@@ -1,0 +1,155 @@
+"""LLM-written kinds: each kind's latest prompt (instruction + worked examples) goes through
+the same OpenAI-compatible client as judge runs, concurrently up to the endpoint's limit.
+
+A reply is parsed into the perturbed text and the generator's explanation; an unusable reply
+or a failed call is recorded in the job's problems with its reason, never stored as a
+perturbation. Provenance keeps the whole call: endpoint, model, parameters, prompt version,
+messages, raw reply, request id, tokens. Re-running creates (and calls) nothing twice: the
+perturbation id is derived from the prompt version, generator, parameters and seed, and
+existing ids are skipped before any call is made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from dataclasses import asdict
+from typing import Any
+
+from apps.catalog.models import KindPrompt, PerturbationKind
+from apps.corpus.generation.checks import output_flags
+from apps.corpus.generation.llm_prompt import build_messages, parse_generation
+from apps.corpus.generation.seeds import derived_seed
+from apps.corpus.models import GenerationJob, Origin, Perturbation, SourceItem
+from apps.judging.limits import EndpointLimiter
+from apps.judging.llm_client import CallOutcome, SamplingParams, close_clients, complete
+
+
+def _external_id(job: GenerationJob, prompt: KindPrompt, seed: int) -> str:
+    judge = job.generator
+    assert judge is not None
+    key = f"{judge.base_url}|{judge.model}|{job.temperature}|{job.max_tokens}|{seed}"
+    return f"llm:v{prompt.version}:{hashlib.sha1(key.encode()).hexdigest()[:16]}"
+
+
+def llm_work(
+    job: GenerationJob,
+    items: list[SourceItem],
+    kinds: list[PerturbationKind],
+    problems: list[dict[str, str]],
+) -> list[tuple[SourceItem, PerturbationKind, KindPrompt, int, str]]:
+    """(item, kind, prompt, seed, external id) still to write; kinds without a prompt are
+    reported, existing perturbations skipped."""
+    prompts = {}
+    for kind in kinds:
+        prompt = KindPrompt.objects.filter(kind=kind).order_by("-version").first()
+        if prompt is None:
+            problems.append({"item": "*", "kind": kind.slug, "reason": "no prompt for this kind"})
+        else:
+            prompts[kind.pk] = prompt
+    existing = set(
+        Perturbation.objects.filter(item__in=items, kind__in=kinds).values_list(
+            "item_id", "kind_id", "external_id"
+        )
+    )
+    work = []
+    for item in items:
+        for kind in kinds:
+            if kind.pk not in prompts:
+                continue
+            seed = derived_seed(job.seed, item.external_id, kind.slug)
+            external_id = _external_id(job, prompts[kind.pk], seed)
+            if (item.pk, kind.pk, external_id) not in existing:
+                work.append((item, kind, prompts[kind.pk], seed, external_id))
+    return work
+
+
+def llm_generate(job: GenerationJob, work, problems: list[dict[str, str]]) -> list[Perturbation]:
+    """Make the calls and turn usable replies into (unsaved) perturbations."""
+    if not work:
+        return []
+    outcomes = asyncio.run(_call_all(job, work))
+    made = []
+    for (item, kind, prompt, seed, external_id), (messages, params, outcome) in zip(
+        work, outcomes, strict=True
+    ):
+        where = {"item": item.external_id, "kind": kind.slug}
+        if not outcome.ok:
+            problems.append(
+                {**where, "reason": f"call failed: {outcome.error_kind}: {outcome.error_message}"}
+            )
+            continue
+        parsed = parse_generation(outcome.text or "", item.original)
+        if parsed.status != "parsed" or parsed.text is None:
+            problems.append(
+                {
+                    **where,
+                    "reason": f"unusable reply ({parsed.reason})",
+                    "reply": (outcome.text or "")[:2000],
+                }
+            )
+            continue
+        made.append(
+            Perturbation(
+                item=item,
+                kind=kind,
+                external_id=external_id,
+                text=parsed.text,
+                explanation=parsed.explanation,
+                origin=Origin.LLM,
+                seed=seed,
+                parameters={
+                    "temperature": job.temperature,
+                    "max_tokens": job.max_tokens,
+                    "prompt_version": prompt.version,
+                },
+                generation=_provenance(job, prompt, messages, params, outcome),
+                flags=output_flags(item.original, parsed.text, kind, prompt.max_edit_size),
+            )
+        )
+    return made
+
+
+async def _call_all(job: GenerationJob, work) -> list[tuple[list, SamplingParams, CallOutcome]]:
+    judge = job.generator
+    assert judge is not None
+    endpoint = judge.endpoint()
+    limiter = EndpointLimiter(asyncio.Semaphore(judge.max_concurrency))
+
+    async def one(item, kind, prompt, seed, _):
+        text_name = item.task.text_name if item.task else "text"
+        messages = build_messages(
+            instruction=prompt.instruction,
+            examples=prompt.examples,
+            original=item.original,
+            source=item.source,
+            text_name=text_name,
+        )
+        params = SamplingParams(
+            max_tokens=job.max_tokens, temperature=job.temperature, seed=seed % 2**31
+        )
+        return messages, params, await complete(endpoint, messages, params, limiter=limiter)
+
+    try:
+        return await asyncio.gather(*(one(*w) for w in work))
+    finally:
+        await close_clients()
+
+
+def _provenance(job, prompt, messages, params, outcome: CallOutcome) -> dict[str, Any]:
+    judge = job.generator
+    return {
+        "generator": judge.name,
+        "base_url": judge.base_url,
+        "model": judge.model,
+        "prompt_version": prompt.version,
+        "messages": messages,
+        "params": {k: v for k, v in asdict(params).items() if v is not None},
+        "reply": outcome.text,
+        "request_id": outcome.request_id,
+        "system_fingerprint": outcome.system_fingerprint,
+        "attempts": outcome.attempts,
+        "prompt_tokens": outcome.prompt_tokens,
+        "completion_tokens": outcome.completion_tokens,
+        "latency_s": outcome.latency_s,
+    }

@@ -1,0 +1,183 @@
+"""Judging API: judges, strategy versions, judge runs (researchers only; a researcher sees
+their own runs). Run actions: cancel, resume, again, calls, failures, export."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError as ApiValidationError
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
+
+from apps.accounts.permissions import is_researcher
+from apps.annotation.models import Study
+from apps.corpus.selectors import datasets_for_user
+from apps.judging import selectors, services
+from apps.judging.exporting import EXPORTS
+from apps.judging.models import JudgeCall
+from apps.judging.serializers import (
+    JudgeCallSerializer,
+    JudgeRunSerializer,
+    JudgeSerializer,
+    StrategyRevisionSerializer,
+    StrategySerializer,
+)
+from apps.judging.services import STRATEGY_FIELDS
+
+
+class IsResearcher(BasePermission):
+    message = "Judging is for researchers."
+
+    def has_permission(self, request, view) -> bool:
+        return is_researcher(request.user)
+
+
+def _api_error(error: ValidationError) -> ApiValidationError:
+    return ApiValidationError(
+        error.message_dict if hasattr(error, "error_dict") else error.messages
+    )
+
+
+class JudgeViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
+    serializer_class = JudgeSerializer
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self):
+        return selectors.judges_for_user(self.request.user)
+
+    def perform_create(self, serializer):
+        self._save(serializer)
+
+    def perform_update(self, serializer):
+        self._save(serializer)
+
+    def _save(self, serializer):
+        judge = serializer.instance or serializer.Meta.model()
+        for name, value in serializer.validated_data.items():
+            setattr(judge, name, value)
+        try:
+            serializer.instance = services.judge_save(judge=judge, user=self.request.user)
+        except ValidationError as error:
+            raise _api_error(error) from error
+
+
+class StrategyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Latest versions by default; ``?all_versions=1`` lists every version."""
+
+    serializer_class = StrategySerializer
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self):
+        every = self.action != "list" or self.request.query_params.get("all_versions") == "1"
+        strategies = selectors.strategies_for_user(self.request.user, latest=not every)
+        return strategies.order_by("family", "slug", "-version")
+
+    def perform_create(self, serializer):
+        data = dict(serializer.validated_data)
+        slug = data.pop("slug")
+        try:
+            serializer.instance = services.strategy_create(
+                slug=slug, user=self.request.user, **data
+            )
+        except ValidationError as error:
+            raise _api_error(error) from error
+
+    @extend_schema(request=StrategyRevisionSerializer, responses=StrategySerializer)
+    @action(detail=True, methods=["post"])
+    def revise(self, request, pk=None):
+        """Save changes as a new version; the version revised stays as it was."""
+        form = StrategyRevisionSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        changes = {k: v for k, v in form.validated_data.items() if k in STRATEGY_FIELDS}
+        try:
+            revised = services.strategy_revise(
+                strategy=self.get_object(),
+                user=request.user,
+                note=form.validated_data.get("note", ""),
+                **changes,
+            )
+        except ValidationError as error:
+            raise _api_error(error) from error
+        return Response(StrategySerializer(revised).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    serializer_class = JudgeRunSerializer
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self):
+        return selectors.runs_for_user(self.request.user).prefetch_related(
+            "criteria", "metrics", "kinds"
+        )
+
+    def perform_create(self, serializer):
+        data = dict(serializer.validated_data)
+        user = self.request.user
+        if (
+            data.get("study")
+            and not Study.objects.for_user(user).filter(pk=data["study"].pk).exists()
+        ):
+            raise ApiValidationError({"study": "no such study"})
+        if (
+            data.get("dataset")
+            and not datasets_for_user(user).filter(pk=data["dataset"].pk).exists()
+        ):
+            raise ApiValidationError({"dataset": "no such dataset"})
+        try:
+            serializer.instance = services.judge_run_create(user=user, **data)
+        except ValidationError as error:
+            raise _api_error(error) from error
+
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        run = services.judge_run_cancel(run=self.get_object())
+        return Response(JudgeRunSerializer(run).data)
+
+    @extend_schema(parameters=[OpenApiParameter("retry_failed", bool)])
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        """Continue a cancelled, failed or stalled run (retry_failed=true: failed calls too)."""
+        retry = str(request.query_params.get("retry_failed", request.data.get("retry_failed", "")))
+        run = services.judge_run_resume(
+            run=self.get_object(), retry_failed=retry.lower() in ("1", "true")
+        )
+        return Response(JudgeRunSerializer(run).data)
+
+    @action(detail=True, methods=["post"])
+    def again(self, request, pk=None):
+        """A new run with the same judge, strategy version and selection (served from cache)."""
+        run = services.judge_run_rerun(run=self.get_object(), user=request.user)
+        return Response(JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=JudgeCallSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def calls(self, request, pk=None):
+        calls = JudgeCall.objects.filter(run=self.get_object()).order_by("id")
+        if parse_status := request.query_params.get("parse_status"):
+            calls = calls.filter(parse_status=parse_status)
+        page = self.paginate_queryset(calls)
+        return self.get_paginated_response(JudgeCallSerializer(page, many=True).data)
+
+    @action(detail=True, methods=["get"])
+    def failures(self, request, pk=None):
+        """What failed and why: errors and unparsed replies grouped by reason."""
+        return Response(selectors.run_failures(self.get_object()))
+
+    @extend_schema(
+        parameters=[OpenApiParameter("file_format", enum=list(EXPORTS))],
+        responses={(200, "application/x-ndjson"): bytes, (200, "text/csv"): bytes},
+    )
+    @action(detail=True, methods=["get"])
+    def export(self, request, pk=None):
+        """Every call of the run, one row each (JSONL by default, or CSV)."""
+        run = self.get_object()
+        file_format = request.query_params.get("file_format", "jsonl")
+        if file_format not in EXPORTS:
+            return Response({"file_format": f"use one of {', '.join(EXPORTS)}"}, status=400)
+        writer, content_type = EXPORTS[file_format]
+        response = StreamingHttpResponse(writer(run), content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="judge-run-{run.pk}.{file_format}"'
+        return response

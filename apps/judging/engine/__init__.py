@@ -1,0 +1,30 @@
+"""The engine: works through a judge run's calls in this process.
+
+The thread that calls ``run_work`` (a Celery task's) does everything with the database:
+claims pending calls in batches, builds their prompts, serves what it can from the cache,
+and saves results in small batches. HTTP calls go to an asyncio event loop in a helper thread
+running the async ``openai`` client (``llm_client.complete``: one retry layer), up to the
+judge's concurrency: with Redis, the task's share of the judge's slots, reserved from a
+semaphore all workers share (``reserved_slots``), and the judge's requests-per-minute limit.
+
+Modules: ``work`` (claims, saves, leases, cancellation; metric judges), ``llm_work`` (LLM
+judges: prompts, cache, requests), ``loop`` (the asyncio side).
+
+Identical requests in flight at once (same cache key) are asked once; the others reuse the
+reply as cached calls. Errors are never reused: a follower of a failed request asks itself.
+"""
+
+from __future__ import annotations
+
+from apps.judging.engine.llm_work import LlmWork
+from apps.judging.engine.loop import AsyncLoop, sampling_params
+from apps.judging.engine.work import MetricWork, Work
+from apps.judging.models import JudgeRun
+
+__all__ = ["AsyncLoop", "LlmWork", "MetricWork", "Work", "run_work", "sampling_params"]
+
+
+def run_work(run: JudgeRun, *, token: str, share: int, node: str = "") -> None:
+    """Work on ``run`` until no call is left to claim, or it is cancelled."""
+    work: Work = MetricWork(run, token) if run.judge.is_metric else LlmWork(run, token, share, node)
+    work.run_all()

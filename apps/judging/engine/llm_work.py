@@ -1,0 +1,239 @@
+"""LLM judges: prompts, the cache, requests through the loop thread, replies saved."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from functools import partial
+from typing import Any
+
+import redis.asyncio
+from django.conf import settings
+
+from apps.judging.call_results import (
+    CACHE_COLUMNS,
+    Reply,
+    fill_error,
+    fill_from_cache,
+    fill_from_reply,
+)
+from apps.judging.engine.loop import AsyncLoop, Gate, Prepared, _ask, sampling_params
+from apps.judging.engine.work import CANCEL_GRACE_S, FLUSH_EVERY_S, FLUSH_SIZE, Work
+from apps.judging.limits import EndpointLimiter, LocalRateLimiter, RedisRateLimiter, RedisSemaphore
+from apps.judging.llm_client import build_request, call_cache_key, close_clients
+from apps.judging.models import JudgeCall, JudgeRun, ParseStatus, Strategy
+from apps.judging.prompt_template import TemplateError
+from apps.judging.prompting import PromptError, call_messages
+from apps.judging.reserved_slots import SLOT_LEASE_S, SLOT_PREFIX, ReservedSlots, slots_key
+from apps.judging.scoring import ReplyReader
+
+
+class LlmWork(Work):
+    """Claims calls, answers cache hits at once, sends the rest to the loop thread (keeping
+    ``window`` calls queued there so the judge's slots never idle) and saves the replies."""
+
+    def __init__(self, run: JudgeRun, token: str, share: int, node: str = "") -> None:
+        super().__init__(run, token)
+        self.node = node
+        self.reserved: ReservedSlots | None = None
+        self._reserving: asyncio.Task[None] | None = None
+        strategy = run.strategy
+        assert strategy is not None
+        self.strategy: Strategy = strategy
+        self.endpoint = run.judge.endpoint()
+        self.reader = ReplyReader.for_strategy(strategy)
+        self.share = max(1, min(share, run.judge.max_concurrency))
+        self.window = max(8, 2 * self.share)
+        self.batch_size = min(500, self.window)
+        self.results: deque[tuple[str, asyncio.Future[Reply | None]]] = deque()
+        self.in_flight: dict[str, list[Prepared]] = {}
+        self._redis: Any = None
+        self.gate: Gate | None = None
+
+    # -- the loop thread's limiter -------------------------------------------------------------
+
+    async def _limiter(self) -> EndpointLimiter:
+        """The judge's limits in this loop. With Redis, this task's share of the judge's
+        slots is reserved in the background; calls wait at the gate until it holds some."""
+        judge = self.run.judge
+        limiter = EndpointLimiter(asyncio.Semaphore(self.share))
+        redis_url = getattr(settings, "REDIS_URL", "")
+        if not redis_url:
+            self.gate = Gate(asyncio.Semaphore(self.share), asyncio.Event())
+            if judge.requests_per_minute:
+                limiter.rate = LocalRateLimiter(judge.requests_per_minute)
+            return limiter
+        self._redis = redis.asyncio.Redis.from_url(redis_url)
+        shared = RedisSemaphore(
+            self._redis, slots_key(judge.limit_key), judge.max_concurrency, lease_s=SLOT_LEASE_S
+        )
+        self.reserved = ReservedSlots(shared, self.share, self.node)
+        self.gate = Gate(self.reserved.gate, asyncio.Event())
+        self._reserving = asyncio.create_task(self.reserved.start())
+        if judge.requests_per_minute:
+            limiter.rate = RedisRateLimiter(
+                self._redis, f"{SLOT_PREFIX}:rpm:{judge.limit_key}", judge.requests_per_minute
+            )
+        return limiter
+
+    async def _cleanup(self) -> None:
+        await close_clients()
+        if self.reserved is not None:
+            await self.reserved.close()
+        if self._redis is not None:
+            await self._redis.aclose()
+
+    # -- preparing and starting calls -----------------------------------------------------------
+
+    def _prepare(self, call: JudgeCall) -> Prepared | None:
+        try:
+            messages = call_messages(self.strategy, call)
+        except (PromptError, TemplateError) as exc:
+            fill_error(call, kind="prompt", message=str(exc))
+            self.buffer.append(call)
+            return None
+        params = sampling_params(self.run, call.sample_index)
+        call.request = {
+            "endpoint": self.endpoint.base_url,
+            "sample_index": call.sample_index,
+            "body": build_request(self.endpoint, messages, params),
+        }
+        call.cache_key = call_cache_key(self.endpoint, messages, params)
+        return Prepared(call, messages, params, call.cache_key)
+
+    def _cached(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        rows = (
+            JudgeCall.objects.filter(
+                cache_key__in=keys,
+                cached=False,
+                parse_status__in=[ParseStatus.PARSED, ParseStatus.UNPARSED],
+            )
+            .order_by("id")
+            .values(*CACHE_COLUMNS)
+        )
+        found: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            found.setdefault(row["cache_key"], row)
+        return found
+
+    def start(self, batch: list[JudgeCall], loop: AsyncLoop, limiter: EndpointLimiter) -> None:
+        """Cache hits are filled at once; the rest go to the loop, one request per key."""
+        prepared = [p for p in map(self._prepare, batch) if p is not None]
+        cached = self._cached(sorted({p.key for p in prepared}))
+        leaders = []
+        for item in prepared:
+            if item.key in cached:
+                fill_from_cache(item.call, cached[item.key], self.reader)
+                self.buffer.append(item.call)
+            elif item.key in self.in_flight:
+                self.in_flight[item.key].append(item)
+            else:
+                self.in_flight[item.key] = [item]
+                leaders.append(item)
+        self._submit(leaders, loop, limiter)
+
+    def _submit(self, items: list[Prepared], loop: AsyncLoop, limiter: EndpointLimiter) -> None:
+        """Hand a batch to the loop thread with one wake-up (not one per call)."""
+        if items:
+            loop.loop.call_soon_threadsafe(self._spawn, items, limiter)
+
+    def _spawn(self, items: list[Prepared], limiter: EndpointLimiter) -> None:
+        """In the loop thread: one task per request."""
+        assert self.gate is not None
+        for item in items:
+            task = asyncio.ensure_future(_ask(self.endpoint, limiter, self.gate, self.reader, item))
+            task.add_done_callback(partial(self._done, item.key))
+
+    def _done(self, key: str, task: asyncio.Future[Reply | None]) -> None:
+        self.results.append((key, task))  # in the loop thread: hand over, nothing else
+
+    # -- results --------------------------------------------------------------------------------
+
+    def _take(
+        self,
+        key: str,
+        task: asyncio.Future[Reply | None],
+        loop: AsyncLoop,
+        limiter: EndpointLimiter,
+    ) -> None:
+        group = self.in_flight.pop(key, [])
+        if task.cancelled() or not group:
+            return
+        reply = task.result()  # an exception here is a bug or Redis down: let it propagate
+        if reply is None:
+            return  # never asked (the run was cancelled): the calls stay pending
+        leader, followers = group[0], group[1:]
+        fill_from_reply(leader.call, reply, self.reader)
+        self.buffer.append(leader.call)
+        if leader.call.parse_status == ParseStatus.ERROR:
+            if followers:  # errors are never reused: the next one asks itself
+                self.in_flight[key] = followers
+                self._submit([followers[0]], loop, limiter)
+            return
+        source = {column: getattr(leader.call, column) for column in CACHE_COLUMNS}
+        source["id"] = leader.call.pk
+        for follower in followers:
+            fill_from_cache(follower.call, source, self.reader)
+            self.buffer.append(follower.call)
+
+    def _drain(self, loop: AsyncLoop, limiter: EndpointLimiter, wait: float) -> None:
+        """Take every finished request. Polling (not a wake-up per reply) keeps the two
+        threads from trading the GIL hundreds of times a second."""
+        if not self.results and wait > 0:
+            time.sleep(wait)
+        while self.results:
+            key, task = self.results.popleft()
+            self._take(key, task, loop, limiter)
+
+    def _waiting(self) -> int:
+        return sum(len(group) for group in self.in_flight.values())
+
+    # -- the main loop -------------------------------------------------------------------------
+
+    def run_all(self) -> None:
+        loop = AsyncLoop()
+        try:
+            limiter = loop.call(self._limiter())
+            self._main(loop, limiter)
+            if self.cancelled:
+                self._wind_down(loop, limiter)
+        finally:
+            loop.close(self._cleanup)  # cancels whatever is still running
+            self.finish()
+
+    def _wind_down(self, loop: AsyncLoop, limiter: EndpointLimiter) -> None:
+        """Cancelled: ask nothing new, keep the replies of calls already on the wire."""
+        gate = self.gate
+        assert gate is not None
+
+        def stop() -> None:
+            gate.stopping.set()
+            for _ in range(self._waiting()):  # let waiters through: they see "stopping"
+                gate.slots.release()
+
+        loop.loop.call_soon_threadsafe(stop)
+        deadline = time.monotonic() + CANCEL_GRACE_S
+        while self.in_flight and time.monotonic() < deadline:
+            self._drain(loop, limiter, wait=0.05)
+
+    def _main(self, loop: AsyncLoop, limiter: EndpointLimiter) -> None:
+        exhausted = False
+        while True:
+            self.tick()
+            if self.cancelled:
+                return
+            if not exhausted and self._waiting() < self.window:
+                batch = self.claim(self.batch_size)
+                if batch:
+                    self.start(batch, loop, limiter)
+                else:
+                    exhausted = True
+            self._drain(loop, limiter, wait=0.02 if self.in_flight else 0.0)
+            stale = time.monotonic() - self._last_flush >= FLUSH_EVERY_S
+            if self.buffer and (len(self.buffer) >= FLUSH_SIZE or stale or not self.in_flight):
+                self.flush()
+            if exhausted and not self.in_flight:
+                if self.wait_for_others():
+                    return
+                exhausted = False

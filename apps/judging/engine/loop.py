@@ -1,0 +1,116 @@
+"""The request side: sampling parameters, an asyncio loop in a helper thread, the gate that
+admits calls, and one request (with its format retry)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from apps.judging.call_results import Reply
+from apps.judging.limits import EndpointLimiter
+from apps.judging.llm_client import EndpointConfig, SamplingParams, complete
+from apps.judging.models import JudgeCall, JudgeRun
+from apps.judging.scoring import ReplyReader
+
+T = TypeVar("T")
+
+
+def sampling_params(run: JudgeRun, sample_index: int) -> SamplingParams:
+    """The strategy's settings over the judge's defaults. A judge's fixed seed is offset by
+    the sample index, or the R samples of one prompt would be copies of each other."""
+    strategy = run.strategy
+    assert strategy is not None
+    defaults: dict[str, Any] = run.judge.default_params or {}
+    seed = defaults.get("seed")
+    temperature = strategy.temperature
+    if temperature is None:
+        temperature = defaults.get("temperature", 0.0)
+    stop = defaults.get("stop")
+    return SamplingParams(
+        max_tokens=strategy.max_tokens,
+        temperature=temperature,
+        top_p=defaults.get("top_p"),
+        seed=int(seed) + sample_index if seed is not None else None,
+        logprobs=strategy.use_logprobs,
+        top_logprobs=strategy.top_logprobs if strategy.use_logprobs else None,
+        stop=tuple(stop) if isinstance(stop, list) else ((stop,) if stop else None),
+        sample_index=sample_index,
+    )
+
+
+class AsyncLoop:
+    """An asyncio event loop in a daemon thread; coroutines are submitted from outside."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="judge-calls")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def submit(self, coroutine: Awaitable[T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)  # type: ignore[arg-type]
+
+    def call(self, coroutine: Awaitable[T], timeout: float = 30.0) -> T:
+        return self.submit(coroutine).result(timeout)
+
+    def close(self, cleanup: Callable[[], Awaitable[Any]]) -> None:
+        async def shutdown() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await cleanup()
+
+        try:
+            self.call(shutdown())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(10)
+            self.loop.close()
+
+
+@dataclass
+class Prepared:
+    call: JudgeCall
+    messages: list[dict[str, str]]
+    params: SamplingParams
+    key: str
+
+
+@dataclass
+class Gate:
+    """Admits at most ``share`` calls into ``complete``; once stopping, admits none."""
+
+    slots: asyncio.Semaphore
+    stopping: asyncio.Event
+
+
+async def _ask(
+    endpoint: EndpointConfig,
+    limiter: EndpointLimiter,
+    gate: Gate,
+    reader: ReplyReader,
+    prepared: Prepared,
+) -> Reply | None:
+    async with gate.slots:
+        if gate.stopping.is_set():
+            return None  # cancelled before it was asked: stays pending
+        return await _ask_now(endpoint, limiter, reader, prepared)
+
+
+async def _ask_now(
+    endpoint: EndpointConfig, limiter: EndpointLimiter, reader: ReplyReader, prepared: Prepared
+) -> Reply:
+    outcome = await complete(endpoint, prepared.messages, prepared.params, limiter=limiter)
+    if (
+        not (outcome.ok and reader.format_retry)
+        or reader.read(outcome.text or "", outcome.logprobs).parsed
+    ):
+        return Reply(outcome)
+    messages = reader.retry_messages(prepared.messages, outcome.text or "")
+    second = await complete(endpoint, messages, prepared.params, limiter=limiter)
+    return Reply(outcome, second, messages)

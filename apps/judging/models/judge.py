@@ -1,0 +1,116 @@
+"""Judges: an LLM behind an OpenAI-compatible endpoint, or a classic metric."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models import Q
+
+from apps.judging.llm_client import EndpointConfig
+from apps.judging.retry import RetryPolicy
+
+ENV_NAME = RegexValidator(r"^[A-Za-z_][A-Za-z0-9_]*$", "The name of an environment variable.")
+#: Keys a judge's default_params may hold; a strategy's own settings win over them.
+DEFAULT_PARAM_KEYS = frozenset({"temperature", "top_p", "seed", "stop"})
+
+
+class JudgeKind(models.TextChoices):
+    LLM = "llm", "LLM (OpenAI-compatible endpoint)"
+    METRIC = "metric", "Classic metric"
+
+
+class MetricName(models.TextChoices):
+    BLEU = "bleu", "BLEU"
+    CHRF = "chrf", "chrF"
+    ROUGE_L = "rougeL", "ROUGE-L"
+
+
+class Judge(models.Model):
+    """An evaluator. The API key is never stored: `api_key_env` names the variable holding it."""
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=8, choices=JudgeKind.choices, default=JudgeKind.LLM)
+    base_url = models.CharField(
+        max_length=300, blank=True, help_text="e.g. https://api.openai.com/v1"
+    )
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        validators=[ENV_NAME],
+        help_text="The NAME of the environment variable holding the key (empty: no key).",
+    )
+    model = models.CharField(max_length=200, blank=True)
+    default_params = models.JSONField(
+        default=dict, blank=True, help_text="temperature, top_p, seed, stop (strategies win)."
+    )
+    max_concurrency = models.PositiveSmallIntegerField(
+        default=8, validators=[MinValueValidator(1)], help_text="Calls in flight, all workers."
+    )
+    requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    timeout_s = models.FloatField(default=60.0, validators=[MinValueValidator(0.1)])
+    max_attempts = models.PositiveSmallIntegerField(
+        default=5, validators=[MinValueValidator(1)], help_text="HTTP attempts per call, in all."
+    )
+    max_tokens_param = models.CharField(
+        max_length=24,
+        default="max_tokens",
+        choices=[("max_tokens", "max_tokens"), ("max_completion_tokens", "max_completion_tokens")],
+    )
+    metric = models.CharField(max_length=8, choices=MetricName.choices, blank=True)
+    price_per_1k_prompt_tokens = models.DecimalField(
+        max_digits=12, decimal_places=6, null=True, blank=True
+    )
+    price_per_1k_completion_tokens = models.DecimalField(
+        max_digits=12, decimal_places=6, null=True, blank=True
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kind", "name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind="metric", metric__in=["bleu", "chrf", "rougeL"])
+                | (Q(kind="llm", metric="") & ~Q(base_url="") & ~Q(model="")),
+                name="judge_kind_fields",
+            ),
+            models.CheckConstraint(condition=Q(max_concurrency__gte=1), name="judge_concurrency"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_metric(self) -> bool:
+        return self.kind == JudgeKind.METRIC
+
+    @property
+    def limit_key(self) -> str:
+        """The name its concurrency and rate limits are shared under, across workers."""
+        return f"judge-{self.pk}"
+
+    def endpoint(self) -> EndpointConfig:
+        return EndpointConfig(
+            base_url=self.base_url,
+            model=self.model,
+            api_key_env=self.api_key_env,
+            name=self.limit_key,
+            timeout_s=self.timeout_s,
+            max_concurrency=self.max_concurrency,
+            requests_per_minute=self.requests_per_minute,
+            max_tokens_param=self.max_tokens_param,  # type: ignore[arg-type]
+            retry=RetryPolicy(max_attempts=self.max_attempts),
+        )
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
+        """Estimated price of these tokens, or None when the judge has no prices."""
+        if self.price_per_1k_prompt_tokens is None and self.price_per_1k_completion_tokens is None:
+            return None
+        prompt = (self.price_per_1k_prompt_tokens or Decimal(0)) * prompt_tokens
+        completion = (self.price_per_1k_completion_tokens or Decimal(0)) * completion_tokens
+        return (prompt + completion) / 1000

@@ -1,0 +1,110 @@
+"""Strategies: how a judge is asked. Data, not code, and versioned: an edit makes a new
+version, old versions stay, and a judge run pins the version it used."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import F, Max, OuterRef, Q, QuerySet, Subquery
+
+from apps.judging.parsers import PARSERS, OutputParser, Scale, get_parser
+
+PARSER_CHOICES = [(name, name) for name in sorted(PARSERS)]
+
+
+class Family(models.TextChoices):
+    ANALYZE_RATE = "analyze-rate", "Analyze then rate (Hu et al.)"
+    SINGLE = "single", "Single answer (FBI)"
+    PAIRWISE = "pairwise", "Pairwise (FBI)"
+    REFERENCE = "reference", "Reference-guided (FBI)"
+    GEVAL = "geval", "G-Eval score only (DHP)"
+    PROMPTING = "prompting", "Prompting strategies (Chaudhary et al.)"
+    PROMETHEUS = "prometheus", "Prometheus"
+    ADVEVAL = "adveval", "0-100 (AdvEval)"
+
+
+class StrategyQuerySet(models.QuerySet["Strategy"]):
+    def latest_versions(self) -> QuerySet[Strategy]:
+        """The newest version of every strategy slug."""
+        newest = (
+            Strategy.objects.filter(slug=OuterRef("slug"))
+            .values("slug")
+            .annotate(v=Max("version"))
+            .values("v")
+        )
+        return self.filter(version=Subquery(newest))
+
+
+class Strategy(models.Model):
+    """One version of a prompting strategy: template, scale, output parser, sampling.
+
+    The prompt template uses ``{{placeholders}}`` (see apps.judging.prompt_template).
+    """
+
+    slug = models.SlugField(max_length=80)
+    version = models.PositiveIntegerField(default=1)
+    name = models.CharField(max_length=150)
+    family = models.CharField(max_length=16, choices=Family.choices)
+    description = models.TextField(blank=True)
+    source = models.CharField(max_length=200, blank=True, help_text="The paper it follows.")
+    system_prompt = models.TextField(blank=True)
+    prompt_template = models.TextField()
+    scale_min = models.SmallIntegerField(default=1)
+    scale_max = models.SmallIntegerField(default=5)
+    parser = models.CharField(max_length=32, choices=PARSER_CHOICES)
+    samples = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(100)],
+        help_text="R: calls per text and criterion; scores are averaged in analyses.",
+    )
+    temperature = models.FloatField(null=True, blank=True)
+    max_tokens = models.PositiveIntegerField(default=512, validators=[MinValueValidator(1)])
+    both_orders = models.BooleanField(
+        default=False, help_text="Pairwise: judge each pair twice, the order swapped."
+    )
+    use_logprobs = models.BooleanField(
+        default=False, help_text="G-Eval: score by the probability-weighted mean of the scale."
+    )
+    top_logprobs = models.PositiveSmallIntegerField(
+        default=10, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
+    format_retry = models.BooleanField(
+        default=False, help_text="Ask once more, with a format reminder, when a reply is unparsed."
+    )
+    format_reminder = models.TextField(blank=True)
+    examples = models.JSONField(
+        default=list, blank=True, help_text='Few-shot: [{"source", "text", "score", "why"}].'
+    )
+    note = models.TextField(blank=True, help_text="What this version changed.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = StrategyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["family", "slug", "-version"]
+        verbose_name_plural = "strategies"
+        constraints = [
+            models.UniqueConstraint(fields=["slug", "version"], name="strategy_version"),
+            models.CheckConstraint(
+                condition=Q(scale_min__lt=F("scale_max")), name="strategy_scale"
+            ),
+            models.CheckConstraint(condition=Q(samples__gte=1), name="strategy_samples"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} (v{self.version})"
+
+    @property
+    def pairwise(self) -> bool:
+        return self.parser == "pairwise"
+
+    @property
+    def scale(self) -> Scale:
+        return Scale(self.scale_min, self.scale_max)
+
+    def output_parser(self) -> OutputParser:
+        return get_parser(self.parser, lo=self.scale_min, hi=self.scale_max)

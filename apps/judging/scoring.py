@@ -1,0 +1,92 @@
+"""From a judge's reply to a score or verdict: the strategy's parser, G-Eval probabilities,
+the format reminder for a second ask, and pairwise verdicts about the texts themselves."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from apps.judging.models import Preferred, Strategy
+from apps.judging.parsers import (
+    ParseResult,
+    Scale,
+    get_parser,
+    geval_logprob_score,
+    score_token_top_logprobs,
+)
+
+REMINDERS = {
+    "analysis_rating": 'Please answer again in exactly this format: "Analysis:" followed by '
+    'your analysis, then a last line "Rating: n" with one whole number n from {lo} to {hi}.',
+    "prometheus": 'Please answer again in exactly this format: "Feedback:" followed by your '
+    'feedback, then "[RESULT] n" with one whole number n from {lo} to {hi}.',
+    "score_only": "Please answer again with nothing but one whole number from {lo} to {hi}.",
+    "score_0_100": "Please answer again with nothing but one whole number from 0 to 100.",
+    "pairwise": 'Please answer again and end with a last line "Verdict: A", "Verdict: B" or '
+    '"Verdict: tie".',
+}
+
+
+@dataclass(frozen=True)
+class ReplyReader:
+    """Everything needed to read replies of one strategy (plain data: safe in any thread)."""
+
+    parser: str
+    scale: Scale
+    use_logprobs: bool = False
+    format_retry: bool = False
+    reminder: str = ""
+
+    @classmethod
+    def for_strategy(cls, strategy: Strategy) -> ReplyReader:
+        template = strategy.format_reminder or REMINDERS.get(strategy.parser, "")
+        reminder = template.replace("{lo}", str(strategy.scale_min)).replace(
+            "{hi}", str(strategy.scale_max)
+        )
+        return cls(
+            parser=strategy.parser,
+            scale=strategy.scale,
+            use_logprobs=strategy.use_logprobs,
+            format_retry=strategy.format_retry,
+            reminder=reminder,
+        )
+
+    def read(self, text: str, logprobs: Sequence[dict[str, Any]] | None = None) -> ParseResult:
+        if self.use_logprobs:
+            by_probability = self._from_logprobs(logprobs)
+            if by_probability is not None:
+                return by_probability
+        result = get_parser(self.parser, lo=self.scale.lo, hi=self.scale.hi).parse(text)
+        if self.use_logprobs:
+            return replace(result, reason=f"{result.reason} (read from the text: no logprobs)")
+        return result
+
+    def _from_logprobs(self, logprobs: Sequence[dict[str, Any]] | None) -> ParseResult | None:
+        if not logprobs:
+            return None
+        top = score_token_top_logprobs(logprobs, self.scale)
+        if top is None:
+            return None
+        result = geval_logprob_score(top, self.scale)
+        return result if result.parsed else None
+
+    def retry_messages(
+        self, messages: Sequence[dict[str, str]], reply: str
+    ) -> list[dict[str, str]]:
+        """The first exchange, then the format reminder."""
+        return [
+            *messages,
+            {"role": "assistant", "content": reply},
+            {"role": "user", "content": self.reminder},
+        ]
+
+
+def preferred_text(verdict: str | None, original_first: bool | None) -> str:
+    """A pairwise verdict ("A" = the first text shown) as "original" / "perturbed" / "tie"."""
+    if not verdict or original_first is None:
+        return ""
+    if verdict == "tie":
+        return Preferred.TIE
+    first_won = verdict == "A"
+    return Preferred.ORIGINAL if first_won == original_first else Preferred.PERTURBED

@@ -1,0 +1,126 @@
+"""Judging reads that depend on who asks. Judging is for researchers: annotators and experts
+reach no judge, strategy or run. A researcher reaches only the runs they created."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Avg, Count, F, Q, QuerySet
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+
+from apps.accounts.permissions import is_researcher
+from apps.judging.models import Judge, JudgeCall, JudgeRun, ParseStatus, RunStatus, Strategy
+
+RATE_WINDOW_S = 10
+
+
+def judges_for_user(user: Any) -> QuerySet[Judge]:
+    return Judge.objects.all() if is_researcher(user) else Judge.objects.none()
+
+
+def strategies_for_user(user: Any, *, latest: bool = True) -> QuerySet[Strategy]:
+    if not is_researcher(user):
+        return Strategy.objects.none()
+    strategies = Strategy.objects.all()
+    return strategies.latest_versions() if latest else strategies
+
+
+def runs_for_user(user: Any) -> QuerySet[JudgeRun]:
+    if not is_researcher(user):
+        return JudgeRun.objects.none()
+    runs = JudgeRun.objects.select_related("judge", "strategy", "study", "dataset")
+    return runs if user.is_superuser else runs.filter(created_by=user)
+
+
+def run_for_user(user: Any, pk: int) -> JudgeRun:
+    """The run, or 404 if this user may not see it (guessing an id reveals nothing)."""
+    return get_object_or_404(runs_for_user(user), pk=pk)
+
+
+def calls_for_export(run: JudgeRun) -> QuerySet[JudgeCall]:
+    return (
+        JudgeCall.objects.filter(run=run)
+        .select_related("item", "perturbation__kind", "criterion__aspect", "metric")
+        .order_by("id")
+    )
+
+
+@dataclass
+class Progress:
+    run: JudgeRun
+    calls_per_second: float
+    cost: Decimal | None
+    projected_cost: Decimal | None
+    elapsed_s: float | None
+
+
+def run_progress(run: JudgeRun) -> Progress:
+    """Figures for the live progress bar (two queries)."""
+    now = timezone.now()
+    if run.status == RunStatus.RUNNING:
+        since = now - timedelta(seconds=RATE_WINDOW_S)
+        recent = JudgeCall.objects.filter(run=run, finished_at__gte=since).count()
+        rate = recent / RATE_WINDOW_S
+    else:
+        spent = ((run.finished_at or now) - (run.started_at or now)).total_seconds()
+        rate = run.completed / spent if spent > 0 else 0.0
+    elapsed = (
+        ((run.finished_at or now) - run.started_at).total_seconds() if run.started_at else None
+    )
+    cost = run.estimated_cost
+    paid = run.completed - run.cached
+    projected = None
+    if cost is not None and paid > 0 and run.total:
+        projected = cost * (run.total - run.cached) / paid
+    return Progress(run, rate, cost, projected, elapsed)
+
+
+def run_failures(run: JudgeRun, limit: int = 50) -> dict[str, list[dict[str, Any]]]:
+    """What failed and why: errors and unparsed replies, grouped by reason, most common first."""
+    calls = JudgeCall.objects.filter(run=run)
+    errors = (
+        calls.filter(parse_status=ParseStatus.ERROR)
+        .values("error_kind", "error")
+        .annotate(n=Count("id"))
+        .order_by("-n", "error_kind")[:limit]
+    )
+    unparsed = (
+        calls.filter(parse_status=ParseStatus.UNPARSED)
+        .values("parse_reason")
+        .annotate(n=Count("id"))
+        .order_by("-n")[:limit]
+    )
+    return {"errors": [dict(e) for e in errors], "unparsed": [dict(u) for u in unparsed]}
+
+
+def run_scores(run: JudgeRun, limit: int = 300) -> list[dict[str, Any]]:
+    """Mean score over samples per text and quality; pairwise: preferences counted."""
+    rows = (
+        JudgeCall.objects.filter(run=run)
+        .values(
+            "item__external_id",
+            "perturbation_id",
+            "perturbation__kind__name",
+            "criterion__key",
+            "metric__slug",
+        )
+        .annotate(
+            mean=Avg("score", filter=Q(parse_status=ParseStatus.PARSED)),
+            scored=Count("id", filter=Q(parse_status=ParseStatus.PARSED)),
+            calls=Count("id"),
+            original=Count("id", filter=Q(preferred="original")),
+            perturbed=Count("id", filter=Q(preferred="perturbed")),
+            tie=Count("id", filter=Q(preferred="tie")),
+        )
+        .order_by(
+            "item__external_id",
+            F("perturbation_id").asc(nulls_first=True),  # the original first
+            "criterion__key",
+            "metric__slug",
+        )
+    )
+    return [dict(row) for row in rows[:limit]]

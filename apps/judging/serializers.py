@@ -1,0 +1,166 @@
+"""Judging API shapes; validation of what spans fields stays in the services."""
+
+from rest_framework import serializers
+
+from apps.annotation.models import Study
+from apps.catalog.models import Criterion, Metric, PerturbationKind
+from apps.corpus.models import Dataset
+from apps.judging.models import Judge, JudgeCall, JudgeRun, Strategy
+from apps.judging.services import STRATEGY_FIELDS
+
+
+class JudgeSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Judge
+        fields = [
+            "id",
+            "name",
+            "kind",
+            "base_url",
+            "api_key_env",
+            "model",
+            "default_params",
+            "max_concurrency",
+            "requests_per_minute",
+            "timeout_s",
+            "max_attempts",
+            "max_tokens_param",
+            "metric",
+            "price_per_1k_prompt_tokens",
+            "price_per_1k_completion_tokens",
+            "created_at",
+        ]
+        read_only_fields = ["created_at"]
+
+
+class StrategySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Strategy
+        fields = ["id", "slug", "version", *STRATEGY_FIELDS, "note", "created_at"]
+        read_only_fields = ["version", "created_at"]
+        validators: list = []  # versions are numbered by the service
+
+
+class StrategyRevisionSerializer(serializers.ModelSerializer):
+    """Any strategy fields to change; the rest are copied from the version revised."""
+
+    class Meta:
+        model = Strategy
+        fields = [*STRATEGY_FIELDS, "note"]
+        extra_kwargs = {name: {"required": False} for name in [*STRATEGY_FIELDS, "note"]}
+
+
+class JudgeRunSerializer(serializers.ModelSerializer):
+    judge = serializers.PrimaryKeyRelatedField(queryset=Judge.objects.all())
+    strategy = serializers.PrimaryKeyRelatedField(
+        queryset=Strategy.objects.all(), required=False, allow_null=True
+    )
+    study = serializers.PrimaryKeyRelatedField(
+        queryset=Study.objects.all(), required=False, allow_null=True
+    )
+    dataset = serializers.PrimaryKeyRelatedField(
+        queryset=Dataset.objects.all(), required=False, allow_null=True
+    )
+    criteria = serializers.PrimaryKeyRelatedField(
+        queryset=Criterion.objects.all(), many=True, required=False
+    )
+    metrics = serializers.PrimaryKeyRelatedField(
+        queryset=Metric.objects.all(), many=True, required=False
+    )
+    kinds = serializers.PrimaryKeyRelatedField(
+        queryset=PerturbationKind.objects.all(), many=True, required=False
+    )
+    item_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+    perturbation_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+    estimated_cost = serializers.DecimalField(
+        max_digits=14, decimal_places=6, read_only=True, allow_null=True
+    )
+
+    class Meta:
+        model = JudgeRun
+        fields = [
+            "id",
+            "label",
+            "judge",
+            "strategy",
+            "study",
+            "dataset",
+            "item_ids",
+            "perturbation_ids",
+            "kinds",
+            "criteria",
+            "metrics",
+            "include_originals",
+            "include_perturbations",
+            "vetted_only",
+            "status",
+            "total",
+            "done",
+            "failed",
+            "cached",
+            "unscored",
+            "http_requests",
+            "prompt_tokens",
+            "completion_tokens",
+            "estimated_cost",
+            "problems",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = [
+            "status",
+            "total",
+            "done",
+            "failed",
+            "cached",
+            "unscored",
+            "http_requests",
+            "prompt_tokens",
+            "completion_tokens",
+            "problems",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+
+
+class JudgeCallSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = JudgeCall
+        fields = [
+            "id",
+            "item",
+            "perturbation",
+            "criterion",
+            "metric",
+            "sample_index",
+            "original_first",
+            "parse_status",
+            "parse_reason",
+            "score",
+            "verdict",
+            "preferred",
+            "raw_response",
+            "request",
+            "format_retry",
+            "prompt_tokens",
+            "completion_tokens",
+            "latency",
+            "total_seconds",
+            "attempts",
+            "request_id",
+            "system_fingerprint",
+            "response_model",
+            "finish_reason",
+            "cache_key",
+            "cached",
+            "cached_from",
+            "error_kind",
+            "error",
+            "previous_errors",
+            "finished_at",
+        ]
+        read_only_fields = fields

@@ -1,0 +1,56 @@
+"""Judging services: judges, strategy versions, and judge runs from creation to completion.
+
+A run's life: ``judge_run_create`` (validated selection) → ``judge_run_start`` (status
+running; a worker task is queued on commit) → the task plans the calls once
+(``judge_run_plan``), fans out to more tasks when a shared limiter allows, and each task works
+(``engine.run_work``) until nothing is left → the last one marks the run done.
+``judge_run_cancel`` stops the tasks at their next check; ``judge_run_resume`` starts them
+again (optionally giving failed calls another try); ``judge_runs_recover`` restarts runs whose
+workers died.
+"""
+
+from apps.judging.services.judges import (
+    STRATEGY_FIELDS,
+    judge_problems,
+    judge_save,
+    strategy_create,
+    strategy_problems,
+    strategy_revise,
+)
+from apps.judging.services.runs import (
+    judge_run_cancel,
+    judge_run_create,
+    judge_run_rerun,
+    judge_run_resume,
+    judge_run_start,
+)
+from apps.judging.services.work import (
+    CALLS_PER_TASK,
+    TASKS_PER_RUN,
+    judge_run_fail,
+    judge_run_plan,
+    judge_run_work,
+    judge_runs_recover,
+    task_shares,
+)
+
+__all__ = [
+    "CALLS_PER_TASK",
+    "STRATEGY_FIELDS",
+    "TASKS_PER_RUN",
+    "judge_problems",
+    "judge_run_cancel",
+    "judge_run_create",
+    "judge_run_fail",
+    "judge_run_plan",
+    "judge_run_rerun",
+    "judge_run_resume",
+    "judge_run_start",
+    "judge_run_work",
+    "judge_runs_recover",
+    "judge_save",
+    "strategy_create",
+    "strategy_problems",
+    "strategy_revise",
+    "task_shares",
+]

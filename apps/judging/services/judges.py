@@ -1,0 +1,128 @@
+"""Judges and strategy versions: checks, creation, and a new version for every edit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Max
+
+from apps.judging.models import Judge, Strategy
+from apps.judging.models.judge import DEFAULT_PARAM_KEYS
+from apps.judging.prompt_template import template_problems
+
+STRATEGY_FIELDS = (
+    "name",
+    "family",
+    "description",
+    "source",
+    "system_prompt",
+    "prompt_template",
+    "scale_min",
+    "scale_max",
+    "parser",
+    "samples",
+    "temperature",
+    "max_tokens",
+    "both_orders",
+    "use_logprobs",
+    "top_logprobs",
+    "format_retry",
+    "format_reminder",
+    "examples",
+)
+
+
+# -- judges ------------------------------------------------------------------------------------
+
+
+def judge_problems(judge: Judge) -> dict[str, str]:
+    problems = {}
+    unknown = set(judge.default_params or {}) - DEFAULT_PARAM_KEYS
+    if not isinstance(judge.default_params, dict):
+        problems["default_params"] = "a JSON object"
+    elif unknown:
+        problems["default_params"] = (
+            f"unknown key(s) {', '.join(sorted(unknown))}; allowed: "
+            f"{', '.join(sorted(DEFAULT_PARAM_KEYS))}"
+        )
+    if judge.kind == "metric" and not judge.metric:
+        problems["metric"] = "a metric judge needs its metric"
+    if judge.kind == "llm":
+        for name in ("base_url", "model"):
+            if not getattr(judge, name):
+                problems[name] = "an LLM judge needs this"
+        if judge.metric:
+            problems["metric"] = "only metric judges have a metric"
+    return problems
+
+
+@transaction.atomic
+def judge_save(*, judge: Judge, user: Any = None) -> Judge:
+    """Create or update a judge after checking it (keys are never stored, only their name)."""
+    problems = judge_problems(judge)
+    if problems:
+        raise ValidationError(problems)
+    if judge.pk is None and user is not None and user.is_authenticated:
+        judge.created_by = user
+    judge.full_clean()
+    judge.save()
+    return judge
+
+
+# -- strategies --------------------------------------------------------------------------------
+
+
+def strategy_problems(strategy: Strategy) -> dict[str, str]:
+    problems: dict[str, str] = {}
+    template = template_problems(strategy.prompt_template, pairwise=strategy.pairwise)
+    system = template_problems(strategy.system_prompt + "{{text_a}}{{text_b}}", pairwise=True)
+    if template:
+        problems["prompt_template"] = "; ".join(template)
+    if [p for p in system if "unknown" in p]:
+        problems["system_prompt"] = "; ".join(p for p in system if "unknown" in p)
+    if (strategy.family == "pairwise") != strategy.pairwise:
+        problems["parser"] = "pairwise strategies (and only they) use the pairwise parser"
+    if strategy.both_orders and not strategy.pairwise:
+        problems["both_orders"] = "only pairwise strategies have orders"
+    if strategy.use_logprobs and strategy.pairwise:
+        problems["use_logprobs"] = "probability-weighted scores need a numeric scale"
+    if strategy.scale_min >= strategy.scale_max:
+        problems["scale_max"] = "the scale needs min < max"
+    if not isinstance(strategy.examples, list):
+        problems["examples"] = "a JSON list"
+    return problems
+
+
+def _strategy_checked(strategy: Strategy) -> Strategy:
+    problems = strategy_problems(strategy)
+    if problems:
+        raise ValidationError(problems)
+    strategy.full_clean(validate_unique=False)
+    strategy.save()
+    return strategy
+
+
+@transaction.atomic
+def strategy_create(*, slug: str, user: Any = None, **fields: Any) -> Strategy:
+    if Strategy.objects.filter(slug=slug).exists():
+        raise ValidationError({"slug": "a strategy with this slug exists: revise it instead"})
+    strategy = Strategy(slug=slug, version=1, **fields)
+    strategy.created_by = user if user is not None and user.is_authenticated else None
+    return _strategy_checked(strategy)
+
+
+@transaction.atomic
+def strategy_revise(
+    *, strategy: Strategy, user: Any = None, note: str = "", **changes: Any
+) -> Strategy:
+    """A new version with ``changes``; the old one stays as it was (runs may pin it)."""
+    unknown = set(changes) - set(STRATEGY_FIELDS)
+    if unknown:
+        raise ValidationError({"__all__": f"not strategy fields: {', '.join(sorted(unknown))}"})
+    newest = Strategy.objects.filter(slug=strategy.slug).aggregate(v=Max("version"))["v"] or 0
+    fields = {name: getattr(strategy, name) for name in STRATEGY_FIELDS} | changes
+    revised = Strategy(slug=strategy.slug, version=newest + 1, note=note, **fields)
+    revised.created_by = user if user is not None and user.is_authenticated else None
+    return _strategy_checked(revised)

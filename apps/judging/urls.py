@@ -1,0 +1,26 @@
+from django.urls import path
+
+from apps.judging import views
+
+urlpatterns = [
+    path("judging/", views.run_list, name="judging-runs"),
+    path("judging/runs/new/", views.run_new, name="judging-run-new"),
+    path("judging/runs/<int:pk>/", views.run_detail, name="judging-run-detail"),
+    path("judging/runs/<int:pk>/cancel/", views.run_cancel, name="judging-run-cancel"),
+    path("judging/runs/<int:pk>/resume/", views.run_resume, name="judging-run-resume"),
+    path("judging/runs/<int:pk>/again/", views.run_rerun, name="judging-run-rerun"),
+    path(
+        "judging/runs/<int:pk>/calls.<str:file_format>",
+        views.run_export,
+        name="judging-run-export",
+    ),
+    path("judging/judges/", views.judge_list, name="judging-judges"),
+    path("judging/judges/new/", views.judge_edit, name="judging-judge-new"),
+    path("judging/judges/<int:pk>/", views.judge_edit, name="judging-judge-edit"),
+    path("judging/strategies/", views.strategy_list, name="judging-strategies"),
+    path("judging/strategies/new/", views.strategy_edit, name="judging-strategy-new"),
+    path("judging/strategies/<int:pk>/", views.strategy_detail, name="judging-strategy-detail"),
+    path(
+        "judging/strategies/<int:pk>/revise/", views.strategy_edit, name="judging-strategy-revise"
+    ),
+]

@@ -1,0 +1,182 @@
+"""Judging pages (researchers only): runs with live progress, judges, strategy versions."""
+
+from __future__ import annotations
+
+from functools import wraps
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.forms import BaseForm
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from apps.accounts.permissions import is_researcher
+from apps.accounts.requests import AuthedRequest
+from apps.judging import selectors, services
+from apps.judging.exporting import EXPORTS
+from apps.judging.forms import JudgeForm, JudgeRunForm, StrategyForm
+from apps.judging.models import JudgeRun, Strategy
+from apps.judging.services import STRATEGY_FIELDS
+
+
+def researchers_only(view: Any) -> Any:
+    @wraps(view)
+    def guarded(request: AuthedRequest, *args: Any, **kwargs: Any) -> Any:
+        if not is_researcher(request.user):
+            raise PermissionDenied("Judging is for researchers.")
+        return view(request, *args, **kwargs)
+
+    return guarded
+
+
+def _errors_to_form(form: BaseForm, error: ValidationError) -> None:
+    for field, problems in error.message_dict.items():
+        form.add_error(field if field in form.fields else None, problems)
+
+
+# -- runs --------------------------------------------------------------------------------------
+
+
+@researchers_only
+def run_list(request: AuthedRequest) -> HttpResponse:
+    runs = selectors.runs_for_user(request.user)[:200]
+    return render(request, "judging/run_list.html", {"runs": runs})
+
+
+@researchers_only
+def run_new(request: AuthedRequest) -> HttpResponse:
+    form = JudgeRunForm(request.POST or None, user=request.user, initial=request.GET.dict())
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = services.judge_run_create(user=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            _errors_to_form(form, error)
+        else:
+            return redirect("judging-run-detail", pk=run.pk)
+    return render(request, "judging/run_new.html", {"form": form})
+
+
+def _run_context(run: JudgeRun) -> dict[str, Any]:
+    context: dict[str, Any] = {"run": run, "progress": selectors.run_progress(run)}
+    if run.finished or run.failed:
+        context["failures"] = selectors.run_failures(run)
+    if run.finished:
+        context["scores"] = selectors.run_scores(run)
+    return context
+
+
+@researchers_only
+def run_detail(request: AuthedRequest, pk: int) -> HttpResponse:
+    run = selectors.run_for_user(request.user, pk)
+    template = "judging/run_detail.html"
+    if request.htmx:
+        template += "#progress"
+    return render(request, template, _run_context(run))
+
+
+@researchers_only
+@require_POST
+def run_cancel(request: AuthedRequest, pk: int) -> HttpResponse:
+    run = services.judge_run_cancel(run=selectors.run_for_user(request.user, pk))
+    messages.info(request, f"Run {run.pk} cancelled; calls not made yet can be resumed.")
+    return redirect("judging-run-detail", pk=run.pk)
+
+
+@researchers_only
+@require_POST
+def run_resume(request: AuthedRequest, pk: int) -> HttpResponse:
+    run = selectors.run_for_user(request.user, pk)
+    retry_failed = request.POST.get("retry_failed") == "1"
+    services.judge_run_resume(run=run, retry_failed=retry_failed)
+    return redirect("judging-run-detail", pk=run.pk)
+
+
+@researchers_only
+@require_POST
+def run_rerun(request: AuthedRequest, pk: int) -> HttpResponse:
+    again = services.judge_run_rerun(
+        run=selectors.run_for_user(request.user, pk), user=request.user
+    )
+    return redirect("judging-run-detail", pk=again.pk)
+
+
+@researchers_only
+@require_GET
+def run_export(request: AuthedRequest, pk: int, file_format: str) -> StreamingHttpResponse:
+    run = selectors.run_for_user(request.user, pk)
+    if file_format not in EXPORTS:
+        raise Http404("unknown format")
+    writer, content_type = EXPORTS[file_format]
+    response = StreamingHttpResponse(writer(run), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="judge-run-{run.pk}.{file_format}"'
+    return response
+
+
+# -- judges ------------------------------------------------------------------------------------
+
+
+@researchers_only
+def judge_list(request: AuthedRequest) -> HttpResponse:
+    judges = selectors.judges_for_user(request.user)
+    return render(request, "judging/judge_list.html", {"judges": judges})
+
+
+@researchers_only
+def judge_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse:
+    judge = get_object_or_404(selectors.judges_for_user(request.user), pk=pk) if pk else None
+    form = JudgeForm(request.POST or None, instance=judge)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.judge_save(judge=form.instance, user=request.user)
+        except ValidationError as error:
+            _errors_to_form(form, error)
+        else:
+            return redirect("judging-judges")
+    return render(request, "judging/judge_form.html", {"form": form, "judge": judge})
+
+
+# -- strategies --------------------------------------------------------------------------------
+
+
+@researchers_only
+def strategy_list(request: AuthedRequest) -> HttpResponse:
+    strategies = selectors.strategies_for_user(request.user).order_by("family", "slug")
+    return render(request, "judging/strategy_list.html", {"strategies": strategies})
+
+
+@researchers_only
+def strategy_detail(request: AuthedRequest, pk: int) -> HttpResponse:
+    strategy = get_object_or_404(selectors.strategies_for_user(request.user, latest=False), pk=pk)
+    versions = Strategy.objects.filter(slug=strategy.slug).order_by("-version")
+    return render(
+        request, "judging/strategy_detail.html", {"strategy": strategy, "versions": versions}
+    )
+
+
+@researchers_only
+def strategy_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse:
+    """New strategy (no pk), or a new version of strategy ``pk``."""
+    base = None
+    if pk is not None:
+        base = get_object_or_404(selectors.strategies_for_user(request.user, latest=False), pk=pk)
+    form = StrategyForm(request.POST or None, instance=base, revising=base is not None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        fields = {name: data[name] for name in STRATEGY_FIELDS}
+        try:
+            if base is None:
+                saved = services.strategy_create(
+                    slug=data["slug"], user=request.user, note=data["note"], **fields
+                )
+            else:
+                base.refresh_from_db()  # the form wrote into the instance; keep it unchanged
+                saved = services.strategy_revise(
+                    strategy=base, user=request.user, note=data["note"], **fields
+                )
+        except ValidationError as error:
+            _errors_to_form(form, error)
+        else:
+            return redirect("judging-strategy-detail", pk=saved.pk)
+    return render(request, "judging/strategy_form.html", {"form": form, "base": base})

@@ -1,0 +1,464 @@
+"""Annotation under load: "next item" and "submit" latency with many annotators at once.
+
+A fresh PostgreSQL database gets the catalog, one dataset of N source items with one
+perturbation each (default 50,000, spread over the 18 aspect-targeted kinds) and a study whose
+perturbations each need `--overlap` vettings; its plan is built. A real server (gunicorn, on
+loopback) serves it, and `--annotators` threads, each an annotator with their own HTTP client,
+ask for their next item and submit a verdict, over and over, for `--seconds`. One submit in ten
+is sent twice with the same idempotency key (a retry). At the end the database is checked:
+every acknowledged verdict is stored (no loss), none twice (no duplicates), no perturbation has
+more than `--overlap` vettings.
+
+    .venv/bin/python bench/annotate_load.py [--database postgres://...:5432/discern_bench_ann?conn_max_age=60]
+        [--perturbations 50000] [--annotators 20] [--overlap 3] [--seconds 60] [--workers 4]
+        [--think 0] [--mode api|pages] [--reuse]
+
+`--mode api` uses the REST API (POST vetting/next/, POST vettings/); `--mode pages` drives the
+htmx pages as the browser does: GET vet/ once ("page"), then POST verdict/ ("submit"), whose
+answer is the next item's HTML, so there "submit" is next item and submit in one.
+`--think` adds a pause between items (seconds, uniform 0..2x), as people read before answering;
+with it, the annotators also start at random moments within the first 2x seconds.
+`--reuse` keeps the database of a previous run (skips the setup).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DB = "postgres://discern:discern@127.0.0.1:5432/discern_bench_ann?conn_max_age=60"
+PASSWORD = "bench-password-1"
+WORDS = [
+    *("council", "library", "budget", "river", "bridge", "school", "report", "survey"),
+    *("market", "harbour", "station", "engineer", "resident", "mayor", "village", "storm"),
+    *("winter", "summer", "festival", "museum", "hospital", "farmer", "railway", "project"),
+    *("plan", "vote", "meeting", "year", "month", "week", "cost", "road", "traffic", "water"),
+]
+VERDICTS = ["valid", "valid", "valid", "invalid", "score-invariant", "not-relevant", "not-sure"]
+
+
+def django_setup(database_url: str) -> None:
+    os.environ["DATABASE_URL"] = database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("DJANGO_DEBUG", "true")
+    os.environ.setdefault("DJANGO_LOG_LEVEL", "WARNING")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+
+def recreate(database_url: str) -> None:
+    import psycopg
+
+    base, name = database_url.split("?")[0].rsplit("/", 1)
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def text(rng: random.Random, n: int = 60) -> str:
+    sentences, words = [], []
+    for i in range(n):
+        words.append(rng.choice(WORDS))
+        if i % 12 == 11:
+            sentences.append(" ".join(words).capitalize() + ".")
+            words = []
+    return " ".join(sentences)
+
+
+def populate(n: int, annotators: int, overlap: int) -> dict[str, str]:
+    """Catalog, items, perturbations, study, users; returns {username: API token}."""
+    from django.core.management import call_command
+    from rest_framework.authtoken.models import Token
+
+    from apps.accounts.models import User
+    from apps.annotation.models import Study, StudyMembership
+    from apps.annotation.services import study_plan_build
+    from apps.catalog.loading import catalog_load
+    from apps.catalog.models import Criterion, PerturbationKind, Task
+    from apps.corpus.models import Dataset, Origin, Perturbation, PerturbationVersion, SourceItem
+
+    call_command("migrate", verbosity=0)
+    catalog_load()
+    task = Task.objects.get(slug="summarization")
+    kinds = list(PerturbationKind.objects.filter(family="aspect-targeted").order_by("slug"))
+    owner = User.objects.create_user("bench-researcher", password=PASSWORD, role="researcher")
+    dataset = Dataset.objects.create(name="bench", task=task, owner=owner)
+    rng = random.Random(7)
+    started = time.perf_counter()
+    for start in range(0, n, 5000):
+        size = min(5000, n - start)
+        items = SourceItem.objects.bulk_create(
+            SourceItem(dataset=dataset, external_id=f"b{start + i}", task=task, original=text(rng))
+            for i in range(size)
+        )
+        perturbations = []
+        for i, item in enumerate(items):
+            words = item.original.split(" ")
+            at = rng.randrange(len(words))
+            words[at : at + 1] = ["not", words[at]]
+            perturbations.append(
+                Perturbation(
+                    item=item,
+                    kind=kinds[(start + i) % len(kinds)],
+                    text=" ".join(words),
+                    explanation="Added a negation.",
+                    origin=Origin.IMPORT,
+                )
+            )
+        Perturbation.objects.bulk_create(perturbations)
+        PerturbationVersion.objects.bulk_create(
+            PerturbationVersion(perturbation=p, number=1, text=p.text, explanation=p.explanation)
+            for p in perturbations
+        )
+    print(f"setup: {n} items and perturbations in {time.perf_counter() - started:.1f} s")
+    study = Study.objects.create(
+        slug="bench", name="Bench study", owner=owner, vetting_overlap=overlap
+    )
+    study.datasets.add(dataset)
+    study.kinds.set(kinds)
+    study.criteria.set(Criterion.objects.filter(source="discern", description_type="default"))
+    tokens = {}
+    for a in range(annotators):
+        user = User.objects.create_user(f"bench-annotator-{a}", password=PASSWORD)
+        StudyMembership.objects.create(study=study, user=user, role="annotator")
+        tokens[user.username] = Token.objects.create(user=user).key
+    started = time.perf_counter()
+    summary = study_plan_build(study=study)
+    print(
+        f"setup: plan built in {time.perf_counter() - started:.1f} s "
+        f"({summary.vetting_slots} vetting slots, {summary.criterion_assignments} criteria dealt)"
+    )
+    _analyze()
+    return tokens
+
+
+def _analyze() -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
+def existing_tokens() -> dict[str, str]:
+    from rest_framework.authtoken.models import Token
+
+    return dict(
+        Token.objects.filter(user__username__startswith="bench-annotator-").values_list(
+            "user__username", "key"
+        )
+    )
+
+
+# --- the server ---------------------------------------------------------------------------
+
+
+def serve(database_url: str, port: int, workers: int) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DJANGO_SECRET_KEY": "bench-only-secret",
+        "DJANGO_DEBUG": "false",
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DJANGO_LOG_LEVEL": "WARNING",
+    }
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "-w",
+            str(workers),
+            "-b",
+            f"127.0.0.1:{port}",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
+    import httpx
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    else:
+        server.terminate()
+        raise SystemExit("gunicorn did not start")
+    # Warm every worker up (imports, URL resolving) before anything is timed.
+    warm = [
+        threading.Thread(target=lambda: httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=30))
+        for _ in range(workers * 8)
+    ]
+    for thread in warm:
+        thread.start()
+    for thread in warm:
+        thread.join()
+    return server
+
+
+# --- the annotators -----------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    next_ms: list[float] = field(default_factory=list)
+    submit_ms: list[float] = field(default_factory=list)
+    retry_ms: list[float] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+    acknowledged: set[tuple[int, str]] = field(default_factory=set)
+    keys: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, name: str, ms: float) -> None:
+        with self.lock:
+            getattr(self, name).append(ms)
+
+    def error(self, what: str) -> None:
+        with self.lock:
+            self.errors[what] += 1
+
+
+class ApiAnnotator:
+    def __init__(self, base: str, username: str, token: str, study: int):
+        import httpx
+
+        self.username = username
+        self.http = httpx.Client(
+            base_url=base, headers={"Authorization": f"Token {token}"}, timeout=30
+        )
+        self.prefix = f"/api/v1/studies/{study}"
+
+    def next(self):
+        response = self.http.post(f"{self.prefix}/vetting/next/")
+        if response.status_code == 204:
+            return None, response
+        return (response.json()["perturbation"] if response.status_code == 200 else -1), response
+
+    def submit(self, perturbation: int, verdict: str, key: str):
+        body = {"perturbation": perturbation, "verdict": verdict, "idempotency_key": key}
+        response = self.http.post(f"{self.prefix}/vettings/", json=body)
+        return response.status_code in (200, 201), response
+
+
+class PageAnnotator:
+    """The browser's requests: the vetting page, then htmx posts answered by the next item."""
+
+    ITEM = re.compile(r'hx-post="/studies/\d+/vet/(\d+)/verdict/"')
+
+    def __init__(self, base: str, username: str, token: str, study: int):
+        import httpx
+
+        self.username = username
+        self.http = httpx.Client(base_url=base, timeout=30, follow_redirects=False)
+        self.study = study
+        login = self.http.get("/accounts/login/")
+        csrf = self.http.cookies["csrftoken"]
+        token_field = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login.text)
+        assert token_field, "no CSRF field on the login page"
+        logged_in = self.http.post(
+            "/accounts/login/",
+            data={
+                "username": username,
+                "password": PASSWORD,
+                "csrfmiddlewaretoken": token_field.group(1),
+            },
+            headers={"X-CSRFToken": csrf},
+        )
+        assert logged_in.status_code == 302, f"login of {username} failed"
+        self.headers = {"X-CSRFToken": self.http.cookies["csrftoken"], "HX-Request": "true"}
+        self.current: int | None = None
+
+    def _item(self, response) -> int | None:
+        found = self.ITEM.search(response.text)
+        return int(found.group(1)) if found else None
+
+    def next(self):
+        if self.current is not None:  # the last answer already showed it
+            return self.current, None
+        response = self.http.get(f"/studies/{self.study}/vet/", headers=self.headers)
+        if response.status_code != 200:
+            return -1, response
+        self.current = self._item(response)
+        return self.current, response
+
+    def submit(self, perturbation: int, verdict: str, key: str):
+        response = self.http.post(
+            f"/studies/{self.study}/vet/{perturbation}/verdict/",
+            data={"verdict": verdict, "note": "", "idempotency_key": key},
+            headers=self.headers,
+        )
+        ok = response.status_code == 200
+        if ok:
+            self.current = self._item(response)
+        return ok, response
+
+
+def annotate(worker, tally: Tally, deadline: float, think: float, seed: int) -> None:
+    rng = random.Random(seed)
+    if think:  # people do not all start in the same millisecond
+        time.sleep(rng.uniform(0, 2 * think))
+    while time.monotonic() < deadline:
+        started = time.perf_counter()
+        try:
+            perturbation, response = worker.next()
+        except Exception as exc:  # a load test counts every failure
+            tally.error(f"next: {type(exc).__name__}")
+            continue
+        if response is not None:
+            tally.add("next_ms", (time.perf_counter() - started) * 1000)
+        if perturbation is None:
+            return  # no work left
+        if perturbation == -1:
+            tally.error(f"next: HTTP {response.status_code}")
+            continue
+        if think:
+            time.sleep(rng.uniform(0, 2 * think))
+        key, verdict = str(uuid.uuid4()), rng.choice(VERDICTS)
+        for attempt in range(2 if rng.random() < 0.1 else 1):
+            started = time.perf_counter()
+            try:
+                ok, response = worker.submit(perturbation, verdict, key)
+            except Exception as exc:
+                tally.error(f"submit: {type(exc).__name__}")
+                continue
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            tally.add("retry_ms" if attempt else "submit_ms", elapsed_ms)
+            if not ok:
+                tally.error(f"submit: HTTP {response.status_code}")
+                continue
+            with tally.lock:
+                tally.acknowledged.add((perturbation, worker.username))
+                tally.keys.add(key)
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def report(name: str, values: list[float], seconds: float) -> None:
+    print(
+        f"{name:<8} n={len(values):>6}  {len(values) / seconds:6.1f}/s  "
+        f"p50 {percentile(values, 0.50):6.1f} ms  p95 {percentile(values, 0.95):6.1f} ms  "
+        f"p99 {percentile(values, 0.99):6.1f} ms  max {max(values, default=float('nan')):6.1f} ms"
+        + (f"  mean {statistics.fmean(values):.1f}" if values else "")
+    )
+
+
+def check(tally: Tally, overlap: int, since) -> int:
+    """Compare what the clients were told with what the database holds; return problems."""
+    from django.db.models import Count
+
+    from apps.annotation.models import JudgementChange, Vetting
+
+    stored = set(
+        Vetting.objects.filter(created_at__gte=since).values_list(
+            "perturbation_id", "annotator__username"
+        )
+    )
+    lost = tally.acknowledged - stored
+    unacknowledged = stored - tally.acknowledged
+    changes = JudgementChange.objects.filter(idempotency_key__in=list(tally.keys)).count()
+    overfilled = (
+        Vetting.objects.values("perturbation_id").annotate(n=Count("id")).filter(n__gt=overlap)
+    ).count()
+    print(
+        f"judgements: {len(tally.acknowledged)} acknowledged, {len(stored)} stored, "
+        f"lost {len(lost)}, stored but not acknowledged {len(unacknowledged)}, "
+        f"changes {changes} for {len(tally.keys)} keys (duplicated {changes - len(tally.keys)}), "
+        f"perturbations over {overlap} vettings: {overfilled}"
+    )
+    return len(lost) + (changes - len(tally.keys)) + overfilled
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--database", default=DEFAULT_DB)
+    parser.add_argument("--perturbations", type=int, default=50_000)
+    parser.add_argument("--annotators", type=int, default=20)
+    parser.add_argument("--overlap", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--think", type=float, default=0.0)
+    parser.add_argument("--mode", choices=["api", "pages"], default="api")
+    parser.add_argument("--port", type=int, default=8911)
+    parser.add_argument("--reuse", action="store_true")
+    args = parser.parse_args()
+
+    if not args.reuse:
+        recreate(args.database)
+    django_setup(args.database)
+    if args.reuse:
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+    tokens = existing_tokens() if args.reuse else None
+    if not tokens:
+        tokens = populate(args.perturbations, args.annotators, args.overlap)
+    from django.utils import timezone
+
+    from apps.annotation.models import Study, StudyPerturbation
+
+    study = Study.objects.get(slug="bench").pk
+    server = serve(args.database, args.port, args.workers)
+    try:
+        base = f"http://127.0.0.1:{args.port}"
+        kind = ApiAnnotator if args.mode == "api" else PageAnnotator
+        workers = [kind(base, name, key, study) for name, key in sorted(tokens.items())]
+        workers = workers[: args.annotators]
+        tally = Tally()
+        since = timezone.now()
+        deadline = time.monotonic() + args.seconds
+        started = time.monotonic()
+        cpu = time.process_time()
+        threads = [
+            threading.Thread(target=annotate, args=(w, tally, deadline, args.think, i))
+            for i, w in enumerate(workers)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.monotonic() - started
+        client_cpu = time.process_time() - cpu
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print(
+        f"{args.mode}: {len(workers)} annotators, {args.workers} gunicorn workers, "
+        f"{StudyPerturbation.objects.count()} perturbations x {args.overlap} vettings, "
+        f"think {args.think} s, "
+        f"{elapsed:.0f} s, {os.cpu_count()} cores"
+    )
+    print(f"load average now {os.getloadavg()[0]:.1f}; the clients used {client_cpu:.0f} s of CPU")
+    report("next" if args.mode == "api" else "page", tally.next_ms, elapsed)
+    report("submit", tally.submit_ms, elapsed)
+    report("retry", tally.retry_ms, elapsed)
+    print(f"errors: {sum(tally.errors.values())} {dict(tally.errors)}")
+    problems = check(tally, args.overlap, since)
+    sys.exit(1 if problems or tally.errors else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,302 @@
+"""Judge run throughput: N calls through the run machinery against a local fake endpoint.
+
+    .venv/bin/python bench/judge_throughput.py [--calls 2000] [--concurrency 32]
+        [--latency 0.1] [--postgres URL] [--redis URL | --no-redis] [--workers N]
+
+The fake OpenAI-compatible server (its own process) answers each request after ``latency``
+seconds, so the ideal rate is concurrency / latency (32 / 0.1 s = 320 calls/s). A child
+process with a fresh PostgreSQL database creates N source items, one LLM judge and a score-only
+strategy, then works one judge run of N calls with ``judge_run_work``, the same function a
+Celery task runs (claims, prompts, cache lookups, the async openai client under the judge's
+limits, parsing and batched saves). Then it runs the same work again as a new run: every
+call must come from the cache, with no HTTP request.
+
+``--workers N`` instead starts a real ``celery worker --concurrency N`` (Redis broker) and
+starts the runs as the page does (``judge_run_start``): the run is planned by one task and
+fanned out over tasks that share the judge's 32 slots through Redis. The calls phase is then
+timed from the run's ``started_at`` (set after planning) to its last stored call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _setup(calls: int, base_url: str, concurrency: int):
+    from django.core.management import call_command
+
+    from apps.catalog.loading import catalog_load
+    from apps.catalog.models import Criterion
+    from apps.corpus.models import Dataset, SourceItem
+    from apps.judging.models import Judge, JudgeRun
+    from apps.judging.services import judge_run_create, judge_save, strategy_create
+
+    call_command("migrate", verbosity=0)
+    catalog_load()
+    dataset = Dataset.objects.create(name="bench")
+    SourceItem.objects.bulk_create(
+        SourceItem(
+            dataset=dataset,
+            external_id=f"b{i}",
+            source=f"Source document number {i}: the council met and decided things.",
+            original=f"Summary {i}: the council decided on item {i}.",
+        )
+        for i in range(calls)
+    )
+    judge = judge_save(
+        judge=Judge(
+            name="bench",
+            base_url=base_url,
+            model="bench-model",
+            timeout_s=30,
+            max_concurrency=concurrency,
+        )
+    )
+    strategy = strategy_create(
+        slug="bench-score",
+        name="bench score",
+        family="single",
+        parser="analysis_rating",
+        prompt_template="Rate the text on {{quality}}.\n{{source}}\n{{text}}\nRating?",
+        max_tokens=32,
+    )
+    criterion = Criterion.objects.get(key="discern-fluency-default")
+
+    def new_run() -> JudgeRun:
+        run = judge_run_create(
+            user=None,
+            judge=judge,
+            strategy=strategy,
+            dataset=dataset,
+            criteria=[criterion],
+            start=False,
+        )
+        JudgeRun.objects.filter(pk=run.pk).update(status="running")
+        return run
+
+    return new_run
+
+
+def _timed_run(new_run, concurrency: int) -> dict:
+    from apps.judging.services import judge_run_plan, judge_run_work
+
+    run = new_run()
+    started = time.perf_counter()
+    judge_run_plan(run_id=run.pk)
+    planned = time.perf_counter()
+    judge_run_work(run_id=run.pk, share=concurrency)
+    finished = time.perf_counter()
+    run.refresh_from_db()
+    return {
+        "status": run.status,
+        "total": run.total,
+        "done": run.done,
+        "failed": run.failed,
+        "cached": run.cached,
+        "http_requests": run.http_requests,
+        "plan_s": planned - started,
+        "work_s": finished - planned,
+    }
+
+
+def _worker_run(new_run) -> dict:
+    """Start the run as the page does and wait for the workers to finish it."""
+    from django.db.models import Max
+
+    from apps.judging.models import JudgeRun
+    from apps.judging.services import judge_run_start
+
+    run = new_run()
+    started = time.perf_counter()
+    judge_run_start(run=run)
+    while not JudgeRun.objects.get(pk=run.pk).finished:
+        time.sleep(0.05)
+    ended = time.perf_counter()
+    run.refresh_from_db()
+    last = run.calls.aggregate(last=Max("finished_at"))["last"]
+    return {
+        "status": run.status,
+        "total": run.total,
+        "done": run.done,
+        "failed": run.failed,
+        "cached": run.cached,
+        "http_requests": run.http_requests,
+        "plan_s": (ended - started) - (last - run.started_at).total_seconds(),
+        "work_s": (last - run.started_at).total_seconds(),
+        "cpu_s": None,
+    }
+
+
+def _start_worker(workers: int) -> subprocess.Popen:
+    from workers.celery import app
+
+    log = (Path(os.environ["DISCERN_VAR_DIR"]) / "bench-worker.log").open("w")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workers",
+            "worker",
+            "-Q",
+            os.environ["DISCERN_QUEUE"],
+            f"--concurrency={workers}",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=os.environ.copy(),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    while not app.control.ping(timeout=0.5):
+        if process.poll() is not None:
+            raise RuntimeError("the worker did not start")
+    return process
+
+
+def child(args: argparse.Namespace) -> None:
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
+    from tests.fakes.openai_server import SpawnedFakeServer
+
+    new_run = _setup(args.calls, args.base_url, args.concurrency)
+    stats = SpawnedFakeServer(args.base_url, None).stats  # type: ignore[arg-type]
+    worker = _start_worker(args.workers) if args.workers else None
+    try:
+        _measure(args, new_run, stats)
+    finally:
+        if worker is not None:
+            worker.terminate()
+            worker.wait(30)
+
+
+def _measure(args: argparse.Namespace, new_run, stats) -> None:
+    timed = _worker_run if args.workers else lambda make: _timed_run(make, args.concurrency)
+    before = stats()["request_count"]
+    cpu = time.process_time()
+    first = timed(new_run)
+    if not args.workers:
+        first["cpu_s"] = time.process_time() - cpu
+    first["server_requests"] = stats()["request_count"] - before
+    first["max_in_flight"] = stats()["max_in_flight"]
+    before = stats()["request_count"]
+    second = timed(new_run)
+    second["server_requests"] = stats()["request_count"] - before
+    print(json.dumps({"first": first, "second": second}))
+
+
+def recreate_postgres(url: str) -> None:
+    import psycopg
+
+    base, name = url.rsplit("/", 1)
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument(
+        "--postgres", default="postgres://discern:discern@127.0.0.1:5432/discern_bench_judge"
+    )
+    parser.add_argument(
+        "--redis",
+        default="redis://127.0.0.1:6379/12",
+        help="shared limits across workers, as in production",
+    )
+    parser.add_argument("--no-redis", action="store_true", help="in-process limits only")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="run through a real Celery worker with this many processes",
+    )
+    parser.add_argument("--child", action="store_true")
+    parser.add_argument("--base-url", default="")
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+
+    from tests.fakes.openai_server import spawn_fake_server
+
+    recreate_postgres(args.postgres)
+    env = {
+        **os.environ,
+        "DATABASE_URL": args.postgres,
+        "REDIS_URL": "" if args.no_redis else args.redis,
+        "DJANGO_DEBUG": "true",
+        "DJANGO_LOG_LEVEL": "WARNING",
+        "DISCERN_VAR_DIR": str(ROOT / "var" / "bench"),
+        "DISCERN_QUEUE": f"bench-judge-{os.getpid()}",
+    }
+    if args.workers and args.no_redis:
+        parser.error("--workers needs Redis (the broker and the shared limits)")
+    with spawn_fake_server(latency=args.latency) as server:
+        command = [
+            sys.executable,
+            __file__,
+            "--child",
+            "--base-url",
+            server.base_url,
+            "--calls",
+            str(args.calls),
+            "--concurrency",
+            str(args.concurrency),
+            "--workers",
+            str(args.workers),
+        ]
+        out = subprocess.run(
+            command, env=env, cwd=ROOT, check=True, capture_output=True, text=True
+        ).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    first, second = result["first"], result["second"]
+    ideal = args.concurrency / args.latency
+    rate = first["done"] / first["work_s"]
+    limits = "in-process only" if args.no_redis else "shared through Redis"
+    how = (
+        f"celery worker --concurrency {args.workers}"
+        if args.workers
+        else "judge_run_work in one process"
+    )
+    print(
+        f"fake endpoint: child process, latency {args.latency * 1000:.0f} ms; "
+        f"judge concurrency {args.concurrency}; limits {limits}; database PostgreSQL"
+    )
+    print(f"through: {how}")
+    print(
+        f"run 1: {first['done']} done, {first['failed']} failed, "
+        f"{first['server_requests']} HTTP requests, peak in flight {first['max_in_flight']}"
+    )
+    print(
+        f"  planning {first['plan_s']:.2f} s; calls {first['work_s']:.2f} s "
+        f"(ideal {first['done'] / ideal:.2f} s)"
+    )
+    print(f"  throughput: {rate:.1f} calls/s vs ideal {ideal:.0f} calls/s = {rate / ideal:.1%}")
+    if first["cpu_s"] is not None:
+        print(f"  worker CPU: {first['cpu_s'] / max(first['done'], 1) * 1000:.2f} ms per call")
+    print(
+        f"run 2 (same work, new run): {second['done']} done, {second['cached']} from the cache, "
+        f"{second['server_requests']} HTTP requests, {second['work_s']:.2f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""Rows for report tests, made through the real models (annotation and judging)."""
+
+from __future__ import annotations
+
+import uuid
+
+from apps.annotation.models import Comparison, ExpertVote, Vetting
+from apps.catalog.models import Criterion, Metric, PerturbationKind, Task
+from apps.judging.models import Judge, JudgeCall, JudgeRun
+from apps.judging.models.call import call_identity
+from tests.factories import (
+    DatasetFactory,
+    PerturbationFactory,
+    SourceItemFactory,
+    StudyFactory,
+    UserFactory,
+)
+
+CHOICE = {"worse": "A", "better": "B", "same": "C", "uncertain": "D"}  # original shown first
+
+
+def study_with_items(n_items: int, kinds: list[str]):
+    """A study over n summarization items, one perturbation per item and kind."""
+    study = StudyFactory(owner=UserFactory(username=f"r-{uuid.uuid4().hex[:6]}", role="researcher"))
+    dataset = DatasetFactory()
+    study.datasets.add(dataset)
+    task = Task.objects.get(slug="summarization")
+    perturbations = {k: [] for k in kinds}
+    items = []
+    for n in range(n_items):
+        item = SourceItemFactory(dataset=dataset, external_id=f"i{n}", task=task)
+        items.append(item)
+        for slug in kinds:
+            perturbations[slug].append(
+                PerturbationFactory(
+                    item=item,
+                    kind=PerturbationKind.objects.get(slug=slug),
+                    external_id=f"{slug}-{n}",
+                    text=f"perturbed {slug} {n}",
+                )
+            )
+    study.kinds.set(PerturbationKind.objects.filter(slug__in=kinds))
+    return study, items, perturbations
+
+
+def annotators(n: int, prefix: str = "ann"):
+    return [UserFactory(username=f"{prefix}{i}-{uuid.uuid4().hex[:4]}") for i in range(n)]
+
+
+def compare(study, perturbation, criterion_key: str, annotator, outcome: str, group: int = 1):
+    return Comparison.objects.create(
+        study=study,
+        perturbation=perturbation,
+        criterion=Criterion.objects.get(key=criterion_key),
+        annotator=annotator,
+        group=group,
+        original_first=True,
+        choice=CHOICE[outcome],
+        outcome=outcome,
+    )
+
+
+def vet(study, perturbation, annotator, verdict: str):
+    return Vetting.objects.create(
+        study=study, perturbation=perturbation, annotator=annotator, verdict=verdict
+    )
+
+
+def vote(study, kind: str, metric: str, expert, task: str = "summarization"):
+    return ExpertVote.objects.create(
+        study=study,
+        expert=expert,
+        task=Task.objects.get(slug=task),
+        kind=PerturbationKind.objects.get(slug=kind),
+        metric=Metric.objects.get(task__slug=task, slug=metric),
+    )
+
+
+def judge_run(study, name: str = "judge", **fields) -> JudgeRun:
+    judge = Judge.objects.create(
+        name=f"{name}-{uuid.uuid4().hex[:6]}", kind="metric", metric="bleu"
+    )
+    return JudgeRun.objects.create(judge=judge, study=study, status="done", **fields)
+
+
+def score(
+    run,
+    item,
+    perturbation,
+    value,
+    *,
+    metric: str | None = None,
+    criterion: str | None = None,
+    sample: int = 0,
+):
+    metric_obj = Metric.objects.get(task__slug="summarization", slug=metric) if metric else None
+    criterion_obj = Criterion.objects.get(key=criterion) if criterion else None
+    identity = call_identity(
+        item_id=item.pk,
+        perturbation_id=perturbation.pk if perturbation else None,
+        criterion_id=criterion_obj.pk if criterion_obj else None,
+        metric_id=metric_obj.pk if metric_obj else None,
+        sample_index=sample,
+        original_first=None,
+    )
+    return JudgeCall.objects.create(
+        run=run,
+        identity=identity,
+        item=item,
+        perturbation=perturbation,
+        metric=metric_obj,
+        criterion=criterion_obj,
+        sample_index=sample,
+        request={},
+        raw_response=str(value),
+        parse_status="parsed" if value is not None else "unparsed",
+        score=value,
+    )

@@ -1,0 +1,182 @@
+"""Reports computed from stored judgements, checked against hand-computed cases (SPEC)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from apps.analysis.reports import expert_weights, human_agreement, judge_reliability
+from apps.analysis.reports.base import Report
+from tests.analysis.builders import (
+    annotators,
+    compare,
+    judge_run,
+    score,
+    study_with_items,
+    vet,
+    vote,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def _table(report: Report, name: str) -> dict:
+    table = next(t for t in report.tables() if t.name == name)
+    return {"columns": table.columns, "rows": table.rows}
+
+
+def _row(report, table, first):
+    found = _table(report, table)
+    return dict(zip(found["columns"], next(r for r in found["rows"] if r[0] == first), strict=True))
+
+
+def test_human_agreement_consistency_match_rate_and_kappa(catalog):
+    study, _, perts = study_with_items(3, ["negation"])
+    people = annotators(4)
+    negation = perts["negation"][0]
+    # {A, A, C, D} on the targeted aspect -> consistency 2/4 = 0.5 (SPEC §2)
+    for person, outcome in zip(people, ["worse", "worse", "same", "uncertain"], strict=True):
+        compare(study, negation, "discern-non-contradiction-default", person, outcome)
+    # all "same" on fluency -> consistency 1.0
+    for person in people:
+        compare(study, negation, "discern-fluency-default", person, "same")
+    # two vetters: agree on 2 of 3. Cohen's kappa by hand: po = 2/3,
+    # pe = (2/3)(1/3) + (1/3)(2/3) = 4/9, kappa = (2/3 - 4/9) / (1 - 4/9) = 0.4
+    for pert, (a, b) in zip(
+        perts["negation"],
+        [("valid", "valid"), ("valid", "invalid"), ("invalid", "invalid")],
+        strict=True,
+    ):
+        vet(study, pert, people[0], a)
+        vet(study, pert, people[1], b)
+    report = human_agreement.build(study)
+    consistency = _row(report, "consistency", 2)
+    assert consistency["mean_consistency"] == 0.75 and consistency["annotations"] == 8
+    default = _row(report, "match_rates", "default")
+    # (negation, non-contradiction): 2 worse vs 1 same -> affected = expected; (negation,
+    # fluency): not affected = expected -> 2 of 2 cells match, by both voting rules
+    assert (default["cells"], default["matched_vote_all"], default["match_rate_vote_all"]) == (
+        2,
+        2,
+        1.0,
+    )
+    assert default["match_rate_vote_vote"] == 1.0
+    vetting = _row(report, "agreement", "vetting verdicts")
+    assert vetting["cohen_kappa"] == pytest.approx(0.4)
+    assert vetting["percent_agreement"] == pytest.approx(2 / 3, abs=1e-4)
+    assert (vetting["n_units"], vetting["n_raters"]) == (3, 2)
+    assert vetting["ci_low"] <= vetting["alpha"] <= vetting["ci_high"]
+    by_kind = _row(report, "vetting_by_kind", "negation")
+    assert (by_kind["valid"], by_kind["invalid"], by_kind["valid_share"]) == (3, 3, 0.5)
+
+
+def test_expert_weights_are_vote_shares(catalog):
+    study, _, _ = study_with_items(1, ["negation"])
+    experts = annotators(10, "expert")
+    for person, metric in zip(
+        experts, ["coherence"] * 4 + ["fluency"] + ["consistency"] * 5, strict=True
+    ):
+        vote(study, "negation", metric, person)
+    report = expert_weights.build(study)
+    weights = {row[2]: row[4] for row in _table(report, "expert_weights")["rows"]}
+    assert weights == {"coherence": 0.4, "consistency": 0.5, "fluency": 0.1, "relevance": 0.0}
+
+
+def test_discernment_deltas_and_failure_rates(catalog):
+    n = 12
+    study, items, perts = study_with_items(n, ["char-deletion-minor", "sentence-exchange"])
+    run = judge_run(study)
+    for k, item in enumerate(items):
+        for metric in ("coherence", "consistency"):
+            original = 4.0 + 0.01 * k
+            score(run, item, None, original, metric=metric)
+            # a drop on every item, all different: exact one-sided p = 2^-12
+            score(
+                run, item, perts["char-deletion-minor"][k], original - 1 - 0.01 * k, metric=metric
+            )
+            score(run, item, perts["sentence-exchange"][k], original, metric=metric)  # unmoved
+    experts = annotators(4, "expert")
+    for person, metric in zip(
+        experts, ["coherence", "consistency", "consistency", "consistency"], strict=True
+    ):
+        vote(study, "char-deletion-minor", metric, person)
+    report = judge_reliability.build(run)
+    p = 2.0**-12
+    p_values = _row(report, "p_values", "char-deletion-minor")
+    assert p_values["coherence"] == pytest.approx(p, rel=1e-3)
+    dropped = _row(report, "discernment", "char-deletion-minor")
+    # p_i = 1 / (1/p + 1/p) = p/2; D = ln(p/2) / ln(0.05) = 3.0079
+    assert dropped["p"] == pytest.approx(p / 2, rel=1e-3)
+    assert dropped["D"] == pytest.approx(math.log(p / 2) / math.log(0.05), abs=1e-3)
+    # EW .25/.75: 1 / (.25/p + .75/p) = p -> D_EW = ln(p) / ln(0.05) = 2.7765
+    assert dropped["D_EW"] == pytest.approx(math.log(p) / math.log(0.05), abs=1e-3)
+    unmoved = _row(report, "discernment", "sentence-exchange")
+    # both metrics p = 1 (no change): the SPEC's 1 / (1/1 + 1/1) = 0.5, D = ln .5 / ln .05
+    # = 0.2314 > 0 although nothing moved: the unweighted form's known overstatement
+    assert (unmoved["p"], unmoved["D_EW"]) == (0.5, None)
+    assert unmoved["D"] == pytest.approx(math.log(0.5) / math.log(0.05), abs=1e-3)
+    summary = {row[0]: row[1] for row in _table(report, "discernment_summary")["rows"]}
+    # levels C and S get half the weight each: D_avg = 0.5 * 3.0079 + 0.5 * 0.2314
+    assert summary["D_min"] == unmoved["D"]
+    assert summary["D_avg (level-balanced)"] == pytest.approx(
+        (dropped["D"] + unmoved["D"]) / 2, abs=1e-3
+    )
+    deltas = {(r[0], r[1]): r[4] for r in _table(report, "deltas")["rows"]}
+    expected_delta = float(np.mean([1 + 0.01 * k for k in range(n)]))
+    assert deltas[("char-deletion-minor", "coherence")] == pytest.approx(expected_delta)
+    assert deltas[("sentence-exchange", "coherence")] == 0.0
+    failures = {r[0]: r[3] for r in _table(report, "failure_rates")["rows"]}
+    assert failures == {"char-deletion-minor": 0.0, "sentence-exchange": 1.0}
+    assert [f.name for s in report.sections for f in s.figures][:1] == ["deltas"]
+
+
+def test_unparsed_calls_never_become_scores(catalog):
+    study, items, perts = study_with_items(3, ["negation"])
+    run = judge_run(study)
+    for item, pert in zip(items, perts["negation"], strict=True):
+        score(run, item, None, 5.0, metric="coherence")
+        score(run, item, pert, None, metric="coherence")  # unparsed: no score
+    report = judge_reliability.build(run)
+    counts = _table(report, "score_counts")["rows"]
+    assert counts == [[5.0, 3, 0]]
+    assert not any(t.name == "deltas" for t in report.tables())
+
+
+def test_s_t_and_s_f_cells_follow_expectation_and_humans(catalog):
+    study, items, perts = study_with_items(4, ["negation"])
+    run = judge_run(study)
+    people = annotators(3)
+    for item, pert in zip(items, perts["negation"], strict=True):
+        for key, drop in (
+            ("discern-non-contradiction-default", 2.0),
+            ("discern-fluency-default", 0.0),
+        ):
+            score(run, item, None, 5.0, criterion=key)
+            score(run, item, pert, 5.0 - drop, criterion=key)
+        for person in people:
+            compare(study, pert, "discern-non-contradiction-default", person, "worse")
+            compare(study, pert, "discern-fluency-default", person, "same")
+    report = judge_reliability.build(run)
+    cells = {(r[0], r[2]): (r[4], r[6]) for r in _table(report, "deltas")["rows"]}
+    assert cells[("negation", "non-contradiction")] == (2.0, "S_T")
+    assert cells[("negation", "fluency")] == (0.0, "S_F")
+
+
+def test_progress_page_shows_each_annotators_agreement(client, catalog):
+    from apps.analysis.annotation_agreement import annotator_agreement
+
+    study, _, perts = study_with_items(2, ["negation"])
+    a, b, c = annotators(3)
+    for pert in perts["negation"]:
+        vet(study, pert, a, "valid")
+        vet(study, pert, b, "valid")
+        vet(study, pert, c, "invalid")
+    figures = annotator_agreement(study.pk)
+    assert figures == {a.pk: "1.00 (n=2)", b.pk: "1.00 (n=2)", c.pk: "0.00 (n=2)"}
+    from apps.annotation.models import StudyMembership
+
+    for person in (a, b, c):
+        StudyMembership.objects.create(study=study, user=person, role="annotator")
+    client.force_login(study.owner)
+    page = client.get(f"/studies/{study.pk}/progress/").content.decode()
+    assert "0.00 (n=2)" in page and page.count("1.00 (n=2)") == 2

@@ -1,0 +1,219 @@
+"""A real browser walks the annotation flows of the demo study, as people would.
+
+The annotator vets ten perturbations with the keyboard (editing one), compares ten pairs and
+goes back to change a choice; the expert votes; the researcher sees the counts and weights.
+Screenshots of every page go to test-artifacts/.
+"""
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from apps.annotation.demo import DEMO_PASSWORD, demo_load
+from apps.annotation.models import Comparison, ExpertVote, JudgementChange, Vetting
+from apps.corpus.models import PerturbationVersion
+from tests.conftest import ARTIFACTS
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"annotation-{name}.png"), full_page=True)
+
+
+def log_in(page: Page, base: str, username: str) -> None:
+    page.goto(f"{base}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", DEMO_PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/")
+
+
+def press(page: Page, key: str) -> None:
+    """A key, once the page has settled after showing new work."""
+    page.wait_for_selector('body[data-settled="1"]', state="attached")
+    page.keyboard.press(key)
+
+
+@pytest.fixture
+def study(catalog):
+    return demo_load()
+
+
+def test_annotator_vets_edits_and_compares_with_the_keyboard(page, live_server, study):
+    base = live_server.url
+    log_in(page, base, "annotator")
+    page.goto(f"{base}/studies/{study.pk}/")
+    page.click("text=Vet perturbations")
+    page.wait_for_url(f"**/studies/{study.pk}/vet/")
+    expect(page.locator("#perturbed ins.diff-ins, #original del.diff-del").first).to_be_visible()
+    shot(page, "vetting")
+
+    for n in range(1, 11):
+        if n == 3:  # edit this one: the diff follows the typing, then the edit is saved
+            press(page, "e")
+            area = page.locator("#edit textarea[name=text]")
+            expect(area).to_be_focused()
+            area.fill(area.input_value() + " Officials declined to comment.")
+            expect(page.locator("#texts")).to_contain_text("preview, not saved")
+            expect(page.locator("#perturbed ins.diff-ins").last).to_contain_text("declined")
+            shot(page, "vetting-edit-preview")
+            area.press("Control+Enter")
+            expect(page.locator("#version")).to_contain_text("edited by you")
+            area.press("Escape")
+            shot(page, "vetting-edited")
+        press(page, "1" if n % 4 else "3")  # valid, and now and then score-invariant
+        expect(page.locator("#my-count")).to_have_text(str(n))
+        expect(page.locator("#save-status")).to_contain_text("Saved")
+
+    assert Vetting.objects.count() == 10
+    edited = Vetting.objects.get(edited_version__isnull=False)
+    assert edited.edited_version.number == 2
+    assert PerturbationVersion.objects.get(number=2).text.endswith("Officials declined to comment.")
+
+    press(page, "p")  # back to the last verdict, and change it
+    expect(page.locator("#revisit")).to_be_visible()
+    shot(page, "vetting-back")
+    press(page, "2")
+    expect(page.locator("#save-status")).to_contain_text("Invalid")
+    assert Vetting.objects.count() == 10
+    assert Vetting.objects.filter(verdict="invalid").count() == 1
+
+    press(page, "g")
+    expect(page.locator("dialog#guidelines")).to_be_visible()
+    shot(page, "guidelines")
+    page.keyboard.press("Escape")
+
+    page.goto(f"{base}/studies/{study.pk}/compare/")
+    expect(page.locator("#criterion")).to_contain_text("summary")
+    shot(page, "comparison")
+    for n, key in zip(range(1, 11), "abcdabcdab", strict=True):
+        press(page, key)
+        expect(page.locator("#my-count")).to_have_text(str(n))
+    assert Comparison.objects.count() == 10
+    press(page, "p")
+    expect(page.locator("#revisit")).to_be_visible()
+    press(page, "d")
+    expect(page.locator("#save-status")).to_contain_text("Saved: D")
+    assert Comparison.objects.count() == 10
+    assert JudgementChange.objects.filter(judgement="comparison").count() == 11
+    for comparison in Comparison.objects.all():  # the order shown is recorded and normalised
+        expected = {"C": "same", "D": "uncertain"}.get(comparison.choice)
+        if expected is None:
+            first_better = comparison.choice == "A"
+            expected = "worse" if first_better == comparison.original_first else "better"
+        assert comparison.outcome == expected
+
+
+def test_expert_votes_and_researcher_sees_counts_and_weights(page, live_server, study, browser):
+    base = live_server.url
+    log_in(page, base, "expert")
+    page.goto(f"{base}/studies/{study.pk}/")
+    page.click("text=Expert survey")
+    page.wait_for_url(f"**/studies/{study.pk}/survey/")
+    cards = page.locator("form.card")
+    total = cards.count()
+    assert total == 14  # one task (summarization) x the demo's 14 kinds
+    expect(page.get_by_text("Whether the facts in the summary agree").first).to_be_visible()
+    for n in range(total):
+        page.keyboard.press(str(n % 4 + 1))
+        expect(page.locator("#answered")).to_have_text(str(n + 1))
+        page.keyboard.press("j")
+    shot(page, "survey")
+    assert ExpertVote.objects.count() == 14
+
+    researcher = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    log_in(researcher, base, "researcher")
+    researcher.goto(f"{base}/studies/{study.pk}/")
+    researcher.click("text=Progress, weights and settings")
+    researcher.wait_for_url(f"**/studies/{study.pk}/progress/")
+    expect(researcher.locator("#vote-count")).to_have_text("14")
+    expect(researcher.locator("#weights")).to_contain_text("1.00")
+    shot(researcher, "progress")
+    researcher.context.close()
+
+
+def test_researcher_sees_live_counts(page, live_server, study, browser):
+    base = live_server.url
+    log_in(page, base, "researcher")
+    page.goto(f"{base}/studies/{study.pk}/progress/")
+    expect(page.locator("#vetting-count")).to_have_text("0")
+    annotator = browser.new_context().new_page()
+    log_in(annotator, base, "annotator")
+    annotator.goto(f"{base}/studies/{study.pk}/vet/")
+    for n in range(1, 4):
+        press(annotator, "1")
+        expect(annotator.locator("#my-count")).to_have_text(str(n))
+    annotator.context.close()
+    expect(page.locator("#vetting-count")).to_have_text("3", timeout=12_000)  # polled every 5 s
+    expect(page.locator("#annotators")).to_contain_text("annotator")
+    shot(page, "progress-live")
+
+
+def test_a_lost_connection_is_shown_and_the_verdict_sent_again(page, live_server, study):
+    base = live_server.url
+    log_in(page, base, "annotator")
+    failures = {"left": 2}
+
+    def flaky(route):
+        if failures["left"]:
+            failures["left"] -= 1
+            route.abort("internetdisconnected")
+        else:
+            route.continue_()
+
+    page.route("**/verdict/", flaky)
+    page.goto(f"{base}/studies/{study.pk}/vet/")
+    press(page, "1")
+    expect(page.locator("#connection")).to_contain_text("Connection lost")
+    shot(page, "connection-lost")
+    expect(page.locator("#my-count")).to_have_text("1", timeout=15_000)
+    expect(page.locator("#connection")).to_be_hidden()
+    assert Vetting.objects.count() == 1
+    assert JudgementChange.objects.count() == 1
+
+
+def test_a_server_error_is_retried_with_the_same_key(page, live_server, study):
+    base = live_server.url
+    log_in(page, base, "annotator")
+    seen = []
+
+    def failing_once(route):
+        seen.append(route.request.post_data)
+        if len(seen) == 1:  # the server saved it, but the answer never arrived
+            route.fetch()
+            route.fulfill(status=502, body="bad gateway")
+        else:
+            route.continue_()
+
+    page.route("**/verdict/", failing_once)
+    page.goto(f"{base}/studies/{study.pk}/vet/")
+    press(page, "4")
+    expect(page.locator("#my-count")).to_have_text("1", timeout=15_000)
+    assert len(seen) == 2 and seen[0] == seen[1]  # the very same form, key included
+    assert Vetting.objects.get().verdict == "not-relevant"
+    assert JudgementChange.objects.count() == 1
+
+
+def test_an_annotator_cannot_open_the_progress_page(page, live_server, study):
+    base = live_server.url
+    log_in(page, base, "annotator")
+    response = page.goto(f"{base}/studies/{study.pk}/progress/")
+    assert response.status == 403
+    response = page.goto(f"{base}/studies/{study.pk}/survey/")
+    assert response.status == 403
+
+
+def test_a_verdict_survives_a_session_that_ended(page, live_server, study):
+    base = live_server.url
+    log_in(page, base, "annotator")
+    page.goto(f"{base}/studies/{study.pk}/vet/")
+    page.context.clear_cookies(name="sessionid")  # the session ran out
+    press(page, "1")
+    expect(page.locator("#connection")).to_contain_text("logged out")
+    expect(page.locator("#verdict-form")).to_be_visible()  # the login page was not swapped in
+    shot(page, "logged-out")
+    other = page.context.new_page()
+    log_in(other, base, "annotator")  # in another tab; this also rotates the CSRF token
+    expect(page.locator("#my-count")).to_have_text("1", timeout=15_000)
+    assert Vetting.objects.count() == 1

@@ -1,0 +1,38 @@
+"""A researcher starts a metric-judge run on the demo study from the page, watches it
+complete (htmx progress, the real Celery worker) and sees the scores."""
+
+import pytest
+
+from apps.annotation.demo import DEMO_PASSWORD, demo_load
+from apps.judging.loading import judging_load
+from apps.judging.models import JudgeRun
+
+pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def test_researcher_runs_bleu_on_the_demo_and_sees_scores(
+    page, live_server, catalog, celery_worker
+):
+    study = demo_load()
+    judging_load()
+    page.goto(f"{live_server.url}/judging/runs/new/")
+    page.fill("input[name=username]", "researcher")
+    page.fill("input[name=password]", DEMO_PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/judging/runs/new/")
+    page.select_option("select[name=judge]", label="BLEU")
+    page.select_option("select[name=study]", label=study.name)
+    page.fill("input[name=label]", "BLEU on the demo")
+    page.click("text=Start the run")
+    page.wait_for_url("**/judging/runs/*/")
+    page.locator("#run-status", has_text="Done").wait_for(timeout=60_000)
+    assert page.locator("#done").inner_text() == "20"
+    assert page.locator("#failed").inner_text() == "0"
+    scores = page.locator("#scores tbody tr")
+    assert scores.count() == 20
+    originals = page.locator("#scores tbody tr", has_text="original")
+    assert originals.count() == 6
+    assert set(originals.locator("td.score").all_inner_texts()) == {"100.00"}
+    assert page.locator("text=Download CSV").is_visible()
+    run = JudgeRun.objects.get(label="BLEU on the demo")
+    assert run.created_by.username == "researcher" and run.status == "done"

@@ -1,0 +1,183 @@
+"""Services: strategy versions, judge checks, cancel and resume, retrying failed calls, and
+recovering runs whose worker died."""
+
+import threading
+import time
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import connection
+
+from apps.judging import claims
+from apps.judging.models import Judge, JudgeCall, JudgeRun, Strategy
+from apps.judging.services import (
+    judge_run_cancel,
+    judge_run_resume,
+    judge_runs_recover,
+    judge_save,
+    strategy_create,
+    strategy_revise,
+)
+from tests.fakes.openai_server import Fault
+from tests.judging.conftest import llm_judge, new_run, strategy, work
+
+
+@pytest.fixture
+def queued(monkeypatch):
+    """Record the worker tasks services queue, instead of sending them to a broker."""
+    from workers.tasks import judging
+
+    sent: list[tuple] = []
+    monkeypatch.setattr(judging.work_run, "delay", lambda *args: sent.append(args))
+    return sent
+
+
+@pytest.mark.django_db
+def test_a_strategy_edit_is_a_new_version_and_runs_keep_theirs(demo, fake_openai_server):
+    first = strategy("fbi-single-vanilla")
+    run = new_run(
+        demo,
+        llm_judge(fake_openai_server),
+        "fbi-single-vanilla",
+        criteria=list(demo.criteria.all()[:1]),
+    )
+    second = strategy_revise(
+        strategy=first,
+        note="scale 1-3",
+        scale_max=3,
+        prompt_template=first.prompt_template.replace("excellent", "great"),
+    )
+    assert (second.slug, second.version, second.scale_max) == (first.slug, 2, 3)
+    first.refresh_from_db()
+    assert (first.version, first.scale_max) == (1, 5) and "excellent" in first.prompt_template
+    run.refresh_from_db()
+    assert run.strategy_id == first.pk
+    assert Strategy.objects.latest_versions().get(slug=first.slug) == second
+    with pytest.raises(ValidationError) as error:
+        strategy_revise(strategy=second, prompt_template="Rate {{txet}}")
+    assert "prompt_template" in error.value.message_dict
+    with pytest.raises(ValidationError):
+        strategy_create(
+            slug="fbi-single-vanilla",
+            name="again",
+            family="single",
+            prompt_template="{{text}}",
+            parser="score_only",
+        )
+    with pytest.raises(ValidationError):  # a pairwise family needs the pairwise parser
+        strategy_create(
+            slug="odd",
+            name="odd",
+            family="pairwise",
+            prompt_template="{{text_a}} {{text_b}}",
+            parser="score_only",
+        )
+
+
+@pytest.mark.django_db
+def test_judges_are_checked_and_keep_only_the_name_of_their_key(db):
+    with pytest.raises(ValidationError):
+        judge_save(judge=Judge(name="m", kind="metric"))
+    with pytest.raises(ValidationError):
+        judge_save(judge=Judge(name="x", kind="llm", model="gpt"))
+    with pytest.raises(ValidationError) as error:
+        judge_save(
+            judge=Judge(
+                name="y", base_url="http://h/v1", model="m", default_params={"max_tokens": 9}
+            )
+        )
+    assert "default_params" in error.value.message_dict
+    with pytest.raises(ValidationError):
+        judge_save(
+            judge=Judge(
+                name="z", base_url="http://h/v1", model="m", api_key_env="sk-abc123 not a name"
+            )
+        )
+    judge = judge_save(
+        judge=Judge(name="ok", base_url="http://h/v1", model="m", api_key_env="OPENAI_API_KEY")
+    )
+    assert judge.endpoint().api_key_env == "OPENAI_API_KEY"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancel_stops_the_run_and_resume_finishes_it_without_repeating_a_call(
+    demo, criteria, fake_openai_server, queued
+):
+    fake_openai_server.latency = 0.1
+    judge = llm_judge(fake_openai_server, max_concurrency=2)
+    chosen = criteria("overall", "fluency", "coherence")
+    run = new_run(demo, judge, "fbi-single-axis", criteria=chosen)
+
+    def background():
+        try:
+            work(run)
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=background)
+    worker.start()
+    deadline = time.monotonic() + 20
+    while JudgeRun.objects.get(pk=run.pk).done < 6 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    judge_run_cancel(run=run)
+    worker.join(20)
+    run.refresh_from_db()
+    assert run.status == "cancelled" and 6 <= run.done < run.total == 60
+    pending = JudgeCall.objects.filter(run=run, parse_status="pending")
+    assert pending.count() == run.total - run.done
+    assert not pending.exclude(claimed_by="").exists()  # nothing left held
+    assert fake_openai_server.request_count == run.done  # replies on the wire were kept
+
+    judge_run_resume(run=run)
+    assert queued == [(run.pk, 2)]
+    run = work(run)
+    assert (run.status, run.done) == ("done", 60)
+    assert fake_openai_server.request_count == 60  # every call asked exactly once
+    bodies = [r.body for r in fake_openai_server.requests]
+    assert len(set(bodies)) == len(bodies)
+
+
+@pytest.mark.django_db
+def test_resume_can_retry_failed_calls_keeping_their_errors(
+    demo, criteria, fake_openai_server, queued
+):
+    fake_openai_server.enqueue(Fault.error(400, "bad request"))  # permanent: 1 attempt
+    run = work(
+        new_run(
+            demo,
+            llm_judge(fake_openai_server),
+            "fbi-single-vanilla",
+            criteria=criteria("overall"),
+            item_ids=[demo.datasets.get().items.first().pk],
+        )
+    )
+    assert (run.status, run.failed, run.done) == ("done", 1, 3)
+    judge_run_resume(run=run)  # nothing pending, nothing asked: stays done
+    assert JudgeRun.objects.get(pk=run.pk).status == "done" and queued == []
+    judge_run_resume(run=run, retry_failed=True)
+    run = work(run)
+    assert (run.status, run.failed, run.done) == ("done", 0, 4)
+    retried = JudgeCall.objects.exclude(previous_errors=[]).get(run=run)
+    assert retried.previous_errors[0]["kind"] == "client_error"
+    assert retried.parse_status == "parsed"
+
+
+@pytest.mark.django_db
+def test_a_restarted_worker_frees_its_dead_leases_and_restarts_the_run(
+    demo, queued, django_capture_on_commit_callbacks
+):
+    run = new_run(demo, Judge.objects.get(name="BLEU"))
+    from apps.judging.services import judge_run_plan
+
+    judge_run_plan(run_id=run.pk)
+    held = claims.calls_claim(run_id=run.pk, token=claims.new_token("celery@box"), limit=5)
+    other = claims.calls_claim(run_id=run.pk, token=claims.new_token("celery@other"), limit=5)
+    assert len(held) == len(other) == 5
+    with django_capture_on_commit_callbacks(execute=True):
+        assert judge_runs_recover(node="celery@box") == [run.pk]
+    assert queued == [(run.pk, run.judge.max_concurrency)]
+    assert JudgeCall.objects.filter(run=run).exclude(claimed_by="").count() == 5  # other's live
+    assert claims.calls_claim(run_id=run.pk, token="t", limit=20)  # the freed calls are free
+    JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=None)
+    JudgeCall.objects.filter(run=run).update(claimed_by="")
+    assert judge_runs_recover() == []  # a quiet run, but only just created: left alone

@@ -1,0 +1,243 @@
+"""Judging pages and API: roles, run creation from the page, live progress, downloads."""
+
+import csv
+import io
+import json
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from apps.judging.models import Judge, JudgeRun, Strategy
+from tests.factories import UserFactory
+from tests.judging.conftest import new_run, strategy, work
+
+pytestmark = pytest.mark.django_db
+PAGES = ["/judging/", "/judging/runs/new/", "/judging/judges/", "/judging/strategies/"]
+
+
+@pytest.fixture
+def queued(monkeypatch):
+    from workers.tasks import judging
+
+    sent: list[tuple] = []
+    monkeypatch.setattr(judging.work_run, "delay", lambda *args: sent.append(args))
+    return sent
+
+
+@pytest.fixture
+def bleu_run(demo):
+    return work(new_run(demo, Judge.objects.get(name="BLEU")))
+
+
+def test_annotators_reach_no_judging_page_or_endpoint(client, api_client, annotator, bleu_run):
+    client.force_login(annotator)
+    for url in [*PAGES, f"/judging/runs/{bleu_run.pk}/", f"/judging/runs/{bleu_run.pk}/calls.csv"]:
+        assert client.get(url).status_code == 403, url
+    api_client.force_authenticate(annotator)
+    for url in [
+        "/api/v1/judge-runs/",
+        "/api/v1/judges/",
+        "/api/v1/strategies/",
+        f"/api/v1/judge-runs/{bleu_run.pk}/",
+    ]:
+        assert api_client.get(url).status_code == 403, url
+
+
+def test_a_researcher_sees_only_their_own_runs(client, api_client, bleu_run):
+    other = UserFactory(username="olga", role="researcher")
+    client.force_login(other)
+    assert client.get(f"/judging/runs/{bleu_run.pk}/").status_code == 404
+    assert client.get(f"/judging/runs/{bleu_run.pk}/calls.jsonl").status_code == 404
+    assert client.post(f"/judging/runs/{bleu_run.pk}/cancel/").status_code == 404
+    assert b"BLEU" not in client.get("/judging/").content
+    api_client.force_authenticate(other)
+    assert api_client.get(f"/api/v1/judge-runs/{bleu_run.pk}/").status_code == 404
+    assert api_client.get("/api/v1/judge-runs/").json()["count"] == 0
+    client.force_login(bleu_run.created_by)
+    assert b"BLEU" in client.get("/judging/").content
+
+
+def test_starting_a_metric_run_from_the_page(
+    client, demo, queued, django_capture_on_commit_callbacks
+):
+    client.force_login(demo.owner)
+    assert client.get("/judging/runs/new/").status_code == 200
+    bleu = Judge.objects.get(name="BLEU")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/judging/runs/new/",
+            {
+                "judge": bleu.pk,
+                "study": demo.pk,
+                "include_originals": "on",
+                "include_perturbations": "on",
+                "label": "BLEU on the demo",
+            },
+        )
+    run = JudgeRun.objects.get(label="BLEU on the demo")
+    assert response.status_code == 302 and response["Location"] == f"/judging/runs/{run.pk}/"
+    assert queued == [(run.pk,)] and run.status == "running"
+    page = client.get(f"/judging/runs/{run.pk}/", HTTP_HX_REQUEST="true")
+    assert b"<html" not in page.content and b'hx-trigger="every 1s"' in page.content
+    work(run)
+    page = client.get(f"/judging/runs/{run.pk}/")
+    html = page.content.decode()
+    assert 'id="run-status" class="status-done">Done' in html and 'id="scores"' in html
+    assert "100.00" in html and "hx-trigger" not in html  # finished: polling stops
+
+
+def test_the_form_explains_what_a_run_needs(client, demo, fake_openai_server):
+    from tests.judging.conftest import llm_judge
+
+    client.force_login(demo.owner)
+    judge = llm_judge(fake_openai_server)
+    page = client.post("/judging/runs/new/", {"judge": judge.pk, "study": demo.pk})
+    assert page.status_code == 200 and b"an LLM judge needs a strategy" in page.content
+    page = client.post("/judging/runs/new/", {"judge": Judge.objects.get(name="chrF").pk})
+    assert b"choose a study or a dataset" in page.content
+    assert not JudgeRun.objects.exists()
+
+
+def test_progress_partial_shows_counters_rate_tokens_and_cost(
+    client, demo, fake_openai_server, criteria
+):
+    from tests.judging.conftest import llm_judge
+
+    judge = llm_judge(
+        fake_openai_server, price_per_1k_prompt_tokens="0.5", price_per_1k_completion_tokens="1.5"
+    )
+    run = work(
+        new_run(
+            demo,
+            judge,
+            "fbi-single-axis",
+            criteria=criteria("overall"),
+            include_perturbations=False,
+        )
+    )
+    client.force_login(demo.owner)
+    html = client.get(f"/judging/runs/{run.pk}/", HTTP_HX_REQUEST="true").content.decode()
+    for figure in ("done", "failed", "cached", "unscored", "rate", "http", "tokens", "cost"):
+        assert f'id="{figure}"' in html
+    assert f'<dd id="done">{run.done}</dd>' in html
+    expected = (run.prompt_tokens * 0.5 + run.completion_tokens * 1.5) / 1000
+    assert f"{expected:.4f}" in html
+
+
+def test_run_downloads_have_one_row_per_call(client, bleu_run):
+    client.force_login(bleu_run.created_by)
+    response = client.get(f"/judging/runs/{bleu_run.pk}/calls.csv")
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert len(rows) == bleu_run.total == 20
+    assert {r["parse_status"] for r in rows} == {"parsed"}
+    assert {r["score"] for r in rows if not r["perturbation"]} == {"100.0"}
+    response = client.get(f"/judging/runs/{bleu_run.pk}/calls.jsonl")
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    first = json.loads(lines[0])
+    assert len(lines) == 20 and first["judge"] == "BLEU" and first["request"]["metric"] == "bleu"
+    assert client.get(f"/judging/runs/{bleu_run.pk}/calls.xml").status_code == 404
+
+
+def test_run_list_queries_do_not_grow_with_runs(client, demo, django_assert_max_num_queries):
+    client.force_login(demo.owner)
+    bleu = Judge.objects.get(name="BLEU")
+    new_run(demo, bleu)
+    with django_assert_max_num_queries(6) as few:
+        client.get("/judging/")
+    for _ in range(5):
+        new_run(demo, bleu)
+    with django_assert_max_num_queries(len(few)):
+        client.get("/judging/")
+
+
+def test_cancel_resume_and_run_again_from_the_page(
+    client, demo, queued, django_capture_on_commit_callbacks
+):
+    run = new_run(demo, Judge.objects.get(name="ROUGE-L"))
+    client.force_login(demo.owner)
+    client.post(f"/judging/runs/{run.pk}/cancel/")
+    assert JudgeRun.objects.get(pk=run.pk).status == "cancelled"
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/judging/runs/{run.pk}/resume/")
+    assert JudgeRun.objects.get(pk=run.pk).status == "running" and queued == [(run.pk,)]
+    work(run)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/judging/runs/{run.pk}/again/")
+    again = JudgeRun.objects.exclude(pk=run.pk).get()
+    assert response["Location"] == f"/judging/runs/{again.pk}/"
+    assert again.judge == run.judge and queued[-1] == (again.pk,)
+
+
+def test_judges_and_strategy_versions_from_the_pages(client, demo):
+    client.force_login(demo.owner)
+    response = client.post(
+        "/judging/judges/new/",
+        {
+            "name": "local llama",
+            "kind": "llm",
+            "base_url": "http://127.0.0.1:11434/v1",
+            "api_key_env": "",
+            "model": "llama3.1:8b",
+            "default_params": "{}",
+            "max_concurrency": 4,
+            "timeout_s": 60,
+            "max_attempts": 5,
+            "max_tokens_param": "max_tokens",
+        },
+    )
+    assert response.status_code == 302
+    assert Judge.objects.get(name="local llama").created_by == demo.owner
+    vanilla = strategy("fbi-single-vanilla")
+    page = client.get(f"/judging/strategies/{vanilla.pk}/revise/")
+    form = page.context["form"]
+    data = {name: form[name].value() for name in form.fields}
+    data = {k: ("" if v is None else v) for k, v in data.items() if v is not False}
+    data["examples"] = "[]"
+    data["scale_max"] = 3
+    data["note"] = "1-3 scale"
+    response = client.post(f"/judging/strategies/{vanilla.pk}/revise/", data)
+    assert response.status_code == 302, response.context["form"].errors
+    newest = Strategy.objects.filter(slug="fbi-single-vanilla").latest("version")
+    assert (newest.version, newest.scale_max, newest.note) == (2, 3, "1-3 scale")
+    assert Strategy.objects.get(pk=vanilla.pk).scale_max == 5
+    assert b"v2" in client.get(f"/judging/strategies/{newest.pk}/").content
+
+
+def test_api_runs_strategies_and_judges(api_client, demo, queued):
+    api_client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=demo.owner)}")
+    bleu = Judge.objects.get(name="BLEU")
+    response = api_client.post(
+        "/api/v1/judge-runs/", {"judge": bleu.pk, "study": demo.pk}, format="json"
+    )
+    assert response.status_code == 201, response.json()
+    run = work(JudgeRun.objects.get(pk=response.json()["id"]))
+    detail = api_client.get(f"/api/v1/judge-runs/{run.pk}/").json()
+    assert (detail["status"], detail["done"], detail["total"]) == ("done", 20, 20)
+    calls = api_client.get(f"/api/v1/judge-runs/{run.pk}/calls/").json()
+    assert calls["count"] == 20 and calls["results"][0]["parse_status"] == "parsed"
+    assert api_client.get(f"/api/v1/judge-runs/{run.pk}/failures/").json() == {
+        "errors": [],
+        "unparsed": [],
+    }
+    export = api_client.get(f"/api/v1/judge-runs/{run.pk}/export/?file_format=csv")
+    assert export.status_code == 200 and export["Content-Type"] == "text/csv"
+    bad = api_client.post("/api/v1/judge-runs/", {"judge": bleu.pk}, format="json")
+    assert bad.status_code == 400 and "dataset" in bad.json()
+
+    listed = api_client.get("/api/v1/strategies/?limit=100").json()
+    assert listed["count"] == Strategy.objects.values("slug").distinct().count()
+    vanilla = strategy("fbi-single-vanilla")
+    revised = api_client.post(
+        f"/api/v1/strategies/{vanilla.pk}/revise/",
+        {"samples": 3, "note": "three samples"},
+        format="json",
+    )
+    assert revised.status_code == 201 and revised.json()["version"] == 2
+    assert revised.json()["prompt_template"] == vanilla.prompt_template
+
+    judge = api_client.post(
+        "/api/v1/judges/",
+        {"name": "j", "base_url": "http://h/v1", "model": "m", "default_params": {"n": 2}},
+        format="json",
+    )
+    assert judge.status_code == 400 and "default_params" in judge.json()

@@ -1,0 +1,48 @@
+"""Judge run tasks: ids in, one service call.
+
+``work_run`` works on a run until nothing is left to claim (see apps.judging.engine); it is
+safe to run twice or at once on several workers. Database and Redis outages are retried with
+backoff; anything else fails the run with the error shown on its page. A worker that starts
+frees the leases its previous incarnation held (it was killed) and restarts those runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+from celery.signals import worker_ready
+from django.db import InterfaceError, OperationalError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from apps.judging import claims
+from apps.judging.services import judge_run_fail, judge_run_work, judge_runs_recover
+
+TRANSIENT = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError)
+
+
+@shared_task(name="judging.work_run", bind=True, acks_late=True, max_retries=5)
+def work_run(self: Any, run_id: int, share: int | None = None) -> None:
+    try:
+        judge_run_work(run_id=run_id, share=share, node=self.request.hostname or "")
+    except TRANSIENT as exc:
+        if self.request.retries >= self.max_retries:
+            judge_run_fail(run_id=run_id, error=f"gave up after retries: {exc}")
+            raise
+        raise self.retry(exc=exc, countdown=min(60, 2 ** (self.request.retries + 1))) from exc
+    except Exception as exc:
+        judge_run_fail(run_id=run_id, error=f"{type(exc).__name__}: {exc}")
+        raise
+
+
+@shared_task(name="judging.recover_runs")
+def recover_runs(node: str = "") -> list[int]:
+    return judge_runs_recover(node=node)
+
+
+@worker_ready.connect
+def recover_after_start(sender: Any = None, **_: Any) -> None:
+    node = getattr(sender, "hostname", "") or ""
+    recover_runs.delay(node)  # this node's previous incarnation is dead: free its leases now
+    recover_runs.apply_async(countdown=2 * claims.LEASE_SECONDS + 1)  # other dead workers
