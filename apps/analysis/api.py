@@ -1,12 +1,18 @@
 """Reports as JSON through the API: GET /api/v1/studies/{id}/reports/{name}/[?run=ID]."""
 
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.accounts.permissions import is_researcher
+from apps.analysis.ratings_import import ratings_import_upload
 from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS
 from apps.analysis.selectors import report_run, report_study_for_user
 from apps.analysis.services import report_get
+from apps.corpus.importing import ImportFailed
+from apps.corpus.selectors import datasets_for_user
 
 
 class ReportView(APIView):
@@ -24,3 +30,59 @@ class ReportView(APIView):
         if snapshot.status != "done":
             return Response({"status": snapshot.status, "error": snapshot.error}, status=202)
         return Response(snapshot.payload)
+
+
+class RatingsImportView(APIView):
+    """Import per-annotator ratings into a dataset (multipart `file`, optional `scale_min`,
+    `scale_max`, `source`); all or nothing, errors name the row and field."""
+
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {
+                    "file": {"type": "string", "format": "binary"},
+                    "scale_min": {"type": "number"},
+                    "scale_max": {"type": "number"},
+                    "source": {"type": "string"},
+                },
+            }
+        },
+        responses={201: dict, 400: dict},
+    )
+    def post(self, request, pk: int):
+        if not is_researcher(request.user):
+            return Response({"detail": "Only researchers import ratings."}, status=403)
+        dataset = get_object_or_404(datasets_for_user(request.user), pk=pk)
+        upload = request.data.get("file")
+        if upload is None:
+            return Response({"errors": ["file: this field is required"]}, status=400)
+        try:
+            scale = _scale(request.data)
+            summary = ratings_import_upload(
+                upload=upload, dataset=dataset, scale=scale, source=request.data.get("source", "")
+            )
+        except ValueError as exc:
+            return Response({"errors": [str(exc)]}, status=400)
+        except ImportFailed as exc:
+            return Response({"errors": exc.as_strings()}, status=400)
+        return Response(
+            {
+                "created": summary.created,
+                "existing": summary.existing,
+                "scale": list(summary.scale),
+            },
+            status=201,
+        )
+
+
+def _scale(data) -> tuple[float, float] | None:
+    lo, hi = data.get("scale_min"), data.get("scale_max")
+    if lo in (None, "") and hi in (None, ""):
+        return None
+    try:
+        return (float(lo), float(hi))
+    except (TypeError, ValueError) as exc:
+        raise ValueError("scale_min and scale_max must both be numbers") from exc

@@ -172,3 +172,18 @@ def _write(ratings, dataset, scale, source) -> RatingsSummary:
         )
     HumanRating.objects.bulk_create(new)
     return RatingsSummary(created=len(new), existing=len(ratings) - len(new), scale=scale)
+
+
+def ratings_import_upload(
+    *, upload, dataset: Dataset, scale=None, source: str = ""
+) -> RatingsSummary:
+    """Import an uploaded ratings file (kept under its own name, for the suffix and errors)."""
+    import tempfile
+
+    name = Path(upload.name or "ratings.csv").name
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        with path.open("wb") as handle:
+            for chunk in upload.chunks():
+                handle.write(chunk)
+        return human_ratings_import(path=path, dataset=dataset, scale=scale, source=source or name)

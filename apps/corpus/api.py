@@ -9,6 +9,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from apps.accounts.permissions import ResearcherWrites
+from apps.annotation.models import Study
 from apps.corpus import selectors
 from apps.corpus.exporting import export_csv, export_jsonl
 from apps.corpus.generation.service import generation_job_start
@@ -128,8 +129,13 @@ class GenerationJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         return selectors.generation_jobs_for_user(self.request.user).prefetch_related("kinds")
 
     def get_serializer_context(self):
-        datasets = selectors.datasets_for_user(self.request.user)
-        return {**super().get_serializer_context(), "datasets": datasets}
+        user = self.request.user
+        studies = Study.objects.for_user(user).filter(owner=user) if user.is_authenticated else None
+        return {
+            **super().get_serializer_context(),
+            "datasets": selectors.datasets_for_user(user),
+            "studies": studies,
+        }
 
     def perform_create(self, serializer):
         data = serializer.validated_data
@@ -142,6 +148,7 @@ class GenerationJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
             item_ids=data.get("item_ids") or [],
             use_kind_parameters=data.get("use_kind_parameters", False),
             generator=data.get("generator"),
+            study=data.get("study"),
             temperature=data.get("temperature", 0.7),
             max_tokens=data.get("max_tokens", 2048),
         )

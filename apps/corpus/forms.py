@@ -1,5 +1,6 @@
 from django import forms
 
+from apps.annotation.models import Study
 from apps.catalog.models import Degree, Method, PerturbationKind, Task
 from apps.corpus.importing.service import FORMATS
 from apps.corpus.models import Dataset
@@ -39,17 +40,42 @@ class GenerationForm(forms.Form):
         choices=[("", "the kind's own (minor if none)"), *Degree.choices], required=False
     )
     seed = forms.IntegerField(initial=0, help_text="Same seed, same perturbations.")
+    items = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Item ids, separated by commas or new lines; empty: every item of the dataset.",
+    )
+    study = forms.ModelChoiceField(
+        Study.objects.none(),
+        required=False,
+        help_text="Put the results in this study's vetting queue.",
+    )
     use_kind_parameters = forms.BooleanField(
         required=False, help_text="Fixed parameters of the kind instead of length-scaled presets."
     )
 
-    def __init__(self, *args, datasets=None, **kwargs):
+    def __init__(self, *args, datasets=None, studies=None, **kwargs):
         super().__init__(*args, **kwargs)
         if datasets is not None:
             self.fields["dataset"].queryset = datasets
+        if studies is not None:
+            self.fields["study"].queryset = studies
+
+    def clean_items(self) -> list[str]:
+        raw = self.cleaned_data.get("items") or ""
+        return [part.strip() for part in raw.replace("\n", ",").split(",") if part.strip()]
 
     def clean(self):
         data = super().clean() or {}
+        dataset, wanted = data.get("dataset"), data.get("items") or []
+        if dataset is not None and wanted:
+            found = dict(
+                dataset.items.filter(external_id__in=wanted).values_list("external_id", "id")
+            )
+            missing = [w for w in wanted if w not in found]
+            if missing:
+                self.add_error("items", f"not in {dataset.name}: {', '.join(missing[:10])}")
+            data["item_ids"] = list(found.values())
         llm = [k.name for k in data.get("kinds", []) if k.method == Method.LLM]
         if llm and not data.get("generator"):
             raise forms.ValidationError(

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from apps.annotation.models import Study
 from apps.catalog.models import Degree, Method, PerturbationKind
 from apps.corpus.importing.service import FORMATS
 from apps.corpus.models import (
@@ -100,6 +101,9 @@ class GenerationJobSerializer(serializers.ModelSerializer):
     kinds = serializers.SlugRelatedField(
         slug_field="slug", many=True, queryset=PerturbationKind.objects.all()
     )
+    study = serializers.PrimaryKeyRelatedField(
+        queryset=Study.objects.none(), required=False, allow_null=True
+    )
     generator = serializers.SlugRelatedField(
         slug_field="name",
         queryset=Judge.objects.filter(kind="llm"),
@@ -119,6 +123,7 @@ class GenerationJobSerializer(serializers.ModelSerializer):
             "degree",
             "seed",
             "use_kind_parameters",
+            "study",
             "generator",
             "temperature",
             "max_tokens",
@@ -137,6 +142,8 @@ class GenerationJobSerializer(serializers.ModelSerializer):
         super().__init__(*args, **kwargs)
         if datasets := self.context.get("datasets"):
             self.fields["dataset"].queryset = datasets
+        if studies := self.context.get("studies"):
+            self.fields["study"].queryset = studies
 
     def validate(self, attrs):
         llm = [k.slug for k in attrs.get("kinds", []) if k.method == Method.LLM]

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 
 from apps.accounts.permissions import is_researcher
 from apps.accounts.requests import AuthedRequest
+from apps.annotation.models import Study
 from apps.corpus import selectors
 from apps.corpus.api import EXPORTS, export_response
 from apps.corpus.forms import GenerationForm, ImportForm
@@ -74,9 +75,11 @@ def generation_new(request: AuthedRequest) -> HttpResponse:
     if not is_researcher(request.user):
         raise PermissionDenied("Only researchers generate perturbations.")
     datasets = selectors.datasets_for_user(request.user)
-    form = GenerationForm(request.POST or None, datasets=datasets)
+    studies = Study.objects.for_user(request.user).filter(owner_id=request.user.pk)
+    form = GenerationForm(request.POST or None, datasets=datasets, studies=studies)
     if request.method == "POST" and form.is_valid():
-        job = generation_job_start(user=request.user, **form.cleaned_data)
+        options = {k: v for k, v in form.cleaned_data.items() if k != "items"}
+        job = generation_job_start(user=request.user, **options)
         return redirect("generation-detail", pk=job.pk)
     return render(request, "corpus/generation_new.html", {"form": form})
 

@@ -10,8 +10,9 @@ from collections import Counter
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from itertools import combinations
+from typing import TypeVar
 
-Ratings = Mapping[str, Mapping[Hashable, float]]
+K = TypeVar("K", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,9 @@ class IdenticalPair:
     shared_units: int
 
 
-def identical_raters(ratings: Ratings, *, min_shared: int = 2) -> list[IdenticalPair]:
+def identical_raters(
+    ratings: Mapping[str, Mapping[K, float]], *, min_shared: int = 2
+) -> list[IdenticalPair]:
     """Pairs of raters who gave the same score on every unit both rated (at least min_shared)."""
     found = []
     for a, b in combinations(sorted(ratings), 2):
@@ -31,7 +34,7 @@ def identical_raters(ratings: Ratings, *, min_shared: int = 2) -> list[Identical
     return found
 
 
-def constant_raters(ratings: Ratings, *, min_units: int = 2) -> list[str]:
+def constant_raters(ratings: Mapping[str, Mapping[K, float]], *, min_units: int = 2) -> list[str]:
     """Raters who gave one and the same score to every unit they rated (at least min_units)."""
     return sorted(
         rater
@@ -40,7 +43,7 @@ def constant_raters(ratings: Ratings, *, min_units: int = 2) -> list[str]:
     )
 
 
-def under_rated_units(ratings: Ratings, *, expected: int) -> dict[Hashable, int]:
+def under_rated_units(ratings: Mapping[str, Mapping[K, float]], *, expected: int) -> dict[K, int]:
     """Units with fewer than `expected` raters, and how many they have."""
-    counts: Counter[Hashable] = Counter(u for scores in ratings.values() for u in scores)
+    counts: Counter[K] = Counter(u for scores in ratings.values() for u in scores)
     return {unit: n for unit, n in counts.items() if n < expected}

@@ -71,7 +71,7 @@ def generation_job_run(*, job_id: int) -> None:
     if llm_kinds:
         done += _run_llm(job, list(items.select_related("task")), llm_kinds, outcome)
     if job.study is not None:
-        job.study.kinds.add(*kinds, *llm_kinds)
+        _into_vetting_queue(job, [*kinds, *llm_kinds])
     GenerationJob.objects.filter(pk=job_id).update(
         done=done,
         counts=outcome.counts,
@@ -79,6 +79,16 @@ def generation_job_run(*, job_id: int) -> None:
         status=GenerationJob.Status.DONE,
         finished_at=timezone.now(),
     )
+
+
+def _into_vetting_queue(job: GenerationJob, kinds: list[PerturbationKind]) -> None:
+    """The study takes the dataset and kinds, and its plan gains the new perturbations."""
+    from apps.annotation.services.plan import study_plan_request
+
+    assert job.study is not None
+    job.study.datasets.add(job.dataset_id)
+    job.study.kinds.add(*kinds)
+    study_plan_request(study=job.study)
 
 
 def _run_llm(job, items, kinds, outcome: _Outcome) -> int:
