@@ -63,9 +63,23 @@ def demo(tmp_path):
     else:
         pytest.fail("demo did not come up in 2 minutes:\n" + (tmp_path / "demo.log").read_text())
     yield base, tmp_path
+    _stop_group(process)
+    log.close()
+
+
+def _stop_group(process: subprocess.Popen) -> None:
+    """Stop the script, its web server and its worker (one process group); a worker still in
+    its warm shutdown after 15 s is killed, so no test leaves a worker behind."""
     os.killpg(process.pid, signal.SIGTERM)
     process.wait(timeout=20)
-    log.close()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.5)
+    os.killpg(process.pid, signal.SIGKILL)
 
 
 def _login(client: httpx.Client, base: str, username: str) -> None:
