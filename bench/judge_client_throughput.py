@@ -1,12 +1,14 @@
 """Throughput of the judge LLM client: N calls through ``complete`` at a fixed concurrency.
 
     .venv/bin/python bench/judge_client_throughput.py [--calls 2000] [--concurrency 32]
-        [--latency 0.1] [--server process|thread]
+        [--latency 0.1] [--server process|thread] [--transport aiohttp|httpx|both]
 
 The fake OpenAI-compatible server answers every request after ``latency`` seconds, so the ideal
 rate is concurrency / latency (32 / 0.1 s = 320 calls/s). ``--server process`` (the default)
 runs the server in a child process, as a real endpoint would be; ``thread`` runs it inside this
-process, where it competes with the client for the GIL.
+process, where it competes with the client for the GIL. ``--transport both`` (the default)
+measures the openai client with each HTTP transport in turn: aiohttp (ours by default) and the
+SDK's own httpx.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from apps.judging.llm_client import (
+    TRANSPORTS,
     CallOutcome,
     EndpointConfig,
     SamplingParams,
     close_clients,
     complete,
+    configure_transport,
 )
 from tests.fakes.openai_server import FakeOpenAIServer, spawn_fake_server
 
@@ -72,8 +76,16 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--server", choices=["process", "thread"], default="process")
+    parser.add_argument("--transport", choices=[*TRANSPORTS, "both"], default="both")
     args = parser.parse_args()
 
+    transports = list(TRANSPORTS) if args.transport == "both" else [args.transport]
+    for transport in transports:
+        measure(args, transport)
+
+
+def measure(args: argparse.Namespace, transport: str) -> None:
+    configure_transport(transport)
     with serve(args.server, args.latency) as (base_url, where):
         cpu_started = time.process_time()
         elapsed, outcomes = asyncio.run(run(base_url, args.calls, args.concurrency))
@@ -83,6 +95,7 @@ def main() -> None:
     latencies = sorted(o.latency_s or 0.0 for o in outcomes)
     ideal = args.concurrency / args.latency
     rate = args.calls / elapsed
+    print(f"== HTTP transport {transport}")
     print(f"server: fake OpenAI-compatible, {where}, latency {args.latency * 1000:.0f} ms")
     print(f"calls: {args.calls} at concurrency {args.concurrency}; failed: {len(failed)}")
     print(f"elapsed: {elapsed:.2f} s (ideal {args.calls / ideal:.2f} s)")

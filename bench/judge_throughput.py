@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/judge_throughput.py [--calls 2000] [--concurrency 32]
         [--latency 0.1] [--postgres URL] [--redis URL | --no-redis] [--workers N]
+        [--transport aiohttp|httpx|both]
 
 The fake OpenAI-compatible server (its own process) answers each request after ``latency``
 seconds, so the ideal rate is concurrency / latency (32 / 0.1 s = 320 calls/s). A child
@@ -10,6 +11,10 @@ strategy, then works one judge run of N calls with ``judge_run_work``, the same 
 Celery task runs (claims, prompts, cache lookups, the async openai client under the judge's
 limits, parsing and batched saves). Then it runs the same work again as a new run: every
 call must come from the cache, with no HTTP request.
+
+The child process is set up as a worker process is (``workers.celery.tune_process``). By
+default the whole measurement runs twice, once per HTTP transport of the openai client
+(aiohttp, the default, and the SDK's own httpx), each on a fresh database and fake server.
 
 ``--workers N`` instead starts a real ``celery worker --concurrency N`` (Redis broker) and
 starts the runs as the page does (``judge_run_start``): the run is planned by one task and
@@ -172,8 +177,10 @@ def child(args: argparse.Namespace) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
     from tests.fakes.openai_server import SpawnedFakeServer
+    from workers.celery import tune_process
 
     new_run = _setup(args.calls, args.base_url, args.concurrency)
+    tune_process()  # as a worker process does when it starts
     stats = SpawnedFakeServer(args.base_url, None).stats  # type: ignore[arg-type]
     worker = _start_worker(args.workers) if args.workers else None
     try:
@@ -228,6 +235,12 @@ def main() -> None:
         default=0,
         help="run through a real Celery worker with this many processes",
     )
+    parser.add_argument(
+        "--transport",
+        choices=["aiohttp", "httpx", "both"],
+        default="both",
+        help="HTTP transport of the openai client (both: measure each in turn)",
+    )
     parser.add_argument("--child", action="store_true")
     parser.add_argument("--base-url", default="")
     args = parser.parse_args()
@@ -235,6 +248,16 @@ def main() -> None:
         child(args)
         return
 
+    if args.workers and args.no_redis:
+        parser.error("--workers needs Redis (the broker and the shared limits)")
+    transports = ["aiohttp", "httpx"] if args.transport == "both" else [args.transport]
+    rates = {name: _bench_transport(args, name) for name in transports}
+    if len(rates) > 1:
+        print("; ".join(f"{name}: {rate:.1f} calls/s" for name, rate in rates.items()))
+
+
+def _bench_transport(args: argparse.Namespace, transport: str) -> float:
+    """One measurement (first run and cached rerun) with this HTTP transport; calls/s."""
     from tests.fakes.openai_server import spawn_fake_server
 
     recreate_postgres(args.postgres)
@@ -246,9 +269,8 @@ def main() -> None:
         "DJANGO_LOG_LEVEL": "WARNING",
         "DISCERN_VAR_DIR": str(ROOT / "var" / "bench"),
         "DISCERN_QUEUE": f"bench-judge-{os.getpid()}",
+        "DISCERN_LLM_TRANSPORT": transport,
     }
-    if args.workers and args.no_redis:
-        parser.error("--workers needs Redis (the broker and the shared limits)")
     with spawn_fake_server(latency=args.latency) as server:
         command = [
             sys.executable,
@@ -277,8 +299,9 @@ def main() -> None:
         else "judge_run_work in one process"
     )
     print(
-        f"fake endpoint: child process, latency {args.latency * 1000:.0f} ms; "
-        f"judge concurrency {args.concurrency}; limits {limits}; database PostgreSQL"
+        f"== HTTP transport {transport}. Fake endpoint: child process, latency "
+        f"{args.latency * 1000:.0f} ms; judge concurrency {args.concurrency}; limits {limits}; "
+        "database PostgreSQL"
     )
     print(f"through: {how}")
     print(
@@ -296,6 +319,7 @@ def main() -> None:
         f"run 2 (same work, new run): {second['done']} done, {second['cached']} from the cache, "
         f"{second['server_requests']} HTTP requests, {second['work_s']:.2f} s"
     )
+    return rate
 
 
 if __name__ == "__main__":

@@ -164,6 +164,9 @@ DISCERN_MAX_FIELD_CHARS = env.int("DISCERN_MAX_FIELD_CHARS", default=1_000_000)
 # Files above this many rows are imported by the worker, with a progress bar.
 DISCERN_BACKGROUND_IMPORT_BYTES = env.int("DISCERN_BACKGROUND_IMPORT_BYTES", default=2_000_000)
 
+# HTTP transport of the LLM clients: "aiohttp" (faster, the default) or "httpx" (the SDK's own).
+DISCERN_LLM_TRANSPORT = env.str("DISCERN_LLM_TRANSPORT", default="aiohttp")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -134,7 +134,7 @@ def classify(error: BaseException, policy: RetryPolicy) -> Failure | None:
     """A ``Failure`` for errors an LLM call can meet; None for anything else (a bug: re-raise)."""
     if isinstance(error, openai.APIStatusError):
         return _status_failure(error)
-    if isinstance(error, openai.APITimeoutError):
+    if isinstance(error, openai.APITimeoutError) and not _refused(error):
         return Failure("timeout", "request timed out", transient=True)
     if isinstance(error, openai.APIConnectionError):
         cause = error.__cause__ or error.__context__
@@ -150,6 +150,19 @@ def classify(error: BaseException, policy: RetryPolicy) -> Failure | None:
     if isinstance(error, InvalidResponse):
         return Failure("invalid_response", str(error), transient=policy.retry_invalid_response)
     return None
+
+
+def _refused(error: BaseException) -> bool:
+    """A connection that failed outright, not slowly: the aiohttp transport reports a refused
+    connection as a connect timeout, with the ``ConnectionError`` as its cause."""
+    seen: BaseException | None = error
+    for _ in range(10):  # a cause chain is short; never loop on a cycle
+        seen = seen.__cause__ or seen.__context__ if seen is not None else None
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionError):
+            return True
+    return False
 
 
 class InvalidResponse(Exception):

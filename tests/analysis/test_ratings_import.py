@@ -107,8 +107,9 @@ def test_one_shared_unit_is_not_enough_to_call_raters_copies():
     assert identical_raters({"a": {"u1": 3, "u2": 4}, "b": {"u1": 3, "u9": 1}}) == []
 
 
-def test_ratings_import_api_and_rater_checks_in_the_report(dataset, api_client, researcher,
-                                                           tmp_path):
+def test_ratings_import_api_and_rater_checks_in_the_report(
+    dataset, api_client, researcher, tmp_path
+):
     from django.core.files.uploadedfile import SimpleUploadedFile
     from rest_framework.authtoken.models import Token
 
@@ -118,17 +119,24 @@ def test_ratings_import_api_and_rater_checks_in_the_report(dataset, api_client, 
     dataset.owner = researcher
     dataset.save()
     api_client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=researcher)}")
-    rows = (HEADER + "s1,,coherence,a,4\ns2,,coherence,a,2\ns1,,coherence,b,4\n"
-            "s2,,coherence,b,2\ns1,,coherence,c,3\ns2,,coherence,c,3\ns1,,coherence,d,5\n")
+    rows = (
+        HEADER + "s1,,coherence,a,4\ns2,,coherence,a,2\ns1,,coherence,b,4\n"
+        "s2,,coherence,b,2\ns1,,coherence,c,3\ns2,,coherence,c,3\ns1,,coherence,d,5\n"
+    )
     upload = SimpleUploadedFile("summeval.csv", rows.encode())
-    response = api_client.post(f"/api/v1/datasets/{dataset.pk}/ratings/",
-                               {"file": upload, "scale_min": 1, "scale_max": 5},
-                               format="multipart")
+    response = api_client.post(
+        f"/api/v1/datasets/{dataset.pk}/ratings/",
+        {"file": upload, "scale_min": 1, "scale_max": 5},
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
     assert response.json() == {"created": 7, "existing": 0, "scale": [1.0, 5.0]}
     bad = SimpleUploadedFile("bad.csv", (HEADER + "s1,,coherence,z,9\n").encode())
-    refused = api_client.post(f"/api/v1/datasets/{dataset.pk}/ratings/",
-                              {"file": bad, "scale_min": 1, "scale_max": 5}, format="multipart")
+    refused = api_client.post(
+        f"/api/v1/datasets/{dataset.pk}/ratings/",
+        {"file": bad, "scale_min": 1, "scale_max": 5},
+        format="multipart",
+    )
     assert refused.status_code == 400
     assert refused.json()["errors"] == ["bad.csv, row 2, field 'score': 9.0 is outside 1.0-5.0"]
     study = StudyFactory(owner=researcher)

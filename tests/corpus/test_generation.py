@@ -177,18 +177,38 @@ def test_chosen_items_only_and_results_enter_the_study_vetting_queue(client, res
 
     dataset = DatasetFactory(owner=researcher)
     for n in range(3):
-        SourceItemFactory(dataset=dataset, external_id=f"x{n}",
-                          original=f"Item {n} starts. It continues. It ends here.")
+        SourceItemFactory(
+            dataset=dataset,
+            external_id=f"x{n}",
+            original=f"Item {n} starts. It continues. It ends here.",
+        )
     study = StudyFactory(owner=researcher)
     kind = PerturbationKind.objects.get(slug="sentence-exchange")
     client.force_login(researcher)
-    refused = client.post("/generate/", {"dataset": dataset.pk, "kinds": [kind.pk], "seed": 1,
-                                         "temperature": 0.7, "max_tokens": 512,
-                                         "items": "x0, nope"})
+    refused = client.post(
+        "/generate/",
+        {
+            "dataset": dataset.pk,
+            "kinds": [kind.pk],
+            "seed": 1,
+            "temperature": 0.7,
+            "max_tokens": 512,
+            "items": "x0, nope",
+        },
+    )
     assert b"not in " in refused.content and b"nope" in refused.content
-    response = client.post("/generate/", {"dataset": dataset.pk, "kinds": [kind.pk], "seed": 1,
-                                          "temperature": 0.7, "max_tokens": 512,
-                                          "items": "x0\nx2", "study": study.pk})
+    response = client.post(
+        "/generate/",
+        {
+            "dataset": dataset.pk,
+            "kinds": [kind.pk],
+            "seed": 1,
+            "temperature": 0.7,
+            "max_tokens": 512,
+            "items": "x0\nx2",
+            "study": study.pk,
+        },
+    )
     assert response.status_code == 302
     job = GenerationJob.objects.get()
     generation_job_run(job_id=job.pk)  # what the worker does
@@ -197,5 +217,6 @@ def test_chosen_items_only_and_results_enter_the_study_vetting_queue(client, res
     assert set(study.kinds.all()) == {kind} and dataset in study.datasets.all()
     queued = StudyPerturbation.objects.filter(study=study)
     assert set(queued.values_list("perturbation_id", flat=True)) == set(
-        made.values_list("id", flat=True))
+        made.values_list("id", flat=True)
+    )
     assert VettingSlot.objects.filter(study=study).count() == 2
