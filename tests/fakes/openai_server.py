@@ -15,7 +15,7 @@ Every response carries an ``x-request-id`` header. Behaviour is scriptable:
 - ``add_rule(predicate, fault, times=None)``: a fault for requests matching a predicate.
 
 Faults: ``Fault.rate_limit(retry_after)``, ``Fault.server_error()``, ``Fault.error(code)``,
-``Fault.garbage_json()``, ``Fault.non_json()``, ``Fault.hang(seconds)``, ``Fault.slow(seconds)``,
+``Fault.garbage_json()``, ``Fault.json_body(text)``, ``Fault.non_json()``, ``Fault.hang(seconds)``, ``Fault.slow(seconds)``,
 ``Fault.disconnect()``, ``Fault.reply(text)``.
 
 It counts and records every request (thread-safe) and the peak number in flight.
@@ -47,7 +47,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-FaultKind = Literal["status", "garbage_json", "non_json", "hang", "slow", "disconnect", "reply"]
+FaultKind = Literal[
+    "status", "garbage_json", "json_body", "non_json", "hang", "slow", "disconnect", "reply"
+]
 _TOKEN = re.compile(r"\s*\S+")
 _JSON = ("content-type", "application/json")
 CONTROL_PREFIX = "/_fake/"  # GET /_fake/stats: counts, not recorded itself
@@ -103,6 +105,11 @@ class Fault:
     def garbage_json(cls) -> Fault:
         """200, Content-Type application/json, but the body is not JSON."""
         return cls("garbage_json")
+
+    @classmethod
+    def json_body(cls, body: str) -> Fault:
+        """200 with valid JSON that need not be a completion (``body`` is sent as it is)."""
+        return cls("json_body", text=body)
 
     @classmethod
     def non_json(cls) -> Fault:
@@ -435,6 +442,8 @@ class FakeOpenAIServer:
             return fault.status, [json_type, *fault.headers], _error_body(fault.message, fault)
         if fault is not None and fault.kind == "garbage_json":
             return 200, [json_type], b'{"id": "chatcmpl-broken", "choices": [{"mess'
+        if fault is not None and fault.kind == "json_body":
+            return 200, [json_type], fault.text.encode()
         if fault is not None and fault.kind == "non_json":
             page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
             return 200, [("content-type", "text/html")], page

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import itertools
+import json
 import logging
 import math
 import random
@@ -281,6 +282,38 @@ def test_non_json_body_is_an_invalid_response(server: FakeOpenAIServer) -> None:
     outcome = call(server)
     assert outcome.error_kind == "invalid_response"
     assert "expected a JSON ChatCompletion" in (outcome.error_message or "")
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ('{"error": {"message": "upstream failed"}}', "malformed completion: KeyError"),
+        ('{"id": "x", "choices": []}', "malformed completion: IndexError"),
+        ('{"id": "x", "choices": [{"message": null}]}', "malformed completion: AttributeError"),
+        ('[{"choices": []}]', "expected a JSON ChatCompletion, got list"),
+        ('"Rating: 5"', "expected a JSON ChatCompletion, got str"),
+    ],
+)
+def test_json_that_is_not_a_completion_is_an_invalid_response(
+    server: FakeOpenAIServer, body: str, reason: str
+) -> None:
+    server.enqueue(Fault.json_body(body))
+    outcome = call(server)
+    assert not outcome.ok and outcome.text is None  # never read as a reply, let alone a score
+    assert outcome.error_kind == "invalid_response"
+    assert reason in (outcome.error_message or "")
+
+
+def test_a_null_content_is_an_empty_reply(server: FakeOpenAIServer) -> None:
+    body = {
+        "id": "x",
+        "model": "judge-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": None}}],
+    }
+    server.enqueue(Fault.json_body(json.dumps(body)))
+    outcome = call(server)
+    assert outcome.ok and outcome.text == ""  # kept, and left unparsed by the reader
+    assert outcome.prompt_tokens is None and outcome.finish_reason is None
 
 
 def test_invalid_responses_can_be_retried_when_asked(server: FakeOpenAIServer) -> None:
