@@ -76,12 +76,17 @@ def calls_claim(
 ) -> list[JudgeCall]:
     """Up to ``limit`` pending calls, now held by ``token``, with what prompts need attached
     (from ``related``: the same texts and criteria come back for every sample and quality)."""
-    candidates = list(_claimable(run_id).order_by("id").values_list("id", flat=True)[:limit])
-    if not candidates:
-        return []
-    _claimable(run_id).filter(id__in=candidates).update(
-        claimed_by=token, claimed_until=Now() + _lease()
-    )
+    with transaction.atomic():
+        # SKIP LOCKED (PostgreSQL): workers claiming at the same moment take different rows.
+        # Without it both chose the same ids, one won them all and the other found nothing,
+        # took the run for finished by others and sat out a second: half a run's speed.
+        chosen = _claimable(run_id).order_by("id").select_for_update(skip_locked=True)
+        candidates = list(chosen.values_list("id", flat=True)[:limit])
+        if not candidates:
+            return []
+        _claimable(run_id).filter(id__in=candidates).update(
+            claimed_by=token, claimed_until=Now() + _lease()
+        )
     calls = list(
         JudgeCall.objects.filter(
             id__in=candidates, claimed_by=token, parse_status="pending"

@@ -140,7 +140,7 @@ class RedisSemaphore:
             raise ValueError("limit must be at least 1")
         if lease_s <= 0 or poll_s <= 0:
             raise ValueError("lease_s and poll_s must be positive")
-        self._redis = redis
+        self.redis = redis
         self._acquire = redis.register_script(_ACQUIRE)
         self._renew = redis.register_script(_RENEW)
         self.key = key
@@ -156,13 +156,13 @@ class RedisSemaphore:
         return bool(await self._renew(keys=[self.key], args=[self.lease_ms, token]))
 
     async def release(self, token: str) -> None:
-        await self._redis.zrem(self.key, token)
+        await self.redis.zrem(self.key, token)
 
     async def holders(self) -> int:
         """Live leases (expired ones still present are swept by the next acquire)."""
-        seconds, micros = await self._redis.time()
+        seconds, micros = await self.redis.time()
         now_ms = int(seconds) * 1000 + int(micros) // 1000
-        return int(await self._redis.zcount(self.key, f"({now_ms}", "+inf"))
+        return int(await self.redis.zcount(self.key, f"({now_ms}", "+inf"))
 
     @contextlib.asynccontextmanager
     async def hold(self) -> AsyncIterator[str]:

@@ -1,11 +1,18 @@
-"""A worker task's share of a judge's concurrency, reserved from the slots all workers share.
+"""A worker task's slots of a judge's concurrency, reserved from the slots all workers share.
 
 ``limits.RedisSemaphore`` holds one lease per slot. Taking and giving back a slot around
 every request costs two Redis round trips and a renewal task per call (~1.3 ms of CPU), so
-a task instead reserves up to its share of slots when it starts, renews their leases in the
-background, tops up when slots free up, and gives them all back when it ends. Inside the
-process an ``asyncio.Semaphore`` sized to the slots held admits the calls. The judge's limit
-holds across all workers: no process sends more requests at once than the slots it holds.
+a task instead reserves its share of slots when it starts, renews their leases in the
+background, tops up when slots free up, and gives them all back when it ends. The task's calls
+go through ``ReservedSlots`` itself (``async with slots:``): one permit per slot held. The
+judge's limit holds across all workers: no process sends more requests at once than the slots
+it holds.
+
+A run is fanned out over tasks with a share each, but a worker may have fewer free processes
+than the run has tasks. So a task also **borrows**: when slots stay free and no other task is
+short of its share, it takes them, up to the judge's whole limit. A task short of its share
+says so in a Redis set (with an expiry, so a dead task's claim lapses); then every task above
+its share gives the surplus back, each slot as soon as a call using it finishes.
 
 Slot tokens start with the worker's node name, so a restarted worker can free the slots of
 its killed predecessor at once (``node_slots_release``) instead of waiting for their leases
@@ -30,6 +37,24 @@ logger = logging.getLogger(__name__)
 SLOT_PREFIX = "discern:llm"
 SLOT_LEASE_S = 10.0  # a killed worker's slots come back after this, at the latest
 TOP_UP_EVERY_S = 1.0
+SHORT_FOR_S = 3.0  # a task's "short of my share" lapses unless renewed within this
+
+# Say whether this task is short of its share (ARGV[2] = 1) or not, drop lapsed entries, and
+# return how many *other* tasks are short.
+_SHORT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if ARGV[2] == '1' then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
+else
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+local others = redis.call('ZCARD', KEYS[1])
+if ARGV[2] == '1' then others = others - 1 end
+return others
+"""
 
 
 def slots_key(limit_key: str) -> str:
@@ -38,32 +63,99 @@ def slots_key(limit_key: str) -> str:
 
 
 class ReservedSlots:
-    """Up to ``want`` slots of a shared semaphore, held for as long as the task works."""
+    """This task's slots of a shared semaphore: ``share`` of them, up to ``cap`` when borrowing.
 
-    def __init__(self, semaphore: RedisSemaphore, want: int, node: str = "") -> None:
+    Use it as the gate of the task's calls: ``async with slots:`` waits for a free slot.
+    """
+
+    def __init__(
+        self, semaphore: RedisSemaphore, share: int, node: str = "", *, cap: int | None = None
+    ) -> None:
         self.semaphore = semaphore
-        self.want = want
+        self.share = share
+        self.cap = max(share, cap or share)
         self.prefix = f"{node or 'local'}/{os.getpid()}/"
+        self.name = self.prefix + uuid.uuid4().hex[:12]  # this task, in the "short" set
         self.tokens: list[str] = []
-        self.gate = asyncio.Semaphore(0)  # one permit per slot held
+        self._permits = asyncio.Semaphore(0)  # one per slot held
+        self._owed = 0  # surplus slots to give back as calls finish (others are short)
+        self._dropped = 0  # permits whose lease expired: retire them, no token to give back
+        self._short = semaphore.redis.register_script(_SHORT)
         self._keeper: asyncio.Task[None] | None = None
 
-    async def _take_free(self) -> int:
+    # -- the gate ------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> None:
+        await self._permits.acquire()
+
+    async def __aexit__(self, *_: object) -> None:
+        if not await self._retire():
+            self._permits.release()
+
+    def release(self) -> None:
+        """One more permit (to let a waiting call through, e.g. to see a cancellation)."""
+        self._permits.release()
+
+    async def _retire(self) -> bool:
+        """Retire the permit just freed if a slot is to go; True if it went."""
+        if self._dropped:
+            self._dropped -= 1
+            return True
+        if self._owed and self.tokens:
+            self._owed -= 1
+            token = self.tokens.pop()
+            try:
+                await self.semaphore.release(token)
+            except Exception:  # its lease expires on its own
+                logger.warning("could not give back a slot on %s", self.semaphore.key)
+            return True
+        return False
+
+    # -- reserving -----------------------------------------------------------------------------
+
+    async def _take_free(self, limit: int) -> int:
         taken = 0
-        while len(self.tokens) < self.want:
+        while len(self.tokens) < limit:
             token = self.prefix + uuid.uuid4().hex[:12]
             if not await self.semaphore.try_acquire(token):
                 break
             self.tokens.append(token)
-            self.gate.release()
+            self._permits.release()
             taken += 1
         return taken
 
+    async def _others_short(self, short: bool) -> int:
+        args = [self.name, "1" if short else "0", int(SHORT_FOR_S * 1000)]
+        return int(await self._short(keys=[self._short_key], args=args))
+
+    @property
+    def _short_key(self) -> str:
+        return f"{self.semaphore.key}:short"
+
     async def start(self) -> None:
-        """Reserve what is free (waiting until at least one slot is), then keep it."""
-        while not await self._take_free():
+        """Reserve up to the share (waiting until at least one slot is free), then keep it."""
+        while True:
+            await self._take_free(self.share)
+            await self._others_short(len(self.tokens) < self.share)
+            if self.tokens:
+                break
             await asyncio.sleep(self.semaphore.poll_s)
         self._keeper = asyncio.create_task(self._keep())
+
+    async def balance(self) -> None:
+        """Top up to the share; then give back the surplus if another task is short of its
+        share, or borrow what is free if none is."""
+        if len(self.tokens) < self.share:
+            await self._take_free(self.share)
+        others = await self._others_short(len(self.tokens) < self.share)
+        self._owed = max(0, len(self.tokens) - self.share) if others else 0
+        while (self._owed or self._dropped) and not self._permits.locked():
+            await self._permits.acquire()  # a permit no call holds: retire it now
+            if not await self._retire():
+                self._permits.release()
+                break
+        if not others:
+            await self._take_free(self.cap)
 
     async def _keep(self) -> None:
         waited = 0.0
@@ -71,7 +163,7 @@ class ReservedSlots:
             await asyncio.sleep(TOP_UP_EVERY_S)
             waited += TOP_UP_EVERY_S
             try:
-                await self._take_free()
+                await self.balance()
                 if waited >= self.semaphore.lease_ms / 3000.0:
                     waited = 0.0
                     await self._renew()
@@ -85,13 +177,15 @@ class ReservedSlots:
                 # the slot now, so this process gives up one permit for good
                 logger.warning("a reserved slot on %s expired", self.semaphore.key)
                 self.tokens.remove(token)
-                await self.gate.acquire()
+                self._dropped += 1
 
     async def close(self) -> None:
         if self._keeper is not None:
             self._keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._keeper
+        with contextlib.suppress(Exception):
+            await self._others_short(False)
         for token in self.tokens:
             await self.semaphore.release(token)  # best effort: a lost one expires on its own
         self.tokens = []
@@ -103,6 +197,8 @@ def node_slots_release(redis_url: str, node: str) -> int:
     freed = 0
     try:
         for key in client.scan_iter(match=f"{SLOT_PREFIX}:slots:*"):
+            if key.endswith(b":short"):
+                continue
             members = [m for m in client.zrange(key, 0, -1) if m.decode().startswith(f"{node}/")]
             if members:
                 freed += int(client.zrem(key, *members))

@@ -181,3 +181,41 @@ def test_a_restarted_worker_frees_its_dead_leases_and_restarts_the_run(
     JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=None)
     JudgeCall.objects.filter(run=run).update(claimed_by="")
     assert judge_runs_recover() == []  # a quiet run, but only just created: left alone
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_claiming_at_once_both_get_calls(demo):
+    """A claim still being written by one worker does not leave another worker empty-handed
+    (it used to wait on the same rows, find them taken, and sit idle as if the run were done)."""
+    from datetime import timedelta
+
+    from django.db import transaction
+    from django.utils import timezone
+
+    from apps.judging.services import judge_run_plan
+
+    run = new_run(demo, Judge.objects.get(name="BLEU"))
+    judge_run_plan(run_id=run.pk)
+    first_ids = list(JudgeCall.objects.filter(run=run).order_by("id").values_list("id", flat=True))
+    writing, claimed = threading.Event(), threading.Event()
+    second: list[JudgeCall] = []
+
+    def other_worker() -> None:
+        writing.wait(5)
+        try:
+            second.extend(claims.calls_claim(run_id=run.pk, token="second", limit=5))
+        finally:
+            claimed.set()
+            connection.close()
+
+    thread = threading.Thread(target=other_worker)
+    thread.start()
+    with transaction.atomic():  # the first worker's claim, not committed yet
+        JudgeCall.objects.filter(id__in=first_ids[:5]).update(
+            claimed_by="first", claimed_until=timezone.now() + timedelta(seconds=15)
+        )
+        writing.set()
+        claimed.wait(3)  # the second claim must not wait for this one to commit
+    thread.join(5)
+    assert len(second) == 5
+    assert {c.pk for c in second}.isdisjoint(first_ids[:5])

@@ -76,6 +76,43 @@ def test_a_run_fans_out_over_workers_without_exceeding_the_judge_limit(
     assert fake_openai_server.request_count == 220  # the second run made no HTTP call
 
 
+def test_one_worker_process_borrows_the_slots_of_the_task_it_cannot_run_yet(
+    demo, criteria, fake_openai_server, own_queue
+):
+    """The run is fanned out to two tasks of 2 slots, but the worker has one process: the
+    task it runs borrows the other task's free slots, up to the judge's limit and no more."""
+    queue, node = own_queue
+    fake_openai_server.latency = 0.05
+    judge = llm_judge(fake_openai_server, max_concurrency=4)
+    chosen = criteria(
+        "overall",
+        "fluency",
+        "coherence",
+        "faithfulness",
+        "informativeness",
+        "simplicity",
+        "grammaticality",
+        "adequacy",
+        "readability",
+        "non-contradiction",
+        "non-hallucination",
+    )
+    with own_worker(queue, node, "judge-worker-one-process.log"):
+        run = judge_run_create(
+            user=demo.owner,
+            judge=judge,
+            strategy=strategy("fbi-single-axis"),
+            study=demo,
+            criteria=chosen,
+        )
+        wait_for(finished(run.pk), what="the run")
+    run.refresh_from_db()
+    assert (run.status, run.total, run.done, run.failed) == ("done", 220, 220, 0)
+    assert fake_openai_server.request_count == 220
+    assert fake_openai_server.max_in_flight == 4
+    assert reserved_slots(judge) == 0  # all given back at the end
+
+
 @contextmanager
 def own_worker(queue: str, node: str, log_name: str) -> Iterator[subprocess.Popen]:
     """A `celery worker` of our own (its own process group, so SIGKILL takes it whole)."""

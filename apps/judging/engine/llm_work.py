@@ -31,7 +31,9 @@ from apps.judging.scoring import ReplyReader
 
 class LlmWork(Work):
     """Claims calls, answers cache hits at once, sends the rest to the loop thread (keeping
-    ``window`` calls queued there so the judge's slots never idle) and saves the replies."""
+    twice as many calls queued there as it holds slots, so they never idle, and no more, so
+    the run's last calls are not queued behind one task while another has nothing to do)
+    and saves the replies."""
 
     def __init__(self, run: JudgeRun, token: str, share: int, node: str = "") -> None:
         super().__init__(run, token)
@@ -44,8 +46,6 @@ class LlmWork(Work):
         self.endpoint = run.judge.endpoint()
         self.reader = ReplyReader.for_strategy(strategy)
         self.share = max(1, min(share, run.judge.max_concurrency))
-        self.window = max(8, 2 * self.share)
-        self.batch_size = min(500, self.window)
         self.results: deque[tuple[str, asyncio.Future[Reply | None]]] = deque()
         self.in_flight: dict[str, list[Prepared]] = {}
         self._redis: Any = None
@@ -55,7 +55,8 @@ class LlmWork(Work):
 
     async def _limiter(self) -> EndpointLimiter:
         """The judge's limits in this loop. With Redis, this task's share of the judge's
-        slots is reserved in the background; calls wait at the gate until it holds some."""
+        slots is reserved in the background (and more borrowed while they are free); calls
+        wait at the gate until it holds some."""
         judge = self.run.judge
         limiter = EndpointLimiter(asyncio.Semaphore(self.share))
         redis_url = getattr(settings, "REDIS_URL", "")
@@ -68,8 +69,9 @@ class LlmWork(Work):
         shared = RedisSemaphore(
             self._redis, slots_key(judge.limit_key), judge.max_concurrency, lease_s=SLOT_LEASE_S
         )
-        self.reserved = ReservedSlots(shared, self.share, self.node)
-        self.gate = Gate(self.reserved.gate, asyncio.Event())
+        self.reserved = ReservedSlots(shared, self.share, self.node, cap=judge.max_concurrency)
+        limiter.semaphore = asyncio.Semaphore(judge.max_concurrency)  # the slots held decide
+        self.gate = Gate(self.reserved, asyncio.Event())
         self._reserving = asyncio.create_task(self.reserved.start())
         if judge.requests_per_minute:
             limiter.rate = RedisRateLimiter(
@@ -186,6 +188,11 @@ class LlmWork(Work):
             key, task = self.results.popleft()
             self._take(key, task, loop, limiter)
 
+    def _window(self) -> int:
+        """Calls to keep queued: twice the slots held (more once it borrows some)."""
+        held = len(self.reserved.tokens) if self.reserved is not None else self.share
+        return max(8, 2 * max(held, 1))
+
     def _waiting(self) -> int:
         return sum(len(group) for group in self.in_flight.values())
 
@@ -223,8 +230,9 @@ class LlmWork(Work):
             self.tick()
             if self.cancelled:
                 return
-            if not exhausted and self._waiting() < self.window:
-                batch = self.claim(self.batch_size)
+            window = self._window()
+            if not exhausted and self._waiting() < window:
+                batch = self.claim(min(500, window))
                 if batch:
                     self.start(batch, loop, limiter)
                 else:

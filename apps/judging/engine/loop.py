@@ -14,6 +14,7 @@ from apps.judging.call_results import Reply
 from apps.judging.limits import EndpointLimiter
 from apps.judging.llm_client import EndpointConfig, SamplingParams, complete
 from apps.judging.models import JudgeCall, JudgeRun
+from apps.judging.reserved_slots import ReservedSlots
 from apps.judging.scoring import ReplyReader
 
 T = TypeVar("T")
@@ -83,9 +84,9 @@ class Prepared:
 
 @dataclass
 class Gate:
-    """Admits at most ``share`` calls into ``complete``; once stopping, admits none."""
+    """Admits as many calls into ``complete`` as the task holds slots; once stopping, none."""
 
-    slots: asyncio.Semaphore
+    slots: asyncio.Semaphore | ReservedSlots
     stopping: asyncio.Event
 
 
