@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 
 SLOT_PREFIX = "discern:llm"
 SLOT_LEASE_S = 10.0  # a killed worker's slots come back after this, at the latest
-TOP_UP_EVERY_S = 1.0
+TOP_UP_EVERY_S = 0.25
 SHORT_FOR_S = 3.0  # a task's "short of my share" lapses unless renewed within this
 
 # Say whether this task is short of its share (ARGV[2] = 1) or not, drop lapsed entries, and
