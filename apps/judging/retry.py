@@ -157,11 +157,10 @@ def _refused(error: BaseException) -> bool:
     connection as a connect timeout, with the ``ConnectionError`` as its cause."""
     seen: BaseException | None = error
     for _ in range(10):  # a cause chain is short; never loop on a cycle
-        seen = seen.__cause__ or seen.__context__ if seen is not None else None
-        if seen is None:
-            return False
-        if isinstance(seen, ConnectionError):
-            return True
+        assert seen is not None
+        seen = seen.__cause__ or seen.__context__
+        if seen is None or isinstance(seen, ConnectionError):
+            return seen is not None
     return False
 
 

@@ -58,7 +58,8 @@ class LlmWork(Work):
         slots is reserved in the background (and more borrowed while they are free); calls
         wait at the gate until it holds some."""
         judge = self.run.judge
-        limiter = EndpointLimiter(asyncio.Semaphore(self.share))
+        # the gate admits the task's calls; this semaphore only bounds the process
+        limiter = EndpointLimiter(asyncio.Semaphore(judge.max_concurrency))
         redis_url = getattr(settings, "REDIS_URL", "")
         if not redis_url:
             self.gate = Gate(asyncio.Semaphore(self.share), asyncio.Event())
@@ -70,7 +71,6 @@ class LlmWork(Work):
             self._redis, slots_key(judge.limit_key), judge.max_concurrency, lease_s=SLOT_LEASE_S
         )
         self.reserved = ReservedSlots(shared, self.share, self.node, cap=judge.max_concurrency)
-        limiter.semaphore = asyncio.Semaphore(judge.max_concurrency)  # the slots held decide
         self.gate = Gate(self.reserved, asyncio.Event())
         self._reserving = asyncio.create_task(self.reserved.start())
         if judge.requests_per_minute:
