@@ -15,8 +15,8 @@ Every response carries an ``x-request-id`` header. Behaviour is scriptable:
 - ``add_rule(predicate, fault, times=None)``: a fault for requests matching a predicate.
 
 Faults: ``Fault.rate_limit(retry_after)``, ``Fault.server_error()``, ``Fault.error(code)``,
-``Fault.garbage_json()``, ``Fault.json_body(text)``, ``Fault.non_json()``, ``Fault.hang(seconds)``, ``Fault.slow(seconds)``,
-``Fault.disconnect()``, ``Fault.reply(text)``.
+``Fault.garbage_json()``, ``Fault.json_body(text)``, ``Fault.non_json()``, ``Fault.hang(seconds)``,
+``Fault.slow(seconds)``, ``Fault.disconnect()``, ``Fault.reply(text)``.
 
 It counts and records every request (thread-safe) and the peak number in flight.
 
