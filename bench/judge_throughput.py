@@ -216,6 +216,8 @@ def recreate_postgres(url: str) -> None:
 
 
 def main() -> None:
+    from apps.judging.llm_client import TRANSPORTS
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=32)
@@ -237,7 +239,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--transport",
-        choices=["aiohttp", "httpx", "both"],
+        choices=[*TRANSPORTS, "both"],
         default="both",
         help="HTTP transport of the openai client (both: measure each in turn)",
     )
@@ -250,7 +252,7 @@ def main() -> None:
 
     if args.workers and args.no_redis:
         parser.error("--workers needs Redis (the broker and the shared limits)")
-    transports = ["aiohttp", "httpx"] if args.transport == "both" else [args.transport]
+    transports = list(TRANSPORTS) if args.transport == "both" else [args.transport]
     rates = {name: _bench_transport(args, name) for name in transports}
     if len(rates) > 1:
         print("; ".join(f"{name}: {rate:.1f} calls/s" for name, rate in rates.items()))

@@ -24,6 +24,19 @@ from tests.conftest import ARTIFACTS, ROOT
 from tests.judging.conftest import llm_judge, strategy
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+ALL_ASPECTS = (
+    "overall",
+    "fluency",
+    "coherence",
+    "faithfulness",
+    "informativeness",
+    "simplicity",
+    "grammaticality",
+    "adequacy",
+    "readability",
+    "non-contradiction",
+    "non-hallucination",
+)
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 60, what: str = "") -> None:
@@ -44,19 +57,7 @@ def test_a_run_fans_out_over_workers_without_exceeding_the_judge_limit(
 ):
     fake_openai_server.latency = 0.05
     judge = llm_judge(fake_openai_server, max_concurrency=4)
-    chosen = criteria(
-        "overall",
-        "fluency",
-        "coherence",
-        "faithfulness",
-        "informativeness",
-        "simplicity",
-        "grammaticality",
-        "adequacy",
-        "readability",
-        "non-contradiction",
-        "non-hallucination",
-    )
+    chosen = criteria(*ALL_ASPECTS)  # 11 criteria x 20 texts: 220 calls, two tasks
     run = judge_run_create(
         user=demo.owner,
         judge=judge,
@@ -84,19 +85,7 @@ def test_one_worker_process_borrows_the_slots_of_the_task_it_cannot_run_yet(
     queue, node = own_queue
     fake_openai_server.latency = 0.05
     judge = llm_judge(fake_openai_server, max_concurrency=4)
-    chosen = criteria(
-        "overall",
-        "fluency",
-        "coherence",
-        "faithfulness",
-        "informativeness",
-        "simplicity",
-        "grammaticality",
-        "adequacy",
-        "readability",
-        "non-contradiction",
-        "non-hallucination",
-    )
+    chosen = criteria(*ALL_ASPECTS)  # 11 criteria x 20 texts: 220 calls, two tasks
     with own_worker(queue, node, "judge-worker-one-process.log"):
         run = judge_run_create(
             user=demo.owner,
