@@ -10,4 +10,5 @@ per module, named after SPEC.md:
 - ``discernment``  Wilcoxon p, harmonic combination, discernment D, D_min, D_avg (§4)
 - ``prompting``    misleading-cue rating, match share, judge consistency (§5)
 - ``adversarial``  AdvEval feedback score and attack success (§6)
+- ``intervals``    Wilson intervals of shares, bootstrap intervals of means (§8)
 """

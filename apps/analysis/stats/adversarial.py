@@ -9,6 +9,8 @@ import math
 from collections.abc import Sequence
 from typing import Final, Literal
 
+from apps.analysis.stats.intervals import Estimate, share_of
+
 Target = Literal["R+", "R-"]
 
 DEFAULT_TAU1: Final[dict[str, float]] = {"R+": 70.0, "R-": 30.0}
@@ -56,6 +58,13 @@ def attack_success_rate(
     if not outcomes:
         return math.nan
     return sum(is_success(g, v, target, tau1) for g, v in outcomes) / len(outcomes)
+
+
+def attack_success_estimate(
+    outcomes: Sequence[tuple[float, float]], target: Target, tau1: float | None = None
+) -> Estimate:
+    """:func:`attack_success_rate` with its Wilson interval over the attacks."""
+    return share_of([is_success(g, v, target, tau1) for g, v in outcomes])
 
 
 def gold_validation_accuracy(

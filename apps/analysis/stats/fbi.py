@@ -13,6 +13,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from apps.analysis.stats.intervals import Estimate, share_of
+
 Preference = Literal["original", "perturbed", "tie"]
 RawVerdict = Literal["A", "B", "tie"]
 
@@ -90,3 +92,39 @@ def reference_guided_failure_rate(pert_scores: npt.ArrayLike, max_score: float) 
     pert = np.asarray(pert_scores, dtype=np.float64)
     pert = pert[~np.isnan(pert)]
     return float(np.mean(pert >= max_score)) if pert.size else math.nan
+
+
+# --- The same rates with their Wilson interval and N (SPEC §8) ---------------------------------
+
+
+def single_answer_failure_estimate(
+    orig_scores: npt.ArrayLike, pert_scores: npt.ArrayLike
+) -> Estimate:
+    """:func:`single_answer_failure_rate` with its interval over the complete pairs."""
+    orig, pert = _complete_pairs(orig_scores, pert_scores)
+    return share_of(pert >= orig)
+
+
+def score_invariant_success_estimate(
+    orig_scores: npt.ArrayLike, pert_scores: npt.ArrayLike
+) -> Estimate:
+    """:func:`score_invariant_success_rate` with its interval over the complete pairs."""
+    orig, pert = _complete_pairs(orig_scores, pert_scores)
+    return share_of(pert == orig)
+
+
+def reference_guided_failure_estimate(pert_scores: npt.ArrayLike, max_score: float) -> Estimate:
+    """:func:`reference_guided_failure_rate` with its interval over the scored answers."""
+    pert = np.asarray(pert_scores, dtype=np.float64)
+    pert = pert[~np.isnan(pert)]
+    return share_of(pert >= max_score)
+
+
+def pairwise_estimates(
+    judgements: Sequence[tuple[Preference | None, Preference | None]],
+) -> tuple[Estimate, Estimate]:
+    """(not_original over single judgements, detected_both over complete pairs), each with its
+    interval; see :func:`pairwise_rates`."""
+    singles = [p != "original" for pair in judgements for p in pair if p is not None]
+    complete = [a == b == "original" for a, b in judgements if a is not None and b is not None]
+    return share_of(singles), share_of(complete)

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from apps.analysis.stats.agreement import Level, krippendorff_alpha
+from apps.analysis.stats.intervals import Estimate, share_of
 
 
 def cue_anchor(r1: float, r2: float, r3: float) -> float:
@@ -41,6 +42,18 @@ def match_share(misleading_scores: npt.ArrayLike, knowledge_scores: npt.ArrayLik
         raise ValueError("scores must be paired (same shape)")
     complete = ~(np.isnan(cue) | np.isnan(plain))
     return float(np.mean(cue[complete] == plain[complete])) if complete.any() else math.nan
+
+
+def match_share_estimate(
+    misleading_scores: npt.ArrayLike, knowledge_scores: npt.ArrayLike
+) -> Estimate:
+    """:func:`match_share` with its Wilson interval over the complete pairs."""
+    cue = np.asarray(misleading_scores, dtype=np.float64)
+    plain = np.asarray(knowledge_scores, dtype=np.float64)
+    if cue.shape != plain.shape:
+        raise ValueError("scores must be paired (same shape)")
+    complete = ~(np.isnan(cue) | np.isnan(plain))
+    return share_of(cue[complete] == plain[complete])
 
 
 def judge_consistency(

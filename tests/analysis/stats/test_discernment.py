@@ -13,6 +13,8 @@ from apps.analysis.stats.discernment import (
     d_min,
     discernment,
     expert_weights,
+    harmonic_mean_p,
+    hmp_pvalue,
     level_weights,
     wilcoxon_p,
 )
@@ -184,3 +186,71 @@ def test_unweighted_d_overstates_significance_under_the_null():
     hmp = np.mean([discernment(combined_p_weighted(list(p), uniform)) >= 1 for p in draws])
     assert unweighted > 0.25
     assert hmp < 0.08
+
+
+# --- The default combination: Wilson's HMP and its asymptotically exact p-value ---------------
+
+
+def _landau_tail(x: float, m: int) -> float:
+    """The formula of the R package harmonicmeanp written out: P(Landau > x), location
+    ln m + 1 + digamma(1) - ln(2/pi), scale pi/2."""
+    location = math.log(m) + 1 - np.euler_gamma - math.log(2 / math.pi)
+    return float(stats.landau.sf(x, loc=location, scale=math.pi / 2))
+
+
+def test_harmonic_mean_p_by_hand():
+    assert harmonic_mean_p([0.1, 0.1, 0.1]) == pytest.approx(0.1)  # equal p's: that p
+    # one small p among four: 1 / (0.25/0.001 + 3 * 0.25/1) = 1 / 250.75
+    assert harmonic_mean_p([0.001, 1, 1, 1]) == pytest.approx(1 / 250.75)
+    # weights .4 .1 .5 (given unnormalized as 4 1 5): 1 / (40 + 0.5 + 1) = 1 / 41.5
+    assert harmonic_mean_p([0.01, 0.2, 0.5], [4, 1, 5]) == pytest.approx(1 / 41.5)
+    assert harmonic_mean_p([0.0, 0.5]) == 0.0
+    assert math.isnan(harmonic_mean_p([math.nan, 0.5]))
+    assert harmonic_mean_p([math.nan, 0.5], [0, 1]) == 0.5  # weight 0: left out
+
+
+def test_hmp_pvalue_is_the_landau_tail_at_one_over_the_hmp():
+    # equal p's of 0.01 over M = 3: HMP = 0.01, p = P(Landau(ln 3 + 0.874, pi/2) > 100)
+    assert hmp_pvalue([0.01] * 3) == pytest.approx(_landau_tail(100.0, 3))
+    # one small p: the tail at 250.75 with M = 4; slightly above the HMP (the HMP alone is
+    # anti-conservative), and close to it (the tail of 1/HMP is about 1/x)
+    small = hmp_pvalue([0.001, 1, 1, 1])
+    assert small == pytest.approx(_landau_tail(250.75, 4))
+    assert 1 / 250.75 < small < 1.2 / 250.75
+    # expert weights .4 .1 .5: the tail at 41.5 with M = 3
+    assert hmp_pvalue([0.01, 0.2, 0.5], [0.4, 0.1, 0.5]) == pytest.approx(_landau_tail(41.5, 3))
+
+
+def test_hmp_pvalue_edge_cases():
+    assert hmp_pvalue([1.0, 1.0]) == 1.0  # nothing moved: no evidence, D = 0
+    assert discernment(hmp_pvalue([1.0] * 4)) == 0.0
+    assert hmp_pvalue([0.03]) == 0.03  # one test needs no combining
+    assert hmp_pvalue([0.0, 0.4]) == 0.0
+    assert math.isnan(hmp_pvalue([math.nan, 0.4]))
+    with pytest.raises(ValueError):
+        hmp_pvalue([0.1, 0.2], [1.0])
+    with pytest.raises(ValueError):
+        hmp_pvalue([1.2, 0.2])
+
+
+def test_the_landau_law_of_one_over_the_hmp_holds_for_many_p_values():
+    # 1/HMP of L = 200 independent uniform p's, 40,000 times: its tail matches the Landau law
+    rng = np.random.default_rng(3)
+    inverse = (1.0 / rng.uniform(size=(40_000, 200))).mean(axis=1)
+    for x in (10.0, 20.0, 40.0):
+        assert np.mean(inverse > x) == pytest.approx(_landau_tail(x, 200), abs=0.006)
+
+
+@pytest.mark.parametrize("m", [2, 4, 8])
+def test_the_default_is_calibrated_under_the_null(m):
+    # p-values of M null metrics: the default's false-positive rate at 0.05 is near 5%,
+    # independent or correlated; the published form's is not (M = 4: ~30%)
+    rng = np.random.default_rng(100 + m)
+    independent = rng.uniform(size=(4000, m))
+    shared = rng.standard_normal((4000, 1))
+    correlated = stats.norm.sf(0.7 * shared + math.sqrt(1 - 0.49) * rng.standard_normal((4000, m)))
+    for draws in (independent, correlated):
+        rate = np.mean([discernment(hmp_pvalue(list(p))) >= 1 for p in draws])
+        assert 0.03 <= rate <= 0.07
+    published = np.mean([discernment(combined_p(list(p))) >= 1 for p in independent])
+    assert published > 0.09
