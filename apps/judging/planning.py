@@ -6,6 +6,11 @@ orders when the strategy says so, else in one order drawn from a hash of the pai
 asks the same way and hits the cache). The misleading-cue prompt needs expert ratings, which
 rate originals: other texts are left out. Everything left out is listed in ``run.problems``.
 
+A task metric applies only to items of its task. A strategy whose prompt does not name the
+quality judged (``Strategy.names_quality``) asks one question per text whatever criteria or
+metrics were chosen: its calls have neither (the text as a whole), so one measurement is
+stored, and analysed, once.
+
 Planning is idempotent: calls are identified by ``JudgeCall.identity`` (unique per run), so
 planning twice adds nothing.
 """
@@ -101,6 +106,19 @@ class Plan:
                 for perturbation in self.perturbations.get(item.pk, []):
                     yield item, perturbation
 
+    def qualities_for(self, item: SourceItem, *, count: bool = False) -> list[Quality]:
+        """The qualities that apply to ``item``: criteria, and metrics of the item's task; one
+        quality-less ask when the prompt names no quality (see module)."""
+        task_id = item.task_id or item.dataset.task_id
+        applicable = [q for q in self.qualities if q[1] is None or q[1].task_id == task_id]
+        if count and len(applicable) < len(self.qualities):
+            skipped = len(self.qualities) - len(applicable)
+            self.left_out["a task metric applies only to items of its task"] += skipped
+        strategy = self.run.strategy
+        if applicable and strategy is not None and not strategy.names_quality:
+            return [(None, None)]
+        return applicable
+
     def calls(self) -> Iterator[JudgeCall]:
         strategy = self.run.strategy
         samples = strategy.samples if strategy is not None else 1
@@ -108,7 +126,7 @@ class Plan:
             strategy.prompt_template
         )
         for item, perturbation in self.texts():
-            for quality in self.qualities:
+            for quality in self.qualities_for(item, count=True):
                 if misleading and not self._has_ratings(item, perturbation, quality):
                     continue
                 for original_first in self._orders(perturbation, quality):

@@ -7,6 +7,7 @@ import pytest
 
 from apps.analysis.reports import expert_weights, human_agreement, judge_reliability
 from apps.analysis.reports.base import Report
+from apps.analysis.stats.discernment import discernment, hmp_pvalue
 from tests.analysis.builders import (
     annotators,
     compare,
@@ -105,28 +106,40 @@ def test_discernment_deltas_and_failure_rates(catalog):
     p_values = _row(report, "p_values", "char-deletion-minor")
     assert p_values["coherence"] == pytest.approx(p, rel=1e-3)
     dropped = _row(report, "discernment", "char-deletion-minor")
-    # p_i = 1 / (1/p + 1/p) = p/2; D = ln(p/2) / ln(0.05) = 3.0079
-    assert dropped["p"] == pytest.approx(p / 2, rel=1e-3)
-    assert dropped["D"] == pytest.approx(math.log(p / 2) / math.log(0.05), abs=1e-3)
-    # EW .25/.75: 1 / (.25/p + .75/p) = p -> D_EW = ln(p) / ln(0.05) = 2.7765
-    assert dropped["D_EW"] == pytest.approx(math.log(p) / math.log(0.05), abs=1e-3)
+    # default: Wilson's HMP of (p, p) is p, made exact by the Landau tail at 1/p, M = 2
+    assert dropped["p"] == pytest.approx(hmp_pvalue([p, p]), rel=1e-2)
+    assert dropped["D"] == pytest.approx(discernment(hmp_pvalue([p, p])), abs=1e-3)
+    assert (dropped["n"], dropped["M"]) == (n, 2)
+    # as published: p_i = 1 / (1/p + 1/p) = p/2; D = ln(p/2) / ln(0.05) = 3.0079
+    assert dropped["p_published"] == pytest.approx(p / 2, rel=1e-2)
+    assert dropped["D_published"] == pytest.approx(math.log(p / 2) / math.log(0.05), abs=1e-3)
+    # EW .25/.75: 1 / (.25/p + .75/p) = p -> D_EW (published) = ln(p) / ln(0.05) = 2.7765
+    assert dropped["D_EW_published"] == pytest.approx(math.log(p) / math.log(0.05), abs=1e-3)
+    weighted = hmp_pvalue([p, p], [0.25, 0.75])
+    assert dropped["D_EW"] == pytest.approx(discernment(weighted), abs=1e-3)
     unmoved = _row(report, "discernment", "sentence-exchange")
-    # both metrics p = 1 (no change): the SPEC's 1 / (1/1 + 1/1) = 0.5, D = ln .5 / ln .05
-    # = 0.2314 > 0 although nothing moved: the unweighted form's known overstatement
-    assert (unmoved["p"], unmoved["D_EW"]) == (0.5, None)
-    assert unmoved["D"] == pytest.approx(math.log(0.5) / math.log(0.05), abs=1e-3)
-    summary = {row[0]: row[1] for row in _table(report, "discernment_summary")["rows"]}
-    # levels C and S get half the weight each: D_avg = 0.5 * 3.0079 + 0.5 * 0.2314
-    assert summary["D_min"] == unmoved["D"]
-    assert summary["D_avg (level-balanced)"] == pytest.approx(
-        (dropped["D"] + unmoved["D"]) / 2, abs=1e-3
+    # both metrics p = 1 (no change): the default says no evidence, D = 0; the published
+    # 1 / (1/1 + 1/1) = 0.5 gives D = 0.2314 > 0 although nothing moved
+    assert (unmoved["p"], unmoved["D"], unmoved["D_EW"]) == (1.0, 0.0, None)
+    assert unmoved["p_published"] == 0.5
+    assert unmoved["D_published"] == pytest.approx(math.log(0.5) / math.log(0.05), abs=1e-3)
+    summary = {row[0]: row[1:] for row in _table(report, "discernment_summary")["rows"]}
+    # levels C and S get half the weight each: D_avg = 0.5 * D(dropped) + 0.5 * D(unmoved)
+    assert summary["D_min"] == [0.0, unmoved["D_published"], 2]
+    assert summary["D_avg"][0] == pytest.approx(dropped["D"] / 2, abs=1e-3)
+    assert summary["D_avg"][1] == pytest.approx(
+        (dropped["D_published"] + unmoved["D_published"]) / 2, abs=1e-3
     )
+    # D^EW: only the kind the experts voted on has it
+    assert summary["D_EW_min"] == [dropped["D_EW"], dropped["D_EW_published"], 1]
     deltas = {(r[0], r[1]): r[4] for r in _table(report, "deltas")["rows"]}
     expected_delta = float(np.mean([1 + 0.01 * k for k in range(n)]))
     assert deltas[("char-deletion-minor", "coherence")] == pytest.approx(expected_delta)
     assert deltas[("sentence-exchange", "coherence")] == 0.0
-    failures = {r[0]: r[3] for r in _table(report, "failure_rates")["rows"]}
-    assert failures == {"char-deletion-minor": 0.0, "sentence-exchange": 1.0}
+    failures = {r[0]: r[4:] for r in _table(report, "failure_rates")["rows"]}
+    assert failures["char-deletion-minor"][0] == 0.0 and failures["sentence-exchange"][0] == 1.0
+    # two metrics of 12 texts each, Wilson 95% interval of 0 of 24: [0, 0.1380]
+    assert failures["char-deletion-minor"][1:] == [0.0, pytest.approx(0.138, abs=1e-3), 2 * n]
     assert [f.name for s in report.sections for f in s.figures][:1] == ["deltas"]
 
 
@@ -157,7 +170,7 @@ def test_s_t_and_s_f_cells_follow_expectation_and_humans(catalog):
             compare(study, pert, "discern-non-contradiction-default", person, "worse")
             compare(study, pert, "discern-fluency-default", person, "same")
     report = judge_reliability.build(run)
-    cells = {(r[0], r[2]): (r[4], r[6]) for r in _table(report, "deltas")["rows"]}
+    cells = {(r[0], r[2]): (r[4], r[8]) for r in _table(report, "deltas")["rows"]}
     assert cells[("negation", "non-contradiction")] == (2.0, "S_T")
     assert cells[("negation", "fluency")] == (0.0, "S_F")
 

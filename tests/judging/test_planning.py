@@ -106,3 +106,50 @@ def test_nothing_to_judge_fails_the_run_with_a_reason(demo):
     )
     run, _ = _plan(run)
     assert run.status == "failed" and "nothing to judge" in run.error
+
+
+def test_a_prompt_that_names_no_quality_is_asked_once_per_text(demo, fake_openai_server):
+    # fbi-single-vanilla judges the answer as a whole: four metrics would be four identical
+    # questions (four identical Wilcoxon tests, n four times too large). One call per text.
+    from tests.judging.conftest import llm_judge
+
+    metrics = list(Metric.objects.filter(task__slug="summarization"))
+    assert len(metrics) == 4
+    run, calls = _plan(
+        new_run(demo, llm_judge(fake_openai_server), "fbi-single-vanilla", metrics=metrics)
+    )
+    assert run.strategy.names_quality is False
+    assert run.total == calls.count() == ITEMS + PERTURBATIONS
+    assert not calls.exclude(metric=None).exists() and not calls.exclude(criterion=None).exists()
+    # a prompt that names the metric is asked once per metric
+    run, calls = _plan(
+        new_run(demo, llm_judge(fake_openai_server), "cd-zero-shot", metrics=metrics)
+    )
+    assert run.strategy.names_quality is True
+    assert calls.count() == (ITEMS + PERTURBATIONS) * 4
+
+
+def test_task_metrics_apply_only_to_items_of_their_task(demo, fake_openai_server):
+    from apps.catalog.models import Task
+    from tests.judging.conftest import llm_judge
+
+    items = list(SourceItem.objects.filter(dataset__name="Demo news summaries").order_by("id"))
+    paraphrase = Task.objects.get(slug="paraphrase")
+    SourceItem.objects.filter(pk=items[0].pk).update(task=paraphrase)
+    coherence = Metric.objects.get(task__slug="summarization", slug="coherence")
+    meaning = Metric.objects.get(task=paraphrase, slug="meaning-preservation")
+    run, calls = _plan(
+        new_run(
+            demo,
+            llm_judge(fake_openai_server),
+            "cd-zero-shot",
+            metrics=[coherence, meaning],
+            include_perturbations=False,
+        )
+    )
+    asked = set(calls.values_list("item_id", "metric__slug"))
+    assert asked == {(items[0].pk, "meaning-preservation")} | {
+        (item.pk, "coherence") for item in items[1:]
+    }
+    reasons = {p["reason"]: p["count"] for p in run.problems}
+    assert reasons["a task metric applies only to items of its task"] == ITEMS

@@ -96,3 +96,11 @@ def rounded(value: float | None, digits: int = 4) -> float | None:
     if value is None or not math.isfinite(value):
         return None
     return round(float(value), digits)
+
+
+def significant(value: float | None, digits: int = 3) -> float | None:
+    """``value`` to ``digits`` significant figures, for p-values: 3.1e-07 stays 3.1e-07
+    where rounding to decimals would show 0.0."""
+    if value is None or not math.isfinite(value):
+        return None
+    return float(f"{float(value):.{digits}g}")

@@ -16,6 +16,8 @@ from apps.catalog.models import Criterion, Metric, PerturbationKind
 from apps.judging.models import JudgeCall, JudgeRun
 
 Dim = tuple[str, int]  # ("c", criterion id) or ("m", metric id)
+#: (kind id, dimension) -> the paired (original, perturbed) scores of its texts.
+Paired = dict[tuple[int, Dim], tuple[list[float], list[float]]]
 
 
 @dataclass
@@ -29,6 +31,7 @@ class Dimension:
 @dataclass
 class KindInfo:
     slug: str
+    name: str
     level: str
     ability: str
     score_invariant: bool
@@ -45,9 +48,9 @@ class RunScores:
     item_task: dict[int, str] = field(default_factory=dict)
     item_ability: dict[int, str] = field(default_factory=dict)
 
-    def by_kind_dim(self) -> dict[tuple[int, Dim], tuple[list[float], list[float]]]:
+    def by_kind_dim(self) -> Paired:
         """Every kind x dimension's paired scores, in one pass."""
-        out: dict[tuple[int, Dim], tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+        out: Paired = defaultdict(lambda: ([], []))
         for (item, _, dim), (kind, score) in self.perturbed.items():
             if (item, dim) in self.original:
                 orig, pert = out[(kind, dim)]
@@ -56,24 +59,40 @@ class RunScores:
         return out
 
 
+WHOLE_TEXT: Dim = ("m", 0)  # a call with neither criterion nor metric: the text as a whole
+
+
 def _dim(criterion_id: int | None, metric_id: int | None) -> Dim:
     return ("c", criterion_id) if criterion_id is not None else ("m", metric_id or 0)
+
+
+def one_measurement(run: JudgeRun) -> bool:
+    """Whether every call of a text asked the same question: the strategy's prompt names no
+    criterion or metric. Such a run holds one measurement per text, however many criteria or
+    metrics were chosen (runs planned before planning knew it hold one call per criterion, all
+    alike), and is analysed as one (docs/analysis.md). Metric judges' calls name neither
+    already."""
+    return run.strategy is not None and not run.strategy.names_quality
 
 
 def run_scores(run: JudgeRun) -> RunScores:
     """Mean parsed score per (text, dimension) of a run, plus the labels they need."""
     data = RunScores(run=run)
+    whole = one_measurement(run)
+    fields = ["item_id", "perturbation_id", "perturbation__kind_id"]
+    if not whole:
+        fields += ["criterion_id", "metric_id"]
     rows = (
         JudgeCall.objects.filter(run=run, parse_status="parsed", score__isnull=False)
-        .values_list(
-            "item_id", "perturbation_id", "perturbation__kind_id", "criterion_id", "metric_id"
-        )
+        .values_list(*fields)
         .annotate(mean=Avg("score"), n=Count("id"))
         .order_by()
     )
     items = set()
-    for item, perturbation, kind, criterion, metric, mean, _ in rows:
-        dim = _dim(criterion, metric)
+    for row in rows:
+        item, perturbation, kind = row[:3]
+        dim = WHOLE_TEXT if whole else _dim(row[3], row[4])
+        mean = row[-2]
         items.add(item)
         if perturbation is None:
             data.original[(item, dim)] = mean
@@ -92,11 +111,12 @@ def _labels(data: RunScores, items: set[int]) -> None:
         data.dims[("c", pk)] = Dimension(("c", pk), key, aspect, dtype)
     for pk, slug in Metric.objects.filter(pk__in=metrics).values_list("id", "slug"):
         data.dims[("m", pk)] = Dimension(("m", pk), slug)
-    kinds = {kind for kind, _ in data.perturbed.values()}
-    for pk, slug, level, ability, invariant, target in PerturbationKind.objects.filter(
-        pk__in=kinds
-    ).values_list("id", "slug", "level", "ability", "score_invariant", "target_aspect_id"):
-        data.kinds[pk] = KindInfo(slug, level, ability, invariant, target)
+    if WHOLE_TEXT in _dims(data):
+        judge = data.run.judge
+        data.dims[WHOLE_TEXT] = Dimension(
+            WHOLE_TEXT, judge.metric if judge.is_metric else "overall"
+        )
+    data.kinds = kind_infos({kind for kind, _ in data.perturbed.values()})
     from apps.corpus.models import SourceItem
 
     for pk, task, metadata in SourceItem.objects.filter(pk__in=items).values_list(
@@ -104,6 +124,14 @@ def _labels(data: RunScores, items: set[int]) -> None:
     ):
         data.item_task[pk] = task or ""
         data.item_ability[pk] = (metadata or {}).get("ability", "")
+
+
+def kind_infos(ids: set[int]) -> dict[int, KindInfo]:
+    """What the reports show of each kind, in one query."""
+    rows = PerturbationKind.objects.filter(pk__in=ids).values_list(
+        "id", "slug", "name", "level", "ability", "score_invariant", "target_aspect_id"
+    )
+    return {pk: KindInfo(*rest) for pk, *rest in rows}
 
 
 def _dims(data: RunScores) -> set[Dim]:

@@ -3,18 +3,15 @@ confusion (§1), response style (§4) and FBI failure rates (§3)."""
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from typing import cast
 
 import numpy as np
 
-from apps.analysis.reports import figures
+from apps.analysis.reports import discernment, fbi_rates, figures
 from apps.analysis.reports.base import Report, Section, Table, rounded
-from apps.analysis.reports.expert_weights import weights_by_kind
-from apps.analysis.reports.judge_data import RunScores, pairwise_verdicts, run_scores
+from apps.analysis.reports.judge_data import RunScores, one_measurement, run_scores
 from apps.analysis.reports.judge_data import score_distribution as distribution
-from apps.analysis.stats import fbi
 from apps.analysis.stats.comparisons import (
     AFFECTED,
     NOT_AFFECTED,
@@ -22,21 +19,15 @@ from apps.analysis.stats.comparisons import (
     Verdict,
     cell_verdicts,
 )
-from apps.analysis.stats.deltas import aspect_correlation_matrix, classify_cell
-from apps.analysis.stats.discernment import (
-    Level,
-    combined_p,
-    combined_p_weighted,
-    d_avg,
-    d_min,
-    discernment,
-    wilcoxon_p,
+from apps.analysis.stats.deltas import (
+    aspect_correlation_matrix,
+    classify_cell,
+    score_delta_estimate,
 )
+from apps.analysis.stats.intervals import mean_interval
 from apps.annotation.models import Comparison
 from apps.catalog.tree import lineage_slugs
 from apps.judging.models import JudgeRun
-
-LEVELS = ("C", "W", "S")
 
 
 def build(run: JudgeRun) -> Report:
@@ -46,80 +37,24 @@ def build(run: JudgeRun) -> Report:
     data = run_scores(run)
     paired = data.by_kind_dim()
     if data.perturbed:
-        report.sections.append(_discernment(data, paired))
+        report.sections.append(discernment.section(data, paired))
         report.sections.append(_deltas(data, paired))
-        report.sections.append(_failure_rates(run, data, paired))
+        report.sections.append(fbi_rates.failure_section(run, data, paired))
     report.sections.append(_confusion(run, data))
     report.sections.append(_response_style(run))
     if run.strategy and run.strategy.both_orders:
-        report.sections.append(_pairwise(run, data))
+        report.sections.append(fbi_rates.pairwise_section(run))
     report.notes.append(
         "Scores are the mean of a text's parsed samples; unparsed outputs are left out, never "
-        "counted as a score. The unweighted combined p (SPEC §4, as the DHP paper writes it) "
-        "is M times smaller than Wilson's harmonic mean p, so D >= 1 overstates significance "
-        "for M metrics; D^EW does not have this bias."
+        "counted as a score. Intervals are 95%: Wilson's for shares, a bootstrap over items "
+        "(or cells) for means."
     )
+    if one_measurement(run):
+        report.notes.append(
+            "This strategy's prompt names no criterion or metric: each text was asked one "
+            "question, analysed once (as 'overall') whatever criteria or metrics were chosen."
+        )
     return report
-
-
-def _discernment(data: RunScores, paired) -> Section:
-    weights = weights_by_kind(data.run.study) if data.run.study else {}
-    task = _main_task(data)
-    dims = sorted(data.dims)
-    rows: list[list[object]] = []
-    d_by_kind: dict[str, float] = {}
-    levels: dict[str, Level] = {}
-    p_rows = []
-    for kind_id, kind in sorted(data.kinds.items(), key=lambda kv: kv[1].slug):
-        p = {dim: wilcoxon_p(*paired.get((kind_id, dim), ([], []))) for dim in dims}
-        p_rows.append([kind.slug, *[rounded(p[d], 6) for d in dims]])
-        usable = [v for v in p.values() if not math.isnan(v)]
-        p_kind = combined_p(usable) if usable else math.nan
-        d = discernment(p_kind) if not math.isnan(p_kind) else math.nan
-        d_ew = _weighted_d(p, data, weights.get((task, kind.slug)))
-        rows.append([kind.slug, kind.level or "", rounded(p_kind, 6), rounded(d), rounded(d_ew)])
-        if not math.isnan(d):
-            d_by_kind[kind.slug] = d
-            if kind.level in LEVELS:
-                levels[kind.slug] = cast(Level, kind.level)
-    graded = {k: v for k, v in d_by_kind.items() if k in levels}
-    summary = [
-        ["D_min", rounded(d_min(d_by_kind)) if d_by_kind else None, len(d_by_kind)],
-        ["D_avg (level-balanced)", rounded(d_avg(graded, levels)) if graded else None, len(graded)],
-    ]
-    return Section(
-        "Discernment",
-        "One-sided Wilcoxon signed-rank test per kind and metric (original greater than "
-        "perturbed), combined per kind as 1/sum(1/p) and 1/sum(EW/p); D = log_0.05(p): "
-        "D >= 1 is significant at 0.05.",
-        tables=[
-            Table("discernment", ["kind", "level", "p", "D", "D_EW"], rows),
-            Table("p_values", ["kind", *[data.dims[d].label for d in dims]], p_rows),
-            Table(
-                "discernment_summary",
-                ["statistic", "value", "kinds"],
-                summary,
-                "D_avg weighs each level (C, W, S) equally, kinds in a level equally.",
-            ),
-        ],
-    )
-
-
-def _main_task(data: RunScores) -> str:
-    tasks = [t for t in data.item_task.values() if t]
-    return max(set(tasks), key=tasks.count) if tasks else ""
-
-
-def _weighted_d(p, data: RunScores, kind_weights) -> float:
-    """D^EW of one kind; undefined without votes or when a voted-for metric was not scored."""
-    if not kind_weights:
-        return math.nan
-    by_slug = {data.dims[d].label: v for d, v in p.items() if d[0] == "m"}
-    voted = {slug: w for slug, w in kind_weights.items() if w > 0}
-    if not set(voted) <= set(by_slug):
-        return math.nan
-    p_ew = combined_p_weighted([by_slug[s] for s in voted], list(voted.values()))
-    return discernment(p_ew) if not math.isnan(p_ew) else math.nan
 
 
 def human_cell_verdicts(run: JudgeRun) -> dict[tuple[str, str], Verdict | None]:
@@ -148,7 +83,8 @@ def _deltas(data: RunScores, paired) -> Section:
             orig, pert = paired.get((kind_id, dim), ([], []))
             if not orig:
                 continue
-            delta = float(np.mean(np.subtract(orig, pert)))
+            estimate = score_delta_estimate(orig, pert)
+            delta = estimate.value
             matrix[i, j] = delta
             info = data.dims[dim]
             cell = "neither"
@@ -167,21 +103,35 @@ def _deltas(data: RunScores, paired) -> Section:
                     info.aspect,
                     info.description_type,
                     rounded(delta),
-                    len(orig),
+                    rounded(estimate.ci_low),
+                    rounded(estimate.ci_high),
+                    estimate.n,
                     cell,
                 ]
             )
     section = Section(
         "Score deltas",
-        "delta = mean(score(original) - score(perturbed)). S_T: expected and humans say "
-        "affected (delta should be clearly positive); S_F: both say not affected (delta "
-        "should be near 0).",
+        "delta = mean(score(original) - score(perturbed)) over the n texts scored both ways, "
+        "with a bootstrap 95% interval over them. S_T: expected and humans say affected "
+        "(delta should be clearly positive); S_F: both say not affected (delta should be "
+        "near 0).",
         tables=[
             Table(
                 "deltas",
-                ["kind", "dimension", "aspect", "description_type", "delta", "n", "cell"],
+                [
+                    "kind",
+                    "dimension",
+                    "aspect",
+                    "description_type",
+                    "delta",
+                    "ci_low",
+                    "ci_high",
+                    "n",
+                    "cell",
+                ],
                 rows,
-            )
+            ),
+            _cell_means(groups),
         ],
     )
     if rows:
@@ -204,54 +154,27 @@ def _deltas(data: RunScores, paired) -> Section:
     return section
 
 
-def _failure_rates(run: JudgeRun, data: RunScores, paired) -> Section:
-    family = run.strategy.family if run.strategy else "metric"
-    scale_max = run.strategy.scale_max if run.strategy else None
+def _cell_means(groups: dict[str, list[float]]) -> Table:
     rows = []
-    by_ability: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
-    for kind_id, kind in sorted(data.kinds.items(), key=lambda kv: kv[1].slug):
-        orig = [o for (k, _), (os_, _) in paired.items() if k == kind_id for o in os_]
-        pert = [p for (k, _), (_, ps) in paired.items() if k == kind_id for p in ps]
-        if not orig:
-            continue
-        if family == "reference" and scale_max is not None:
-            rate, what = fbi.reference_guided_failure_rate(pert, scale_max), "still max score"
-        elif kind.score_invariant:
-            rate, what = fbi.score_invariant_success_rate(orig, pert), "success: score equal"
-        else:
-            rate, what = fbi.single_answer_failure_rate(orig, pert), "failure: not lower"
-            ability = by_ability[kind.ability or "-"]
-            ability[0].extend(orig)
-            ability[1].extend(pert)
-        rows.append([kind.slug, kind.ability, what, rounded(rate), len(orig)])
-    ability_rows = [
-        [a, rounded(fbi.single_answer_failure_rate(o, p)), len(o)]
-        for a, (o, p) in sorted(by_ability.items())
-    ]
-    return Section(
-        "Failure rates (FBI)",
-        "Single-answer scoring: the share of perturbed texts not scored lower than their "
-        "original (a failure to detect); for score-invariant kinds, the share scored equal.",
-        tables=[
-            Table("failure_rates", ["kind", "ability", "measure", "rate", "n"], rows),
-            Table("failure_by_ability", ["ability", "failure_rate", "n"], ability_rows),
-        ],
-    )
-
-
-def _pairwise(run: JudgeRun, data: RunScores) -> Section:
-    rows = []
-    for kind_id, judgements in sorted(pairwise_verdicts(run).items()):
-        rates = fbi.pairwise_rates(judgements)
-        slug = data.kinds[kind_id].slug if kind_id in data.kinds else str(kind_id)
+    for name, deltas in sorted(groups.items()):
+        cell, _, description_type = name.partition(" ")
+        mean = mean_interval(deltas)
         rows.append(
-            [slug, rounded(rates.not_original), rounded(rates.detected_both), rates.n_pairs]
+            [
+                cell,
+                description_type,
+                rounded(mean.value),
+                rounded(mean.ci_low),
+                rounded(mean.ci_high),
+                mean.n,
+            ]
         )
-    return Section(
-        "Pairwise (both orders)",
-        "not_original: the share of judgements not choosing the original; detected_both: the "
-        "share of pairs where the original was chosen in both orders.",
-        tables=[Table("pairwise", ["kind", "not_original", "detected_both", "pairs"], rows)],
+    return Table(
+        "s_t_s_f_means",
+        ["cell", "description_type", "mean_delta", "ci_low", "ci_high", "cells"],
+        rows,
+        "Mean delta of the S_T and of the S_F cells per description type (Hu et al. Fig. 3), "
+        "with a bootstrap 95% interval over the cells.",
     )
 
 

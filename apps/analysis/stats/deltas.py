@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from apps.analysis.stats.comparisons import AFFECTED, NOT_AFFECTED, Verdict
+from apps.analysis.stats.intervals import Estimate, mean_interval
 
 CellClass = Literal["S_T", "S_F", "neither"]
 FloatArray = npt.NDArray[np.float64]
@@ -29,6 +30,15 @@ def score_delta(orig_scores: npt.ArrayLike, pert_scores: npt.ArrayLike) -> float
     diff = orig - pert
     diff = diff[~np.isnan(diff)]
     return float(diff.mean()) if diff.size else math.nan
+
+
+def score_delta_estimate(orig_scores: npt.ArrayLike, pert_scores: npt.ArrayLike) -> Estimate:
+    """:func:`score_delta` with a bootstrap 95% interval over the items with both scores."""
+    orig = np.asarray(orig_scores, dtype=np.float64)
+    pert = np.asarray(pert_scores, dtype=np.float64)
+    value = score_delta(orig, pert)
+    estimate = mean_interval(orig - pert)
+    return Estimate(value, estimate.ci_low, estimate.ci_high, estimate.n)
 
 
 def delta_table(orig_scores: npt.ArrayLike, pert_scores: npt.ArrayLike) -> FloatArray:

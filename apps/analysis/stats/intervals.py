@@ -78,15 +78,3 @@ def mean_interval(
     )
     ci = result.confidence_interval
     return Estimate(mean, float(ci.low), float(ci.high), int(data.size))
-
-
-def paired_delta_interval(
-    orig_scores: npt.ArrayLike, pert_scores: npt.ArrayLike, confidence: float = CONFIDENCE
-) -> Estimate:
-    """The score delta ``mean(original - perturbed)`` over items with both scores, with a
-    bootstrap interval over those items."""
-    orig = np.asarray(orig_scores, dtype=np.float64)
-    pert = np.asarray(pert_scores, dtype=np.float64)
-    if orig.shape != pert.shape:
-        raise ValueError("original and perturbed scores must be paired (same shape)")
-    return mean_interval(orig - pert, confidence)

@@ -3,7 +3,7 @@
 from apps.judging.models.call import JudgeCall, ParseStatus, Preferred
 from apps.judging.models.judge import Judge, JudgeKind, MetricName
 from apps.judging.models.run import JudgeRun, RunStatus
-from apps.judging.models.strategy import Family, Strategy
+from apps.judging.models.strategy import Family, Strategy, Technique
 
 __all__ = [
     "Family",
@@ -16,4 +16,5 @@ __all__ = [
     "Preferred",
     "RunStatus",
     "Strategy",
+    "Technique",
 ]

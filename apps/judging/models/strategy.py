@@ -9,8 +9,11 @@ from django.db import models
 from django.db.models import F, Max, OuterRef, Q, QuerySet, Subquery
 
 from apps.judging.parsers import PARSERS, OutputParser, Scale, get_parser
+from apps.judging.prompt_template import placeholders
 
 PARSER_CHOICES = [(name, name) for name in sorted(PARSERS)]
+#: Placeholders whose value depends on the criterion or metric a call judges.
+QUALITY_PLACEHOLDERS = frozenset({"quality", "quality_description", "expert_rating"})
 
 
 class Family(models.TextChoices):
@@ -22,6 +25,17 @@ class Family(models.TextChoices):
     PROMPTING = "prompting", "Prompting strategies (Chaudhary et al.)"
     PROMETHEUS = "prometheus", "Prometheus"
     ADVEVAL = "adveval", "0-100 (AdvEval)"
+
+
+class Technique(models.TextChoices):
+    """The prompting technique of a strategy (Chaudhary et al., SPEC §5): what the judge
+    consistency report groups by, and how a misleading-cue run finds its knowledge-prompt run."""
+
+    ZERO_SHOT = "zero-shot", "Zero-shot"
+    KNOWLEDGE = "knowledge", "Knowledge (definitions given)"
+    FEW_SHOT = "few-shot", "Few-shot"
+    CHAIN_OF_THOUGHT = "chain-of-thought", "Chain of thought"
+    MISLEADING_CUE = "misleading-cue", "Misleading cue"
 
 
 class StrategyQuerySet(models.QuerySet["Strategy"]):
@@ -46,6 +60,12 @@ class Strategy(models.Model):
     version = models.PositiveIntegerField(default=1)
     name = models.CharField(max_length=150)
     family = models.CharField(max_length=16, choices=Family.choices)
+    technique = models.CharField(
+        max_length=20,
+        choices=Technique.choices,
+        blank=True,
+        help_text="Prompting technique (SPEC §5), for comparing strategies of one judge.",
+    )
     description = models.TextField(blank=True)
     source = models.CharField(max_length=200, blank=True, help_text="The paper it follows.")
     system_prompt = models.TextField(blank=True)
@@ -101,6 +121,14 @@ class Strategy(models.Model):
     @property
     def pairwise(self) -> bool:
         return self.parser == "pairwise"
+
+    @property
+    def names_quality(self) -> bool:
+        """Whether the prompt changes with the criterion or metric judged. When it does not
+        (several FBI prompts judge the answer as a whole), asking once per criterion would
+        ask the same question several times: a text is judged once (docs/judging.md)."""
+        used = placeholders(self.prompt_template) | placeholders(self.system_prompt)
+        return bool(used & QUALITY_PLACEHOLDERS)
 
     @property
     def scale(self) -> Scale:

@@ -15,6 +15,7 @@ from apps.judging.prompt_template import template_problems
 STRATEGY_FIELDS = (
     "name",
     "family",
+    "technique",
     "description",
     "source",
     "system_prompt",

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from apps.analysis.stats.adversarial import attack_success_estimate
+from apps.analysis.stats.deltas import score_delta_estimate
 from apps.analysis.stats.fbi import (
     pairwise_estimates,
     reference_guided_failure_estimate,
@@ -15,7 +16,6 @@ from apps.analysis.stats.fbi import (
 from apps.analysis.stats.intervals import (
     Estimate,
     mean_interval,
-    paired_delta_interval,
     share_interval,
 )
 from apps.analysis.stats.prompting import match_share_estimate
@@ -99,7 +99,7 @@ def test_score_deltas_and_s_t_s_f_means_bootstrap_over_units():
     rng = np.random.default_rng(2)
     orig = rng.integers(3, 6, 400).astype(float)
     pert = orig - rng.integers(0, 3, 400)
-    small, large = paired_delta_interval(orig[:15], pert[:15]), paired_delta_interval(orig, pert)
+    small, large = score_delta_estimate(orig[:15], pert[:15]), score_delta_estimate(orig, pert)
     assert small.value == pytest.approx(np.mean(orig[:15] - pert[:15]))
     _holds_and_narrows(small, large)
     deltas = rng.normal(0.8, 0.5, 300)
