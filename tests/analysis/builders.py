@@ -116,3 +116,41 @@ def score(
         parse_status="parsed" if value is not None else "unparsed",
         score=value,
     )
+
+
+def strategy_run(study, *, family: str = "single", template: str = "Rate: {{text}}", **fields):
+    """A run of an LLM strategy (no endpoint needed: the tests store the calls themselves)."""
+    from apps.judging.models import Strategy
+
+    strategy = Strategy.objects.create(
+        slug=f"s-{uuid.uuid4().hex[:6]}",
+        name="test strategy",
+        family=family,
+        prompt_template=template,
+        parser="pairwise" if family == "pairwise" else "score_only",
+        **fields,
+    )
+    return judge_run(study, strategy=strategy)
+
+
+def prefer(run, item, perturbation, original_first: bool, preferred: str | None):
+    """One pairwise judgement: which text the judge preferred (None: unparsed)."""
+    identity = call_identity(
+        item_id=item.pk,
+        perturbation_id=perturbation.pk,
+        criterion_id=None,
+        metric_id=None,
+        sample_index=0,
+        original_first=original_first,
+    )
+    return JudgeCall.objects.create(
+        run=run,
+        identity=identity,
+        item=item,
+        perturbation=perturbation,
+        original_first=original_first,
+        request={},
+        raw_response=str(preferred),
+        parse_status="parsed" if preferred else "unparsed",
+        preferred=preferred or "",
+    )

@@ -112,10 +112,9 @@ def _labels(data: RunScores, items: set[int]) -> None:
     for pk, slug in Metric.objects.filter(pk__in=metrics).values_list("id", "slug"):
         data.dims[("m", pk)] = Dimension(("m", pk), slug)
     if WHOLE_TEXT in _dims(data):
-        judge = data.run.judge
-        data.dims[WHOLE_TEXT] = Dimension(
-            WHOLE_TEXT, judge.metric if judge.is_metric else "overall"
-        )
+        run = data.run
+        label = run.judge.metric if run.strategy is None and run.judge.metric else "overall"
+        data.dims[WHOLE_TEXT] = Dimension(WHOLE_TEXT, label)
     data.kinds = kind_infos({kind for kind, _ in data.perturbed.values()})
     from apps.corpus.models import SourceItem
 
