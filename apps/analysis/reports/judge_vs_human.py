@@ -1,5 +1,6 @@
 """Judge vs human (SPEC §5): ordinal alpha between each run and the imported human ratings,
-human consistency, judge consistency across strategies, and the misleading-cue match share.
+human consistency, Pearson r per criterion description type (SPEC §1), judge consistency
+across prompting techniques, and the misleading-cue match share per criterion.
 
 Mean sentiment polarity of justifications (§5) is not computed: it needs a sentiment model,
 which cannot be downloaded here; the justifications are in each call's raw response.
@@ -12,10 +13,10 @@ from collections import defaultdict
 import numpy as np
 
 from apps.analysis.models import HumanRating
+from apps.analysis.reports import description_types, prompting_strategies
 from apps.analysis.reports.base import Report, Section, Table, rounded
 from apps.analysis.reports.judge_data import run_scores
 from apps.analysis.stats.agreement import krippendorff_alpha
-from apps.analysis.stats.prompting import judge_consistency, match_share
 from apps.analysis.stats.raters import constant_raters, identical_raters, under_rated_units
 from apps.annotation.models import Study
 from apps.judging.models import JudgeRun
@@ -65,8 +66,12 @@ def build(study: Study) -> Report:
     report.sections.append(_judge_human(runs, means, humans))
     report.sections.append(_human_consistency(humans))
     report.sections.append(_rater_quality(humans))
-    report.sections.append(_strategy_consistency(runs, means))
-    report.sections.append(_misleading(runs, means))
+    for run in runs:
+        described = description_types.section(_run_label(run), run_scores(run), humans)
+        if described is not None:
+            report.sections.append(described)
+    report.sections.append(prompting_strategies.consistency_section(runs, means))
+    report.sections.append(prompting_strategies.misleading_section(runs, means))
     report.notes.append(__doc__.split("\n\n")[1].replace("\n", " "))
     return report
 
@@ -157,51 +162,4 @@ def _rater_quality(humans) -> Section:
         "shared text, a rater who never varies, texts rated by fewer raters than "
         "the best-covered text.",
         tables=[Table("rater_checks", ["criterion", "check", "who", "n"], rows)],
-    )
-
-
-def _strategy_consistency(runs, means) -> Section:
-    by_judge = defaultdict(list)
-    for run in runs:
-        if run.strategy:
-            by_judge[run.judge.name].append(run)
-    rows = []
-    for judge, judge_runs in sorted(by_judge.items()):
-        if len(judge_runs) < 2:
-            continue
-        shared = set.intersection(*(set(means[r.pk]) for r in judge_runs))
-        keys = sorted(shared, key=str)
-        if len(keys) < 2:
-            continue
-        scores = {r.strategy.slug: [means[r.pk][k] for k in keys] for r in judge_runs}
-        rows.append([judge, ", ".join(scores), rounded(judge_consistency(scores)), len(keys)])
-    return Section(
-        "Judge consistency across strategies",
-        "Ordinal alpha with each strategy of one judge as a rater, over the texts "
-        "and criteria every strategy scored.",
-        tables=[Table("strategy_alpha", ["judge", "strategies", "alpha", "n"], rows)],
-    )
-
-
-def _misleading(runs, means) -> Section:
-    rows = []
-    for cue in (r for r in runs if r.strategy and "misleading" in r.strategy.slug):
-        for knowledge in runs:
-            if (
-                knowledge.judge_id != cue.judge_id
-                or not knowledge.strategy
-                or "knowledge" not in knowledge.strategy.slug
-            ):
-                continue
-            keys = sorted(set(means[cue.pk]) & set(means[knowledge.pk]), key=str)
-            if keys:
-                share = match_share(
-                    [means[cue.pk][k] for k in keys], [means[knowledge.pk][k] for k in keys]
-                )
-                rows.append([cue.judge.name, rounded(share), len(keys)])
-    return Section(
-        "Misleading cue",
-        "The share of scores under the misleading-cue prompt equal to the "
-        "knowledge-prompt scores (SPEC §5).",
-        tables=[Table("misleading_match", ["judge", "match_share", "n"], rows)],
     )

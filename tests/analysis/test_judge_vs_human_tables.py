@@ -1,0 +1,100 @@
+"""The judge-vs-human report rebuilds Hu et al. Tables 1/5 and Fig. 8 (Pearson per description
+type, correlation between description types) and Chaudhary et al. Tables 2-3 (consistency
+across the four prompting techniques, misleading-cue match share per criterion)."""
+
+import pytest
+
+from apps.analysis.models import HumanRating
+from apps.analysis.reports import judge_vs_human
+from apps.catalog.models import Aspect
+from apps.judging.models import Strategy
+from tests.analysis.builders import judge_run, score, study_with_items
+
+pytestmark = pytest.mark.django_db
+
+
+def _table(report, name):
+    table = next(t for t in report.tables() if t.name == name)
+    return [dict(zip(table.columns, row, strict=True)) for row in table.rows]
+
+
+def _technique_run(study, judge, technique: str):
+    strategy = Strategy.objects.create(
+        slug=f"t-{technique}",
+        name=technique,
+        family="prompting",
+        technique=technique,
+        prompt_template="Rate {{text}} on {{quality}}",
+        parser="score_only",
+    )
+    run = judge_run(study, strategy=strategy)
+    run.judge = judge
+    run.save()
+    return run
+
+
+def test_pearson_per_description_type_and_between_types(catalog):
+    study, items, _ = study_with_items(6, [])
+    coherence = Aspect.objects.get(slug="coherence")
+    human = [1.0, 2.0, 2.0, 3.0, 4.0, 5.0]
+    for item, value in zip(items, human, strict=True):
+        for rater, shift in (("r1", 0.0), ("r2", 1.0)):  # mean = value + 0.5
+            HumanRating.objects.create(
+                item=item,
+                criterion_name="Coherence",
+                aspect=coherence,
+                rater=rater,
+                score=value + shift,
+                scale_min=1,
+                scale_max=6,
+            )
+    run = judge_run(study)
+    for item, value in zip(items, human, strict=True):
+        score(run, item, None, value, criterion="discern-coherence-default")  # follows humans
+        score(run, item, None, 6.0 - value, criterion="discern-coherence-simplified")  # reversed
+    report = judge_vs_human.build(study)
+    rows = {r["description_type"]: r for r in _table(report, f"judge_human_pearson_run{run.pk}")}
+    assert rows["default"]["r"] == pytest.approx(1.0) and rows["default"]["n"] == 6
+    assert rows["simplified"]["r"] == pytest.approx(-1.0)
+    low, high = rows["default"]["ci_low"], rows["default"]["ci_high"]
+    assert low <= rows["default"]["r"] <= high
+    between = {
+        r["description_type"]: r
+        for r in _table(report, f"description_type_correlation_run{run.pk}")
+    }
+    assert between["default"]["simplified"] == pytest.approx(-1.0)
+    assert between["default"]["n_simplified"] == 6
+
+
+def test_consistency_by_technique_and_misleading_cue_per_criterion(catalog):
+    study, items, _ = study_with_items(8, [])
+    first = judge_run(study)
+    judge = first.judge
+    runs = {
+        t: _technique_run(study, judge, t)
+        for t in ("zero-shot", "knowledge", "few-shot", "chain-of-thought", "misleading-cue")
+    }
+    other_judge_knowledge = judge_run(study)  # another judge's knowledge run must not pair
+    base = [1.0, 2.0, 3.0, 4.0, 5.0, 1.0, 2.0, 3.0]
+    for k, item in enumerate(items):
+        for technique, run in runs.items():
+            for metric in ("coherence", "fluency"):
+                value = base[k]
+                if technique == "misleading-cue":
+                    # coherence: matches knowledge on 6 of 8; fluency: on 2 of 8
+                    keep = k < 6 if metric == "coherence" else k < 2
+                    value = value if keep else 6.0 - value + (value == 3.0)
+                score(run, item, None, value, metric=metric)
+        score(other_judge_knowledge, item, None, 3.0, metric="coherence")
+    report = judge_vs_human.build(study)
+    alpha = {r["criterion"]: r for r in _table(report, "strategy_alpha")}
+    assert set(alpha) == {"coherence", "fluency"}  # one row per criterion, not per judge pool
+    assert alpha["coherence"]["techniques"] == "zero-shot, knowledge, few-shot, chain-of-thought"
+    assert alpha["coherence"]["alpha"] == 1.0 and alpha["coherence"]["n"] == 8
+    match = {r["criterion"]: r for r in _table(report, "misleading_match")}
+    assert match["coherence"]["match_share"] == 0.75 and match["coherence"]["n"] == 8
+    assert match["fluency"]["match_share"] == 0.25
+    assert match["all criteria"]["match_share"] == 0.5 and match["all criteria"]["n"] == 16
+    assert {r["knowledge_run"] for r in match.values()} == {runs["knowledge"].pk}
+    for row in match.values():
+        assert row["ci_low"] <= row["match_share"] <= row["ci_high"]
