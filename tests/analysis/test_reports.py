@@ -31,6 +31,12 @@ def _row(report, table, first):
     return dict(zip(found["columns"], next(r for r in found["rows"] if r[0] == first), strict=True))
 
 
+def _row_by(report, table, column, value):
+    found = _table(report, table)
+    row = next(r for r in found["rows"] if r[column] == value)
+    return dict(zip(found["columns"], row, strict=True))
+
+
 def test_human_agreement_consistency_match_rate_and_kappa(catalog):
     study, _, perts = study_with_items(3, ["negation"])
     people = annotators(4)
@@ -62,6 +68,8 @@ def test_human_agreement_consistency_match_rate_and_kappa(catalog):
         1.0,
     )
     assert default["match_rate_vote_vote"] == 1.0
+    # Wilson 95% interval of 2 of 2 cells: [0.3424, 1]
+    assert (default["vote_all_ci_low"], default["vote_all_ci_high"]) == (0.3424, 1.0)
     vetting = _row(report, "agreement", "vetting verdicts")
     assert vetting["cohen_kappa"] == pytest.approx(0.4)
     assert vetting["percent_agreement"] == pytest.approx(2 / 3, abs=1e-4)
@@ -81,6 +89,9 @@ def test_expert_weights_are_vote_shares(catalog):
     report = expert_weights.build(study)
     weights = {row[2]: row[4] for row in _table(report, "expert_weights")["rows"]}
     assert weights == {"coherence": 0.4, "consistency": 0.5, "fluency": 0.1, "relevance": 0.0}
+    coherence = _row_by(report, "expert_weights", 2, "coherence")
+    assert coherence["experts"] == 10
+    assert coherence["ci_low"] < 0.4 < coherence["ci_high"]
 
 
 def test_discernment_deltas_and_failure_rates(catalog):

@@ -13,7 +13,7 @@ from scipy import stats
 
 from apps.analysis.reports import figures
 from apps.analysis.reports.base import Figure, Section, Table, rounded
-from apps.analysis.reports.judge_data import RunScores
+from apps.analysis.reports.judge_data import Dim, RunScores
 from apps.analysis.stats.deltas import aspect_correlation_matrix
 
 Unit = tuple[int, int | None]
@@ -24,7 +24,9 @@ Humans = Mapping[str, Mapping[Unit, Mapping[str, float]]]
 def _criterion_scores(data: RunScores) -> dict[tuple[str, str], dict[Unit, float]]:
     """(aspect, description type) -> text -> the judge's score, for criteria dimensions."""
     out: dict[tuple[str, str], dict[Unit, float]] = defaultdict(dict)
-    texts = [((item, None), dim, s) for (item, dim), s in data.original.items()]
+    texts: list[tuple[Unit, Dim, float]] = [
+        ((item, None), dim, s) for (item, dim), s in data.original.items()
+    ]
     texts += [((item, pert), dim, s) for (item, pert, dim), (_, s) in data.perturbed.items()]
     for unit, dim, score in texts:
         info = data.dims[dim]

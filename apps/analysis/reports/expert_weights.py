@@ -11,6 +11,7 @@ from apps.analysis.reports.human_agreement import (
     reliability_matrix,
 )
 from apps.analysis.stats.discernment import expert_weights
+from apps.analysis.stats.intervals import share_interval
 from apps.annotation.models import ExpertVote, Study
 from apps.catalog.models import Metric
 
@@ -44,13 +45,27 @@ def build(study: Study) -> Report:
     weights = weights_by_kind(study)
     rows = []
     for (task, kind), metric_weights in sorted(weights.items()):
+        experts = sum(counts[(task, kind)].values())
         for metric, weight in (metric_weights or {}).items():
-            rows.append([task, kind, metric, counts[(task, kind)][metric], rounded(weight)])
+            share = share_interval(counts[(task, kind)][metric], experts)
+            rows.append(
+                [
+                    task,
+                    kind,
+                    metric,
+                    counts[(task, kind)][metric],
+                    rounded(weight),
+                    rounded(share.ci_low),
+                    rounded(share.ci_high),
+                    experts,
+                ]
+            )
     table = Table(
         "expert_weights",
-        ["task", "kind", "metric", "votes", "weight"],
+        ["task", "kind", "metric", "votes", "weight", "ci_low", "ci_high", "experts"],
         rows,
-        "EW of a kind = the share of experts choosing each metric as most affected.",
+        "EW of a kind = the share of experts choosing each metric as most affected, with "
+        "its Wilson 95% interval over the experts who voted on the kind.",
     )
     matrix = reliability_matrix([((t, k), e, m) for t, k, m, e in votes])
     agreement = Table(

@@ -25,6 +25,7 @@ from apps.analysis.stats.comparisons import (
     cell_verdicts,
     match_rate,
 )
+from apps.analysis.stats.intervals import share_interval
 from apps.annotation.models import Comparison, Study, Vetting
 from apps.catalog.tree import lineage_slugs
 
@@ -175,14 +176,20 @@ def _match_rates(comparisons):
         cells = {cell: list(by_sample.values()) for cell, by_sample in samples[dtype].items()}
         both = {m: cell_verdicts(cells, m) for m in ("vote_all", "vote_vote")}
         rates = {m: match_rate(v, {c: expected[c] for c in cells}) for m, v in both.items()}
+        vote_all = share_interval(rates["vote_all"].matched, len(cells))
+        vote_vote = share_interval(rates["vote_vote"].matched, len(cells))
         rows.append(
             [
                 dtype,
                 len(cells),
                 rates["vote_all"].matched,
                 rounded(rates["vote_all"].rate),
+                rounded(vote_all.ci_low),
+                rounded(vote_all.ci_high),
                 rates["vote_vote"].matched,
                 rounded(rates["vote_vote"].rate),
+                rounded(vote_vote.ci_low),
+                rounded(vote_vote.ci_high),
                 rates["vote_all"].undecided,
             ]
         )
@@ -195,13 +202,18 @@ def _match_rates(comparisons):
             "cells",
             "matched_vote_all",
             "match_rate_vote_all",
+            "vote_all_ci_low",
+            "vote_all_ci_high",
             "matched_vote_vote",
             "match_rate_vote_vote",
+            "vote_vote_ci_low",
+            "vote_vote_ci_high",
             "undecided_vote_all",
         ],
         rows,
-        "Cells (kind, aspect) whose human verdict equals the expected impact. A tie or "
-        "only 'uncertain' answers leave a cell undecided, counted as a miss.",
+        "Cells (kind, aspect) whose human verdict equals the expected impact, with the "
+        "Wilson 95% interval over the cells. A tie or only 'uncertain' answers leave a cell "
+        "undecided, counted as a miss.",
     )
     cell_rows = [[k, a, pooled.get((k, a)), expected[(k, a)]] for k, a in sorted(pooled)]
     cells_table = Table(

@@ -130,7 +130,10 @@ def kind_infos(ids: set[int]) -> dict[int, KindInfo]:
     rows = PerturbationKind.objects.filter(pk__in=ids).values_list(
         "id", "slug", "name", "level", "ability", "score_invariant", "target_aspect_id"
     )
-    return {pk: KindInfo(*rest) for pk, *rest in rows}
+    return {
+        pk: KindInfo(slug, name, level, ability, invariant, target)
+        for pk, slug, name, level, ability, invariant, target in rows
+    }
 
 
 def _dims(data: RunScores) -> set[Dim]:

@@ -26,7 +26,8 @@ FOUR = (
     Technique.CHAIN_OF_THOUGHT,
 )
 BOOTSTRAP = 500
-Means = Mapping[int, Mapping[tuple[object, str], float]]  # run -> (unit, criterion) -> score
+Unit = tuple[int, int | None]  # (item, perturbation or None)
+Means = Mapping[int, Mapping[tuple[Unit, str], float]]  # run -> (unit, criterion) -> score
 
 
 def latest_by_technique(runs: list[JudgeRun]) -> dict[int, dict[str, JudgeRun]]:
@@ -38,8 +39,8 @@ def latest_by_technique(runs: list[JudgeRun]) -> dict[int, dict[str, JudgeRun]]:
     return out
 
 
-def _by_criterion(scores: Mapping[tuple[object, str], float]) -> dict[str, dict[object, float]]:
-    out: dict[str, dict[object, float]] = defaultdict(dict)
+def _by_criterion(scores: Mapping[tuple[Unit, str], float]) -> dict[str, dict[Unit, float]]:
+    out: dict[str, dict[Unit, float]] = defaultdict(dict)
     for (unit, criterion), value in scores.items():
         out[criterion][unit] = value
     return out
