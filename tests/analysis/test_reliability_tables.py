@@ -107,3 +107,18 @@ def test_pairwise_table_names_kinds_and_has_abilities(catalog):
         by_ability["factual"]["detected_both_ci_high"],
     )
     assert low <= 0.25 <= high and not math.isnan(high)
+
+
+def test_a_metric_counts_only_on_items_of_its_task(catalog):
+    from apps.catalog.models import Task
+    from tests.analysis.builders import judge_run
+
+    study, items, perts = study_with_items(4, ["negation"])
+    items[0].task = Task.objects.get(slug="paraphrase")
+    items[0].save()
+    run = judge_run(study)
+    for k, item in enumerate(items):
+        score(run, item, None, 5.0, metric="coherence")
+        score(run, item, perts["negation"][k], 3.0, metric="coherence")
+    report = judge_reliability.build(run)
+    assert _rows(report, "deltas")["negation"]["n"] == 3  # the paraphrase item is left out

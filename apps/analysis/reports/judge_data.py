@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from django.db.models import Avg, BooleanField, Count, ExpressionWrapper, Q
+from django.db.models.functions import Coalesce
 
 from apps.analysis.stats.fbi import Preference
 from apps.catalog.models import Criterion, Metric, PerturbationKind
@@ -109,8 +110,12 @@ def _labels(data: RunScores, items: set[int]) -> None:
         "id", "key", "aspect__slug", "description_type"
     ):
         data.dims[("c", pk)] = Dimension(("c", pk), key, aspect, dtype)
-    for pk, slug in Metric.objects.filter(pk__in=metrics).values_list("id", "slug"):
+    metric_task = {}
+    for pk, slug, task in Metric.objects.filter(pk__in=metrics).values_list(
+        "id", "slug", "task__slug"
+    ):
         data.dims[("m", pk)] = Dimension(("m", pk), slug)
+        metric_task[("m", pk)] = task
     if WHOLE_TEXT in _dims(data):
         run = data.run
         label = run.judge.metric if run.strategy is None and run.judge.metric else "overall"
@@ -118,11 +123,25 @@ def _labels(data: RunScores, items: set[int]) -> None:
     data.kinds = kind_infos({kind for kind, _ in data.perturbed.values()})
     from apps.corpus.models import SourceItem
 
-    for pk, task, metadata in SourceItem.objects.filter(pk__in=items).values_list(
-        "id", "task__slug", "metadata"
-    ):
+    tasks = SourceItem.objects.filter(pk__in=items).annotate(
+        task_slug=Coalesce("task__slug", "dataset__task__slug")
+    )
+    for pk, task, metadata in tasks.values_list("id", "task_slug", "metadata"):
         data.item_task[pk] = task or ""
         data.item_ability[pk] = (metadata or {}).get("ability", "")
+    _drop_other_tasks(data, metric_task)
+
+
+def _drop_other_tasks(data: RunScores, metric_task: dict[Dim, str]) -> None:
+    """A task metric applies only to items of its task: scores of other items (runs planned
+    before planning knew it) are left out."""
+
+    def foreign(item: int, dim: Dim) -> bool:
+        task = metric_task.get(dim)
+        return task is not None and data.item_task.get(item, task) not in ("", task)
+
+    data.original = {k: v for k, v in data.original.items() if not foreign(k[0], k[1])}
+    data.perturbed = {k: v for k, v in data.perturbed.items() if not foreign(k[0], k[2])}
 
 
 def kind_infos(ids: set[int]) -> dict[int, KindInfo]:
