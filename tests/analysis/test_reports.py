@@ -77,6 +77,9 @@ def test_human_agreement_consistency_match_rate_and_kappa(catalog):
     assert vetting["ci_low"] <= vetting["alpha"] <= vetting["ci_high"]
     by_kind = _row(report, "vetting_by_kind", "negation")
     assert (by_kind["valid"], by_kind["invalid"], by_kind["valid_share"]) == (3, 3, 0.5)
+    assert by_kind["ci_low"] < 0.5 < by_kind["ci_high"] and by_kind["total"] == 6
+    # two pairs, consistency 0.5 and 1.0: the bootstrap interval spans them
+    assert (consistency["ci_low"], consistency["ci_high"]) == (0.5, 1.0)
 
 
 def test_expert_weights_are_vote_shares(catalog):

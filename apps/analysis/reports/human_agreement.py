@@ -25,7 +25,7 @@ from apps.analysis.stats.comparisons import (
     cell_verdicts,
     match_rate,
 )
-from apps.analysis.stats.intervals import share_interval
+from apps.analysis.stats.intervals import mean_interval, share_interval
 from apps.annotation.models import Comparison, Study, Vetting
 from apps.catalog.tree import lineage_slugs
 
@@ -119,20 +119,23 @@ def _vetting_section(vettings) -> Section:
     rows = []
     for kind in sorted(by_kind):
         counts = by_kind[kind]
-        total = sum(counts.values())
+        share = share_interval(counts["valid"], sum(counts.values()))
         rows.append(
             [
                 kind,
                 *[counts[v] for v in VERDICTS],
-                total,
-                rounded(counts["valid"] / total if total else None),
+                share.n,
+                rounded(share.value),
+                rounded(share.ci_low),
+                rounded(share.ci_high),
             ]
         )
     table = Table(
         "vetting_by_kind",
-        ["kind", *VERDICTS, "total", "valid_share"],
+        ["kind", *VERDICTS, "total", "valid_share", "ci_low", "ci_high"],
         rows,
-        "Vetting verdicts per perturbation kind.",
+        "Vetting verdicts per perturbation kind; the valid share with its Wilson 95% interval "
+        "over the verdicts.",
     )
     return Section("Vetting", tables=[table])
 
@@ -141,14 +144,22 @@ def _comparison_sections(comparisons) -> list[Section]:
     pairs: dict[tuple[int, int], list[str]] = defaultdict(list)
     for perturbation, criterion, _, outcome, *_ in comparisons:
         pairs[(perturbation, criterion)].append(CANONICAL[outcome])
-    consistency = [annotation_consistency(options) for options in pairs.values()]
-    mean = rounded(float(np.mean(consistency))) if consistency else None
+    consistency = mean_interval([annotation_consistency(options) for options in pairs.values()])
     summary = Table(
         "consistency",
-        ["pairs", "annotations", "mean_consistency"],
-        [[len(pairs), len(comparisons), mean]],
+        ["pairs", "annotations", "mean_consistency", "ci_low", "ci_high"],
+        [
+            [
+                len(pairs),
+                len(comparisons),
+                rounded(consistency.value),
+                rounded(consistency.ci_low),
+                rounded(consistency.ci_high),
+            ]
+        ],
         "Share of the most chosen of A/B/C among all annotations of a pair (D "
-        "counts in the denominator), averaged over pairs (SPEC §2).",
+        "counts in the denominator), averaged over pairs (SPEC §2), with a bootstrap 95% "
+        "interval over the pairs.",
     )
     match, cells, figure = _match_rates(comparisons)
     section = Section("Comparisons", tables=[summary, match, cells])
