@@ -18,11 +18,14 @@ from apps.judging.models import JudgeCall, JudgeRun
 
 #: Runs with more scored calls than this are built in the worker, with a progress page.
 BACKGROUND_CALLS = 50_000
+#: Part of every fingerprint: raise it when what reports compute changes, so snapshots built
+#: by the previous code are rebuilt (2: calibrated combined p, intervals, new tables).
+REPORT_FORMAT = 2
 
 
 def inputs_fingerprint(study: Study, run: JudgeRun | None = None) -> str:
     """Changes whenever anything a report of this study (and run) reads changes."""
-    parts: list[object] = []
+    parts: list[object] = [REPORT_FORMAT]
     for model in (Vetting, Comparison, ExpertVote):
         agg = model.objects.filter(study=study).aggregate(n=Count("id"), last=Max("updated_at"))
         parts += [agg["n"], str(agg["last"])]
