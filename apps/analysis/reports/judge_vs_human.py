@@ -15,7 +15,7 @@ import numpy as np
 from apps.analysis.models import HumanRating
 from apps.analysis.reports import description_types, prompting_strategies
 from apps.analysis.reports.base import Report, Section, Table, rounded
-from apps.analysis.reports.judge_data import run_scores
+from apps.analysis.reports.judge_data import RunScores, run_scores
 from apps.analysis.stats.agreement import krippendorff_alpha
 from apps.analysis.stats.raters import constant_raters, identical_raters, under_rated_units
 from apps.annotation.models import Study
@@ -28,9 +28,9 @@ def _run_label(run: JudgeRun) -> str:
     return f"{run.pk}: {run.judge.name} / {run.strategy.slug if run.strategy else 'metric'}"
 
 
-def judge_means(run: JudgeRun) -> dict[tuple[Unit, str], float]:
+def judge_means(run: JudgeRun, data: RunScores | None = None) -> dict[tuple[Unit, str], float]:
     """(text, aspect-or-metric slug) → the run's mean score there."""
-    data = run_scores(run)
+    data = data or run_scores(run)
     out: dict[tuple[Unit, str], float] = {}
     for (item, dim), score in data.original.items():
         info = data.dims[dim]
@@ -62,12 +62,13 @@ def build(study: Study) -> Report:
     report = Report("judge-vs-human", "Judge vs human", study.name)
     runs = list(JudgeRun.objects.filter(study=study).select_related("judge", "strategy"))
     humans = human_ratings(study)
-    means = {run.pk: judge_means(run) for run in runs}
+    scores = {run.pk: run_scores(run) for run in runs}
+    means = {run.pk: judge_means(run, scores[run.pk]) for run in runs}
     report.sections.append(_judge_human(runs, means, humans))
     report.sections.append(_human_consistency(humans))
     report.sections.append(_rater_quality(humans))
     for run in runs:
-        described = description_types.section(_run_label(run), run_scores(run), humans)
+        described = description_types.section(_run_label(run), scores[run.pk], humans)
         if described is not None:
             report.sections.append(described)
     report.sections.append(prompting_strategies.consistency_section(runs, means))
