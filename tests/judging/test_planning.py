@@ -153,3 +153,23 @@ def test_task_metrics_apply_only_to_items_of_their_task(demo, fake_openai_server
     }
     reasons = {p["reason"]: p["count"] for p in run.problems}
     assert reasons["a task metric applies only to items of its task"] == ITEMS
+
+
+def test_a_run_without_the_metric_in_its_prompt_is_analysed_as_one_test(demo, fake_openai_server):
+    # planned, worked against the local server and analysed: one question per text, and the
+    # reliability report combines one p-value per kind (M = 1), over the kind's texts
+    from apps.analysis.reports import judge_reliability
+    from tests.judging.conftest import llm_judge, work
+
+    metrics = list(Metric.objects.filter(task__slug="summarization"))
+    run = work(
+        new_run(demo, llm_judge(fake_openai_server), "fbi-single-explained", metrics=metrics)
+    )
+    assert run.calls.filter(parse_status="parsed").count() == ITEMS + PERTURBATIONS
+    assert fake_openai_server.request_count <= ITEMS + PERTURBATIONS
+    table = next(t for t in judge_reliability.build(run).tables() if t.name == "discernment")
+    rows = [dict(zip(table.columns, row, strict=True)) for row in table.rows]
+    assert rows and all(row["M"] == 1 for row in rows)
+    per_kind = Perturbation.objects.filter(item__dataset__studies=demo).values("kind__slug")
+    counts = {slug: per_kind.filter(kind__slug=slug).count() for slug in {r["kind"] for r in rows}}
+    assert {row["kind"]: row["n"] for row in rows} == counts
