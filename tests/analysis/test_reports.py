@@ -187,6 +187,10 @@ def test_s_t_and_s_f_cells_follow_expectation_and_humans(catalog):
     cells = {(r[0], r[2]): (r[4], r[8]) for r in _table(report, "deltas")["rows"]}
     assert cells[("negation", "non-contradiction")] == (2.0, "S_T")
     assert cells[("negation", "fluency")] == (0.0, "S_F")
+    means = {r[0]: r for r in _table(report, "s_t_s_f_means")["rows"]}
+    # every item dropped 2 on the S_T cell, 0 on the S_F cell: intervals collapse on them
+    assert means["S_T"] == ["S_T", "default", 2.0, 2.0, 2.0, 1, 4]
+    assert means["S_F"] == ["S_F", "default", 0.0, 0.0, 0.0, 1, 4]
 
 
 def test_progress_page_shows_each_annotators_agreement(client, catalog):

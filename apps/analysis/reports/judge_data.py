@@ -63,6 +63,19 @@ class RunScores:
 WHOLE_TEXT: Dim = ("m", 0)  # a call with neither criterion nor metric: the text as a whole
 
 
+def item_deltas(data: RunScores) -> dict[tuple[int, Dim], dict[int, float]]:
+    """(kind id, dimension) -> item -> mean(original - perturbed) over the item's perturbations
+    of that kind: the units a bootstrap over items resamples."""
+    diffs: dict[tuple[int, Dim], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for (item, _, dim), (kind, score) in data.perturbed.items():
+        if (item, dim) in data.original:
+            diffs[(kind, dim)][item].append(data.original[(item, dim)] - score)
+    return {
+        cell: {item: sum(v) / len(v) for item, v in by_item.items()}
+        for cell, by_item in diffs.items()
+    }
+
+
 def _dim(criterion_id: int | None, metric_id: int | None) -> Dim:
     return ("c", criterion_id) if criterion_id is not None else ("m", metric_id or 0)
 

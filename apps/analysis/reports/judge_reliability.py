@@ -10,7 +10,13 @@ import numpy as np
 
 from apps.analysis.reports import discernment, fbi_rates, figures
 from apps.analysis.reports.base import Report, Section, Table, rounded
-from apps.analysis.reports.judge_data import RunScores, one_measurement, run_scores
+from apps.analysis.reports.judge_data import (
+    Dim,
+    RunScores,
+    item_deltas,
+    one_measurement,
+    run_scores,
+)
 from apps.analysis.reports.judge_data import score_distribution as distribution
 from apps.analysis.stats.comparisons import (
     AFFECTED,
@@ -21,10 +27,10 @@ from apps.analysis.stats.comparisons import (
 )
 from apps.analysis.stats.deltas import (
     aspect_correlation_matrix,
+    cell_mean_estimate,
     classify_cell,
     score_delta_estimate,
 )
-from apps.analysis.stats.intervals import mean_interval
 from apps.annotation.models import Comparison
 from apps.catalog.tree import lineage_slugs
 from apps.judging.models import JudgeRun
@@ -77,6 +83,7 @@ def _deltas(data: RunScores, paired) -> Section:
     matrix = np.full((len(kinds), len(dims)), np.nan)
     marks, rows = {}, []
     groups: dict[str, list[float]] = defaultdict(list)
+    group_cells: dict[str, list[tuple[int, Dim]]] = defaultdict(list)
     for i, (kind_id, kind) in enumerate(kinds):
         impact = lineage.get(kind.target_aspect_id, []) if kind.target_aspect_id else []
         for j, dim in enumerate(dims):
@@ -96,6 +103,7 @@ def _deltas(data: RunScores, paired) -> Section:
             if cell != "neither":
                 marks[(i, j)] = cell
                 groups[f"{cell} {info.description_type}"].append(delta)
+                group_cells[f"{cell} {info.description_type}"].append((kind_id, dim))
             rows.append(
                 [
                     kind.slug,
@@ -131,7 +139,7 @@ def _deltas(data: RunScores, paired) -> Section:
                 ],
                 rows,
             ),
-            _cell_means(groups),
+            _cell_means(group_cells, item_deltas(data)),
         ],
     )
     if rows:
@@ -154,11 +162,15 @@ def _deltas(data: RunScores, paired) -> Section:
     return section
 
 
-def _cell_means(groups: dict[str, list[float]]) -> Table:
+def _cell_means(
+    groups: dict[str, list[tuple[int, Dim]]], by_item: dict[tuple[int, Dim], dict[int, float]]
+) -> Table:
     rows = []
-    for name, deltas in sorted(groups.items()):
+    for name, cells in sorted(groups.items()):
         cell, _, description_type = name.partition(" ")
-        mean = mean_interval(deltas)
+        items = sorted({i for c in cells for i in by_item.get(c, {})})
+        matrix = [[by_item.get(c, {}).get(i, np.nan) for i in items] for c in cells]
+        mean = cell_mean_estimate(matrix)
         rows.append(
             [
                 cell,
@@ -166,15 +178,16 @@ def _cell_means(groups: dict[str, list[float]]) -> Table:
                 rounded(mean.value),
                 rounded(mean.ci_low),
                 rounded(mean.ci_high),
+                len(cells),
                 mean.n,
             ]
         )
     return Table(
         "s_t_s_f_means",
-        ["cell", "description_type", "mean_delta", "ci_low", "ci_high", "cells"],
+        ["cell", "description_type", "mean_delta", "ci_low", "ci_high", "cells", "items"],
         rows,
-        "Mean delta of the S_T and of the S_F cells per description type (Hu et al. Fig. 3), "
-        "with a bootstrap 95% interval over the cells.",
+        "Mean delta of the S_T and of the S_F cells per description type (Hu et al. Fig. 4), "
+        "with a bootstrap 95% interval over the items.",
     )
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from apps.analysis.stats.adversarial import attack_success_estimate
-from apps.analysis.stats.deltas import score_delta_estimate
+from apps.analysis.stats.deltas import cell_mean_estimate, score_delta_estimate
 from apps.analysis.stats.fbi import (
     pairwise_estimates,
     reference_guided_failure_estimate,
@@ -113,3 +113,17 @@ def test_degenerate_means():
     assert one.value == 2.0 and math.isnan(one.ci_low) and one.n == 1
     same = mean_interval([1.0, 1.0, np.nan])
     assert (same.value, same.ci_low, same.ci_high, same.n) == (1.0, 1.0, 1.0, 2)
+
+
+def test_s_t_s_f_means_bootstrap_over_items():
+    # three cells over items; cell 2 misses half the items. The mean is the mean of the cells'
+    # own means; the interval resamples items, and narrows as items grow.
+    rng = np.random.default_rng(4)
+    big = rng.normal([[1.0], [0.5], [1.5]], 0.6, (3, 400))
+    big[2, ::2] = np.nan
+    small = big[:, :20]
+    found = cell_mean_estimate(small)
+    by_hand = np.mean([np.nanmean(row) for row in small])
+    assert found.value == pytest.approx(by_hand) and found.n == 20
+    _holds_and_narrows(found, cell_mean_estimate(big))
+    assert math.isnan(cell_mean_estimate(np.full((2, 3), np.nan)).value)
