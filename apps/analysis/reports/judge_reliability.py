@@ -234,9 +234,17 @@ def _matrix(texts, aspects) -> np.ndarray:
 
 
 def _correlation_table(name, texts, aspects) -> Table:
-    corr = aspect_correlation_matrix(_matrix(texts, aspects))
-    rows = [[a, *[rounded(v) for v in corr[i]]] for i, a in enumerate(aspects)]
-    return Table(f"correlation_{name}", ["aspect", *aspects], rows)
+    matrix = _matrix(texts, aspects)
+    corr = aspect_correlation_matrix(matrix)
+    scored = (~np.isnan(matrix)).sum(axis=0)
+    rows = [[a, *[rounded(v) for v in corr[i]], int(scored[i])] for i, a in enumerate(aspects)]
+    return Table(
+        f"correlation_{name}",
+        ["aspect", *aspects, "n_texts"],
+        rows,
+        "Pearson r over the texts scored on both aspects; n_texts: texts scored on the row's "
+        "aspect.",
+    )
 
 
 def _correlation_figure(name, title, texts, aspects):
