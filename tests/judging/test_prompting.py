@@ -83,6 +83,25 @@ def test_shipped_strategies_one_per_spec_strategy(demo):
     assert strategy("dhp-geval-score").samples == 5
     assert all(s.both_orders for s in Strategy.objects.filter(family="pairwise"))
     assert (strategy("adveval-0-100").scale_min, strategy("adveval-0-100").scale_max) == (0, 100)
+    # the prompting techniques reports group by (SPEC §5), and which prompts name no quality
+    techniques = {s.slug: s.technique for s in Strategy.objects.exclude(technique="")}
+    assert techniques == {
+        "cd-zero-shot": "zero-shot",
+        "cd-knowledge": "knowledge",
+        "cd-few-shot": "few-shot",
+        "cd-chain-of-thought": "chain-of-thought",
+        "cd-misleading-cue": "misleading-cue",
+    }
+    whole = {s.slug for s in Strategy.objects.all() if not s.names_quality}
+    assert whole == {
+        "fbi-single-vanilla",
+        "fbi-single-explained",
+        "fbi-single-rubric",
+        "fbi-pairwise-vanilla",
+        "fbi-pairwise-explained",
+        "fbi-pairwise-rules",
+        "fbi-reference",
+    }
 
 
 def _demo_texts():
