@@ -14,9 +14,9 @@ import numpy as np
 from apps.analysis.models import HumanRating
 from apps.analysis.reports.base import Report, Section, Table, rounded
 from apps.analysis.reports.judge_data import run_scores
+from apps.analysis.reports.rater_quality import rater_section, rater_warnings
 from apps.analysis.stats.agreement import krippendorff_alpha
 from apps.analysis.stats.prompting import judge_consistency, match_share
-from apps.analysis.stats.raters import constant_raters, identical_raters, under_rated_units
 from apps.annotation.models import Study
 from apps.judging.models import JudgeRun
 
@@ -64,7 +64,8 @@ def build(study: Study) -> Report:
     means = {run.pk: judge_means(run) for run in runs}
     report.sections.append(_judge_human(runs, means, humans))
     report.sections.append(_human_consistency(humans))
-    report.sections.append(_rater_quality(humans))
+    report.warnings.extend(rater_warnings(humans))
+    report.sections.append(rater_section(humans))
     report.sections.append(_strategy_consistency(runs, means))
     report.sections.append(_misleading(runs, means))
     report.notes.append(__doc__.split("\n\n")[1].replace("\n", " "))
@@ -116,47 +117,6 @@ def _human_consistency(humans) -> Section:
         "Human consistency",
         "Ordinal alpha among the human raters.",
         tables=[Table("human_alpha", ["criterion", "alpha", "n_texts", "n_raters"], rows)],
-    )
-
-
-def _rater_quality(humans) -> Section:
-    """Per criterion: raters identical to another on every shared text, raters who never
-    vary, and texts with fewer raters than the design (taken as the most any text has)."""
-    rows = []
-    for criterion, texts in sorted(humans.items()):
-        by_rater: dict[str, dict[Unit, float]] = defaultdict(dict)
-        for unit, scores in texts.items():
-            for rater, value in scores.items():
-                by_rater[rater][unit] = value
-        counts = [len(scores) for scores in texts.values()]
-        design = max(counts, default=0)
-        for pair in identical_raters(by_rater):
-            rows.append(
-                [
-                    criterion,
-                    "identical raters",
-                    f"{pair.rater_a} = {pair.rater_b}",
-                    pair.shared_units,
-                ]
-            )
-        for rater in constant_raters(by_rater):
-            rows.append([criterion, "never varies", rater, len(by_rater[rater])])
-        thin = under_rated_units(by_rater, expected=design)
-        if thin:
-            rows.append(
-                [
-                    criterion,
-                    f"texts with fewer than {design} raters",
-                    f"{len(thin)} texts",
-                    min(thin.values()),
-                ]
-            )
-    return Section(
-        "Rater quality",
-        "Checks on the imported ratings: a rater identical to another on every "
-        "shared text, a rater who never varies, texts rated by fewer raters than "
-        "the best-covered text.",
-        tables=[Table("rater_checks", ["criterion", "check", "who", "n"], rows)],
     )
 
 
