@@ -89,7 +89,7 @@ def _ratings_file(tmp_path, ratings) -> object:
 @pytest.fixture
 def rated(catalog, tmp_path):
     """A study over N_UNITS items and a ratings file with a copy that differs on 1%."""
-    study, items, _ = study_with_items(0, [])
+    study, _, _ = study_with_items(0, [])
     dataset = study.datasets.get()
     task = Task.objects.get(slug="summarization")
     for i in range(N_UNITS):
