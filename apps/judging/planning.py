@@ -4,7 +4,8 @@ Texts are the selected items' originals (when the run includes them) and their s
 perturbations: by default only vetted ones (see ``vetted``). Pairwise strategies judge each
 perturbation against its original, in both orders when the strategy says so, else in one
 order drawn from a hash of the pair (so a rerun asks the same way and hits the cache). The
-misleading-cue prompt needs expert ratings, which rate originals: other texts are left out. Everything left out is listed in ``run.problems``.
+misleading-cue prompt needs expert ratings, which rate originals: other texts are left out.
+Everything left out is listed in ``run.problems``.
 
 Planning is idempotent: calls are identified by ``JudgeCall.identity`` (unique per run), so
 planning twice adds nothing.
