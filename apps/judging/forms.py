@@ -45,7 +45,7 @@ class JudgeRunForm(forms.Form):
     )
     include_originals = forms.BooleanField(required=False, initial=True)
     include_perturbations = forms.BooleanField(required=False, initial=True)
-    vetted_only = forms.TypedChoiceField(
+    vetted_only = forms.ChoiceField(
         label="Perturbations",
         choices=[
             (
@@ -55,8 +55,6 @@ class JudgeRunForm(forms.Form):
             ),
             ("false", "All selected perturbations, vetted or not"),
         ],
-        coerce=lambda value: value != "false",
-        empty_value=True,
         initial="true",
         required=False,
         widget=forms.RadioSelect,
@@ -64,6 +62,10 @@ class JudgeRunForm(forms.Form):
         "dataset as validated by its publisher to judge it without re-vetting.",
     )
     label = forms.CharField(max_length=200, required=False)
+
+    def clean_vetted_only(self) -> bool:
+        """Vetted only unless "all" is chosen (a form without the field means vetted)."""
+        return self.cleaned_data.get("vetted_only") != "false"
 
     def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

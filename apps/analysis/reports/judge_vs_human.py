@@ -1,8 +1,8 @@
 """Judge vs human (SPEC §5): ordinal alpha between each run and the imported human ratings,
 human consistency, judge consistency across strategies, and the misleading-cue match share.
 
-Mean sentiment polarity of justifications (§5) is not computed: it needs a sentiment model,
-which cannot be downloaded here; the justifications are in each call's raw response.
+Sentiment of justifications is TextBlob's polarity of each LLM judge reply (its lexicon ships
+with the library; nothing is downloaded), averaged per strategy, criterion and text.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from apps.analysis.models import HumanRating
 from apps.analysis.reports.base import Report, Section, Table, rounded
 from apps.analysis.reports.judge_data import run_scores
 from apps.analysis.reports.rater_quality import rater_section, rater_warnings
+from apps.analysis.reports.sentiment import sentiment_section
 from apps.analysis.stats.agreement import krippendorff_alpha
 from apps.analysis.stats.prompting import judge_consistency, match_share
 from apps.annotation.models import Study
@@ -68,6 +69,7 @@ def build(study: Study) -> Report:
     report.sections.append(rater_section(humans))
     report.sections.append(_strategy_consistency(runs, means))
     report.sections.append(_misleading(runs, means))
+    report.sections.append(sentiment_section(runs))
     report.notes.append(__doc__.split("\n\n")[1].replace("\n", " "))
     return report
 

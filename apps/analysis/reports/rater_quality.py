@@ -11,6 +11,7 @@ import math
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from apps.analysis.reports.base import Section, Table
 from apps.analysis.stats.raters import (
@@ -22,7 +23,7 @@ from apps.analysis.stats.raters import (
 )
 
 #: criterion → text (any hashable unit) → rater → score
-Ratings = Mapping[str, Mapping[Hashable, Mapping[str, float]]]
+Ratings = Mapping[str, Mapping[Any, Mapping[str, float]]]
 
 
 @dataclass(frozen=True)

@@ -10,4 +10,6 @@ per module, named after SPEC.md:
 - ``discernment``  Wilcoxon p, harmonic combination, discernment D, D_min, D_avg (§4)
 - ``prompting``    misleading-cue rating, match share, judge consistency (§5)
 - ``adversarial``  AdvEval feedback score and attack success (§6)
+- ``raters``       rater quality: near-duplicates, straight-liners, alpha if removed (§9)
+- ``sentiment``    TextBlob polarity of judge justifications (§5)
 """
