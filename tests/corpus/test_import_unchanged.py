@@ -31,3 +31,20 @@ def test_jsonl_import_flags_an_unchanged_perturbation(catalog, tmp_path):
     summary = items_import(path=path, dataset_name="D", task="summarization")
     assert summary.unchanged == ["items.jsonl row 1"]
     assert Perturbation.objects.get().flags == ["unchanged"]
+
+
+def test_the_upload_page_names_the_unchanged_perturbation(client, researcher, catalog):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(researcher)
+    upload = SimpleUploadedFile(
+        "items.csv",
+        b"id,original,kind,perturbed,perturbation_id\nb,The dog ran.,negation,The dog ran.,b-n\n",
+    )
+    response = client.post(
+        "/imports/new/",
+        {"file": upload, "dataset": "uploaded", "task": "summarization"},
+        follow=True,
+    )
+    body = response.content.decode()
+    assert "1 perturbations equal their original" in body and "items.csv row 2 (b-n)" in body
