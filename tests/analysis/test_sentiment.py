@@ -32,6 +32,18 @@ def test_mean_polarity_skips_empty_replies():
     assert mean_polarity([]).n == 0
 
 
+def test_the_interval_contains_the_mean_and_narrows_as_n_grows():
+    good, bad, flat = SENTENCES
+    widths = []
+    for n in (5, 50, 500):
+        m = mean_polarity([good, bad, flat] * n)
+        assert m.n == 3 * n and m.ci_low <= m.mean <= m.ci_high
+        widths.append(m.ci_high - m.ci_low)
+    assert widths[0] > widths[1] > widths[2] > 0
+    single = mean_polarity([good])
+    assert single.n == 1 and single.ci_low != single.ci_low  # NaN: no interval from one reply
+
+
 def _llm_run(study, judge, slug):
     strategy = Strategy.objects.filter(slug=slug).latest("version")
     return JudgeRun.objects.create(judge=judge, strategy=strategy, study=study, status="done")
@@ -73,13 +85,15 @@ def test_the_judge_report_shows_polarity_per_strategy_text_and_cue(catalog, clie
         _reply(cue, item, None, flat)
     report = judge_vs_human.build(study)
     tables = {t.name: t for t in report.tables()}
-    rows = {(r[1], r[3]): (r[4], r[5]) for r in tables["sentiment"].rows}
+    rows = {(r[1], r[3]): r[4:] for r in tables["sentiment"].rows}
     assert rows == {
-        ("cd-knowledge", "unperturbed"): (0.565, 2),
-        ("cd-knowledge", "perturbed"): (-0.6, 2),
-        ("cd-misleading-cue", "unperturbed"): (0.0, 2),
+        ("cd-knowledge", "unperturbed"): [0.565, 0.565, 0.565, 2],
+        ("cd-knowledge", "perturbed"): [-0.6, -0.6, -0.6, 2],
+        ("cd-misleading-cue", "unperturbed"): [0.0, 0.0, 0.0, 2],
     }
-    assert tables["sentiment_misleading"].rows == [["llm", "consistency", 0.565, 2, 0.0, 2, -0.565]]
+    assert tables["sentiment_misleading"].rows == [
+        ["llm", "consistency", 0.565, 0.565, 0.565, 2, 0.0, 0.0, 0.0, 2, -0.565]
+    ]
     client.force_login(study.owner)
     page = client.get(f"/studies/{study.pk}/reports/judge-vs-human/").content.decode()
     assert "Sentiment of justifications" in page and 'data-table="sentiment"' in page

@@ -53,8 +53,7 @@ def sentiment_section(runs: list[JudgeRun]) -> Section:
             _strategy(by_run[run]),
             quality,
             text_kind,
-            rounded(m.mean),
-            m.n,
+            *_stated(m),
         ]
         for (run, quality, text_kind), m in sorted(
             means.items(), key=lambda kv: (by_run[kv[0][0]].judge.name, kv[0])
@@ -63,11 +62,12 @@ def sentiment_section(runs: list[JudgeRun]) -> Section:
     return Section(
         "Sentiment of justifications",
         "TextBlob's polarity (-1 negative to 1 positive) of the LLM judges' replies, averaged "
-        "per strategy, criterion or metric and text; n replies each.",
+        "per strategy, criterion or metric and text, with a bootstrap 95% interval over "
+        "replies and n replies each.",
         tables=[
             Table(
                 "sentiment",
-                ["judge", "strategy", "criterion", "text", "mean_polarity", "n"],
+                ["judge", "strategy", "criterion", "text", *STATED],
                 rows,
             ),
             _cue_table(runs, texts),
@@ -88,8 +88,8 @@ def _cue_table(runs: list[JudgeRun], texts) -> Table:
                     [
                         cue.judge.name,
                         quality,
-                        *_pair(without),
-                        *_pair(with_cue),
+                        *_stated(without),
+                        *_stated(with_cue),
                         rounded(with_cue.mean - without.mean),
                     ]
                 )
@@ -98,10 +98,8 @@ def _cue_table(runs: list[JudgeRun], texts) -> Table:
         [
             "judge",
             "criterion",
-            "knowledge_polarity",
-            "n_knowledge",
-            "misleading_polarity",
-            "n_misleading",
+            *(f"knowledge_{c}" for c in STATED),
+            *(f"misleading_{c}" for c in STATED),
             "difference",
         ],
         rows,
@@ -110,5 +108,8 @@ def _cue_table(runs: list[JudgeRun], texts) -> Table:
     )
 
 
-def _pair(m: MeanPolarity) -> tuple[float | None, int]:
-    return (rounded(m.mean), m.n)
+STATED = ["mean_polarity", "ci_low", "ci_high", "n"]
+
+
+def _stated(m: MeanPolarity) -> list[float | int | None]:
+    return [rounded(m.mean), rounded(m.ci_low), rounded(m.ci_high), m.n]

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+from scipy import stats
 from textblob.en.sentiments import PatternAnalyzer
 
 
@@ -29,9 +31,21 @@ def polarity(text: str) -> float:
 class MeanPolarity:
     mean: float
     n: int
+    ci_low: float = math.nan
+    ci_high: float = math.nan
 
 
-def mean_polarity(texts: Iterable[str]) -> MeanPolarity:
-    """The mean polarity of the non-empty texts, and how many there were."""
-    values = [polarity(t) for t in texts if t.strip()]
-    return MeanPolarity(sum(values) / len(values) if values else math.nan, len(values))
+def mean_polarity(texts: Iterable[str], *, n_resamples: int = 1000) -> MeanPolarity:
+    """The mean polarity of the non-empty texts, how many there were, and a percentile
+    bootstrap 95% interval of the mean over texts (none below two texts)."""
+    values = np.array([polarity(t) for t in texts if t.strip()], dtype=float)
+    if values.size == 0:
+        return MeanPolarity(math.nan, 0)
+    mean = float(values.mean())
+    if values.size < 2 or np.all(values == values[0]):
+        low = high = mean if values.size >= 2 else math.nan
+        return MeanPolarity(mean, int(values.size), low, high)
+    ci = stats.bootstrap(
+        (values,), np.mean, n_resamples=n_resamples, method="percentile", rng=0
+    ).confidence_interval
+    return MeanPolarity(mean, int(values.size), float(ci.low), float(ci.high))
