@@ -22,8 +22,10 @@ def _analyzer() -> PatternAnalyzer:
     return PatternAnalyzer()
 
 
+@lru_cache(maxsize=100_000)  # reruns and cached calls repeat the same replies
 def polarity(text: str) -> float:
-    """TextBlob's polarity of one text (what ``TextBlob(text).sentiment.polarity`` gives)."""
+    """TextBlob's polarity of one text (what ``TextBlob(text).sentiment.polarity`` gives);
+    about a millisecond for a reply of a hundred words."""
     return float(_analyzer().analyze(text).polarity)
 
 
