@@ -73,6 +73,7 @@ class RatingsImportView(APIView):
                 "created": summary.created,
                 "existing": summary.existing,
                 "scale": list(summary.scale),
+                "warnings": summary.warnings,
             },
             status=201,
         )

@@ -11,7 +11,8 @@ import csv
 import io
 import json
 import math
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from apps.analysis.models import HumanRating
+from apps.analysis.reports.rater_quality import rater_warnings
 from apps.catalog.models import Aspect, Metric
 from apps.corpus.importing import ImportFailed, ImportProblem
 from apps.corpus.importing.text_files import read_utf8
@@ -32,6 +34,9 @@ class RatingsSummary:
     created: int = 0
     existing: int = 0
     scale: tuple[float, float] = (0.0, 0.0)
+    #: Rater-quality warnings on the dataset's ratings after the import (near-duplicate
+    #: raters, straight-liners, raters whose removal raises alpha): see docs/analysis.md.
+    warnings: list[str] = field(default_factory=list)
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -84,7 +89,20 @@ def human_ratings_import(
     _duplicates(path.name, rows, parsed, problems)
     if problems:
         raise ImportFailed(problems)
-    return _write(ratings, dataset, (lo, hi), source or path.name)
+    summary = _write(ratings, dataset, (lo, hi), source or path.name)
+    summary.warnings = dataset_rater_warnings(dataset)
+    return summary
+
+
+def dataset_rater_warnings(dataset: Dataset) -> list[str]:
+    """Rater-quality warnings over every rating stored for the dataset, per criterion."""
+    by_criterion: dict[str, dict[tuple, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    rows = HumanRating.objects.filter(item__dataset=dataset).values_list(
+        "criterion_name", "item_id", "perturbation_id", "rater", "score"
+    )
+    for criterion, item, perturbation, rater, score in rows:
+        by_criterion[criterion][(item, perturbation)][rater] = score
+    return rater_warnings(by_criterion)
 
 
 def _parse(name, n, row, items, perturbations, problems) -> dict[str, Any] | None:

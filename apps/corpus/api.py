@@ -8,7 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from apps.accounts.permissions import ResearcherWrites
+from apps.accounts.permissions import ResearcherWrites, is_researcher
 from apps.annotation.models import Study
 from apps.corpus import selectors
 from apps.corpus.exporting import export_csv, export_jsonl
@@ -20,9 +20,10 @@ from apps.corpus.serializers import (
     ImportJobSerializer,
     ImportRequestSerializer,
     PerturbationSerializer,
+    PublisherValidatedSerializer,
     SourceItemSerializer,
 )
-from apps.corpus.services import import_job_start
+from apps.corpus.services import dataset_mark_validated, import_job_start
 
 EXPORTS = {"jsonl": (export_jsonl, "application/x-ndjson"), "csv": (export_csv, "text/csv")}
 
@@ -53,6 +54,20 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
                 status=status.HTTP_400_BAD_REQUEST,
             )
         return export_response(dataset, file_format)
+
+    @extend_schema(request=PublisherValidatedSerializer, responses=DatasetSerializer)
+    @action(detail=True, methods=["post"], url_path="publisher-validated")
+    def publisher_validated(self, request, pk=None):
+        """Mark the dataset's perturbations as already validated by their publisher (or not):
+        judge runs on vetted perturbations then take them without re-vetting."""
+        if not is_researcher(request.user):
+            return Response({"detail": "Only researchers change datasets."}, status=403)
+        form = PublisherValidatedSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        dataset = dataset_mark_validated(
+            dataset=self.get_object(), validated=form.validated_data["publisher_validated"]
+        )
+        return Response({"id": dataset.pk, "publisher_validated": dataset.publisher_validated})
 
 
 def export_response(dataset, file_format: str) -> StreamingHttpResponse:
@@ -112,6 +127,7 @@ class ImportJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             file_format=form.validated_data.get("format") or "",
             task=form.validated_data.get("task", ""),
             user=request.user,
+            repeats=form.validated_data["repeats"],
         )
         code = status.HTTP_201_CREATED if job.status != job.Status.FAILED else 400
         return Response(ImportJobSerializer(job).data, status=code)

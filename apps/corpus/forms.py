@@ -19,6 +19,12 @@ class ImportForm(forms.Form):
         to_field_name="slug",
         help_text="For items that name no task.",
     )
+    keep_repeats = forms.BooleanField(
+        required=False,
+        label="Keep repeated rows",
+        help_text="FBI folders: keep rows of a degrading kind that copy a score-invariant row "
+        "byte for byte (by default they are dropped; either way the summary names them).",
+    )
 
 
 class GenerationForm(forms.Form):

@@ -16,6 +16,11 @@ class Dataset(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
+    publisher_validated = models.BooleanField(
+        default=False,
+        help_text="Its perturbations were already validated by its publisher (a benchmark "
+        "such as FBI): judge runs on vetted perturbations take them without re-vetting.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -89,6 +94,11 @@ class Perturbation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item} / {self.kind.slug}"
+
+    @property
+    def unchanged(self) -> bool:
+        """The text equals its item's original: nothing was perturbed."""
+        return self.text == self.item.original
 
     def diff_ops(self) -> list[DiffOp]:
         """The word-level diff of the item's original against this text, computed once and

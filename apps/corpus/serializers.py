@@ -2,6 +2,7 @@ from rest_framework import serializers
 
 from apps.annotation.models import Study
 from apps.catalog.models import Degree, Method, PerturbationKind
+from apps.corpus.importing.repeats import DROP, REPEAT_POLICIES
 from apps.corpus.importing.service import FORMATS
 from apps.corpus.models import (
     Dataset,
@@ -20,7 +21,20 @@ class DatasetSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Dataset
-        fields = ["id", "name", "description", "task", "item_count", "created_at"]
+        fields = [
+            "id",
+            "name",
+            "description",
+            "task",
+            "item_count",
+            "publisher_validated",
+            "created_at",
+        ]
+        read_only_fields = ["publisher_validated"]
+
+
+class PublisherValidatedSerializer(serializers.Serializer):
+    publisher_validated = serializers.BooleanField()
 
 
 class SourceItemSerializer(serializers.ModelSerializer):
@@ -92,6 +106,12 @@ class ImportRequestSerializer(serializers.Serializer):
     dataset = serializers.CharField(max_length=200)
     format = serializers.ChoiceField(choices=FORMATS, required=False, allow_blank=True)
     task = serializers.CharField(required=False, allow_blank=True, default="")
+    repeats = serializers.ChoiceField(
+        choices=REPEAT_POLICIES,
+        default=DROP,
+        help_text="FBI folders: drop (default) or keep rows of a degrading kind that copy a "
+        "score-invariant row byte for byte.",
+    )
 
 
 class GenerationJobSerializer(serializers.ModelSerializer):

@@ -13,13 +13,20 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.corpus.importing import ImportFailed, ImportProblem, items_import
-from apps.corpus.models import ImportJob
+from apps.corpus.importing.repeats import DROP
+from apps.corpus.models import Dataset, ImportJob
 
 PROGRESS_EVERY = 0.02  # save progress each time another 2% is done
 
 
 def import_job_start(
-    *, upload: UploadedFile, dataset_name: str, file_format: str, task: str, user
+    *,
+    upload: UploadedFile,
+    dataset_name: str,
+    file_format: str,
+    task: str,
+    user,
+    repeats: str = DROP,
 ) -> ImportJob:
     """Store the upload and create its job; run it now if small, else hand it to the worker."""
     folder = Path(settings.MEDIA_ROOT) / "imports" / uuid.uuid4().hex
@@ -36,7 +43,7 @@ def import_job_start(
         path=str(path),
         original_name=name,
         created_by=user,
-        summary={"task": task},
+        summary={"task": task, "repeats": repeats},
     )
     if (upload.size or 0) > settings.DISCERN_BACKGROUND_IMPORT_BYTES:
         from workers.tasks.imports import run_import_job
@@ -70,6 +77,7 @@ def import_job_run(*, job_id: int) -> None:
             dataset_name=job.dataset_name,
             file_format=job.file_format or None,
             task=job.summary.get("task", ""),
+            repeats=job.summary.get("repeats", DROP),
             owner=job.created_by,
             progress=progress,
         )
@@ -110,3 +118,12 @@ def _unpacked(path: Path) -> Path:
     if len(roots) == 1 and not list(target.glob("*/*.tsv")):
         return roots[0]
     return target
+
+
+@transaction.atomic
+def dataset_mark_validated(*, dataset: Dataset, validated: bool) -> Dataset:
+    """Mark (or unmark) a dataset's perturbations as already validated by its publisher:
+    judge runs on vetted perturbations then take them without re-vetting (docs/judging.md)."""
+    Dataset.objects.filter(pk=dataset.pk).update(publisher_validated=validated)
+    dataset.publisher_validated = validated
+    return dataset

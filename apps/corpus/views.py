@@ -6,7 +6,7 @@ from django.db.models import Count
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import is_researcher
 from apps.accounts.requests import AuthedRequest
@@ -15,7 +15,8 @@ from apps.corpus import selectors
 from apps.corpus.api import EXPORTS, export_response
 from apps.corpus.forms import GenerationForm, ImportForm
 from apps.corpus.generation.service import generation_job_start
-from apps.corpus.services import import_job_start
+from apps.corpus.importing.repeats import DROP, KEEP
+from apps.corpus.services import dataset_mark_validated, import_job_start
 
 
 def dataset_list(request: AuthedRequest) -> HttpResponse:
@@ -38,6 +39,16 @@ def dataset_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     return render(request, "corpus/dataset_detail.html", {"dataset": dataset, "page": page})
 
 
+@require_POST
+def dataset_validated(request: AuthedRequest, pk: int) -> HttpResponse:
+    """Set whether the dataset's perturbations were already validated by their publisher."""
+    if not is_researcher(request.user):
+        raise PermissionDenied("Only researchers change datasets.")
+    dataset = get_object_or_404(selectors.datasets_for_user(request.user), pk=pk)
+    dataset_mark_validated(dataset=dataset, validated=request.POST.get("validated") == "on")
+    return redirect("dataset-detail", pk=pk)
+
+
 @require_GET
 def dataset_export(request: AuthedRequest, pk: int, file_format: str) -> HttpResponseBase:
     dataset = get_object_or_404(selectors.datasets_for_user(request.user), pk=pk)
@@ -58,6 +69,7 @@ def import_new(request: AuthedRequest) -> HttpResponse:
             file_format=form.cleaned_data["format"],
             task=task.slug if task else "",
             user=request.user,
+            repeats=KEEP if form.cleaned_data["keep_repeats"] else DROP,
         )
         return redirect("import-detail", pk=job.pk)
     return render(request, "corpus/import_new.html", {"form": form})

@@ -45,10 +45,27 @@ class JudgeRunForm(forms.Form):
     )
     include_originals = forms.BooleanField(required=False, initial=True)
     include_perturbations = forms.BooleanField(required=False, initial=True)
-    vetted_only = forms.BooleanField(
-        required=False, help_text="Study runs: only perturbations vetted valid or score-invariant."
+    vetted_only = forms.ChoiceField(
+        label="Perturbations",
+        choices=[
+            (
+                "true",
+                "Vetted only: valid or score-invariant in the study, or of a dataset "
+                "validated by its publisher",
+            ),
+            ("false", "All selected perturbations, vetted or not"),
+        ],
+        initial="true",
+        required=False,
+        widget=forms.RadioSelect,
+        help_text="Judge analyses use vetted perturbations; mark a benchmark's "
+        "dataset as validated by its publisher to judge it without re-vetting.",
     )
     label = forms.CharField(max_length=200, required=False)
+
+    def clean_vetted_only(self) -> bool:
+        """Vetted only unless "all" is chosen (a form without the field means vetted)."""
+        return self.cleaned_data.get("vetted_only") != "false"
 
     def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

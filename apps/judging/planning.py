@@ -1,10 +1,11 @@
 """A run's plan: one pending JudgeCall per (text, quality, order, sample index).
 
 Texts are the selected items' originals (when the run includes them) and their selected
-perturbations. Pairwise strategies judge each perturbation against its original, in both
-orders when the strategy says so, else in one order drawn from a hash of the pair (so a rerun
-asks the same way and hits the cache). The misleading-cue prompt needs expert ratings, which
-rate originals: other texts are left out. Everything left out is listed in ``run.problems``.
+perturbations: by default only vetted ones (see ``vetted``). Pairwise strategies judge each
+perturbation against its original, in both orders when the strategy says so, else in one
+order drawn from a hash of the pair (so a rerun asks the same way and hits the cache). The
+misleading-cue prompt needs expert ratings, which rate originals: other texts are left out.
+Everything left out is listed in ``run.problems``.
 
 A task metric applies only to items of its task. A strategy whose prompt does not name the
 quality judged (``Strategy.names_quality``) asks one question per text whatever criteria or
@@ -23,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from apps.catalog.models import Criterion, Metric
 from apps.corpus.models import Perturbation, SourceItem
@@ -33,6 +34,10 @@ from apps.judging.prompt_template import placeholders
 from apps.judging.prompting import expert_ratings
 
 BATCH = 2000
+UNVETTED = (
+    "perturbations not vetted valid or score-invariant in the study, nor from a dataset "
+    "validated by its publisher (the run takes vetted perturbations; choose all to take them)"
+)
 Quality = tuple[Criterion | None, Metric | None]
 
 
@@ -49,7 +54,7 @@ def selected_items(run: JudgeRun) -> QuerySet[SourceItem]:
     return items.select_related("task", "dataset__task").order_by("id").distinct()
 
 
-def selected_perturbations(run: JudgeRun, items: QuerySet[SourceItem]) -> QuerySet[Perturbation]:
+def _candidate_perturbations(run: JudgeRun, items: QuerySet[SourceItem]) -> QuerySet[Perturbation]:
     perturbations = Perturbation.objects.filter(item__in=items.values("id"))
     kind_ids = list(run.kinds.values_list("id", flat=True))
     if not kind_ids and run.study is not None:
@@ -58,14 +63,35 @@ def selected_perturbations(run: JudgeRun, items: QuerySet[SourceItem]) -> QueryS
         perturbations = perturbations.filter(kind_id__in=kind_ids)
     if run.perturbation_ids:
         perturbations = perturbations.filter(id__in=run.perturbation_ids)
-    if run.vetted_only and run.study_id is not None:
+    return perturbations
+
+
+def vetted(run: JudgeRun) -> Q:
+    """What a vetted-only run takes (SPEC §3): perturbations vetted valid or score-invariant
+    in its study, and those of a dataset already validated by its publisher."""
+    accepted = Q(item__dataset__publisher_validated=True)
+    if run.study_id is not None:
         from apps.annotation.models import ACCEPTED_VERDICTS, StudyPerturbation
 
-        accepted = StudyPerturbation.objects.filter(
+        verdicts = StudyPerturbation.objects.filter(
             study_id=run.study_id, verdict__in=ACCEPTED_VERDICTS
         )
-        perturbations = perturbations.filter(id__in=accepted.values("perturbation_id"))
+        accepted |= Q(id__in=verdicts.values("perturbation_id"))
+    return accepted
+
+
+def selected_perturbations(run: JudgeRun, items: QuerySet[SourceItem]) -> QuerySet[Perturbation]:
+    perturbations = _candidate_perturbations(run, items)
+    if run.vetted_only:
+        perturbations = perturbations.filter(vetted(run))
     return perturbations.order_by("item_id", "id")
+
+
+def unvetted_count(run: JudgeRun, items: QuerySet[SourceItem]) -> int:
+    """Perturbations a vetted-only run leaves out because nobody vetted them valid."""
+    if not run.vetted_only:
+        return 0
+    return _candidate_perturbations(run, items).exclude(vetted(run)).count()
 
 
 def selected_qualities(run: JudgeRun) -> list[Quality]:
@@ -184,10 +210,13 @@ class Plan:
 def plan_for(run: JudgeRun) -> Plan:
     items = selected_items(run)
     by_item: dict[int, list[Perturbation]] = {}
+    plan = Plan(run, list(items), by_item, selected_qualities(run))
     if run.include_perturbations:
         for perturbation in selected_perturbations(run, items):
             by_item.setdefault(perturbation.item_id, []).append(perturbation)
-    return Plan(run, list(items), by_item, selected_qualities(run))
+        if left := unvetted_count(run, items):
+            plan.left_out[UNVETTED] += left
+    return plan
 
 
 def batched(calls: Iterable[JudgeCall], size: int = BATCH) -> Iterator[list[JudgeCall]]:

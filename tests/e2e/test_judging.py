@@ -1,5 +1,6 @@
 """A researcher starts a metric-judge run on the demo study from the page, watches it
-complete (htmx progress, the real Celery worker) and sees the scores."""
+complete (htmx progress, the real Celery worker) and sees the scores, choosing every
+perturbation rather than the default vetted ones."""
 
 import pytest
 
@@ -23,6 +24,9 @@ def test_researcher_runs_bleu_on_the_demo_and_sees_scores(
     page.select_option("select[name=judge]", label="BLEU")
     page.select_option("select[name=study]", label=study.name)
     page.fill("input[name=label]", "BLEU on the demo")
+    # vetted perturbations are the default; the demo has none vetted, so choose all
+    assert page.locator("input[name=vetted_only][value=true]").is_checked()
+    page.check("input[name=vetted_only][value=false]")
     page.click("text=Start the run")
     page.wait_for_url("**/judging/runs/*/")
     page.locator("#run-status", has_text="Done").wait_for(timeout=60_000)

@@ -44,7 +44,9 @@ def llm_judge(server: FakeOpenAIServer, **options: Any) -> Judge:
 
 
 def new_run(study: Study, judge: Judge, slug: str | None = None, **selection: Any) -> JudgeRun:
-    """A run recorded but not queued (tests work it in-process with ``work``)."""
+    """A run recorded but not queued (tests work it in-process with ``work``); unless the
+    test says otherwise, over every perturbation (the demo study has no vettings)."""
+    selection.setdefault("vetted_only", False)
     run = judge_run_create(
         user=study.owner,
         judge=judge,

@@ -212,9 +212,12 @@ def test_api_runs_strategies_and_judges(api_client, demo, queued):
     assert response.status_code == 201, response.json()
     run = work(JudgeRun.objects.get(pk=response.json()["id"]))
     detail = api_client.get(f"/api/v1/judge-runs/{run.pk}/").json()
-    assert (detail["status"], detail["done"], detail["total"]) == ("done", 20, 20)
+    # by default only vetted perturbations: the demo has none vetted, so its 6 originals
+    assert detail["vetted_only"] is True
+    assert (detail["status"], detail["done"], detail["total"]) == ("done", 6, 6)
+    assert [p["count"] for p in detail["problems"] if "not vetted" in p["reason"]] == [14]
     calls = api_client.get(f"/api/v1/judge-runs/{run.pk}/calls/").json()
-    assert calls["count"] == 20 and calls["results"][0]["parse_status"] == "parsed"
+    assert calls["count"] == 6 and calls["results"][0]["parse_status"] == "parsed"
     assert api_client.get(f"/api/v1/judge-runs/{run.pk}/failures/").json() == {
         "errors": [],
         "unparsed": [],

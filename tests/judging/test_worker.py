@@ -64,6 +64,7 @@ def test_a_run_fans_out_over_workers_without_exceeding_the_judge_limit(
         strategy=strategy("fbi-single-axis"),
         study=demo,
         criteria=chosen,
+        vetted_only=False,
     )
     wait_for(finished(run.pk), what="the run")
     run.refresh_from_db()
@@ -93,6 +94,7 @@ def test_one_worker_process_borrows_the_slots_of_the_task_it_cannot_run_yet(
             strategy=strategy("fbi-single-axis"),
             study=demo,
             criteria=chosen,
+            vetted_only=False,
         )
         wait_for(finished(run.pk), what="the run")
     run.refresh_from_db()
@@ -223,6 +225,7 @@ def test_a_worker_killed_mid_run_and_restarted_finishes_without_lost_or_repeated
             strategy=strategy("fbi-single-axis"),
             study=demo,
             criteria=chosen,
+            vetted_only=False,
         )
         wait_for(lambda: JudgeRun.objects.get(pk=run.pk).done >= 20, what="20 calls")
         fill_rate_window(judge)
@@ -266,6 +269,7 @@ def test_a_worker_killed_with_requests_on_the_wire_loses_no_call(
             strategy=strategy("fbi-single-axis"),
             study=demo,
             criteria=chosen,
+            vetted_only=False,
         )
         wait_for(
             lambda: JudgeRun.objects.get(pk=run.pk).done >= 10 and fake_openai_server.in_flight > 0,

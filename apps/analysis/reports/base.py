@@ -44,6 +44,8 @@ class Report:
     study: str
     sections: list[Section] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: What a reader must not miss (e.g. a copied rater), shown above everything else.
+    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return _clean(asdict(self))
@@ -59,7 +61,14 @@ class Report:
             )
             for s in data.get("sections", [])
         ]
-        return cls(data["name"], data["title"], data["study"], sections, data.get("notes", []))
+        return cls(
+            data["name"],
+            data["title"],
+            data["study"],
+            sections,
+            data.get("notes", []),
+            data.get("warnings", []),
+        )
 
     def tables(self) -> list[Table]:
         return [t for s in self.sections for t in s.tables]

@@ -13,6 +13,8 @@ import numpy as np
 
 from apps.analysis.reports import figures
 from apps.analysis.reports.base import Report, Section, Table, rounded
+from apps.analysis.reports.judge_vs_human import human_ratings
+from apps.analysis.reports.rater_quality import rater_warnings
 from apps.analysis.stats.agreement import (
     AgreementResult,
     alpha_with_ci,
@@ -95,6 +97,7 @@ def build(study: Study) -> Report:
             "criterion__description_type",
         )
     )
+    report.warnings.extend(rater_warnings(human_ratings(study)))
     report.sections.append(_agreement_section(vettings, comparisons))
     report.sections.append(_vetting_section(vettings))
     report.sections.extend(_comparison_sections(comparisons))

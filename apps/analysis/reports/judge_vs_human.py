@@ -2,8 +2,8 @@
 human consistency, Pearson r per criterion description type (SPEC §1), judge consistency
 across prompting techniques, and the misleading-cue match share per criterion.
 
-Mean sentiment polarity of justifications (§5) is not computed: it needs a sentiment model,
-which cannot be downloaded here; the justifications are in each call's raw response.
+Sentiment of justifications is TextBlob's polarity of each LLM judge reply (its lexicon ships
+with the library; nothing is downloaded), averaged per strategy, criterion and text.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from apps.analysis.models import HumanRating
 from apps.analysis.reports import description_types, prompting_strategies
 from apps.analysis.reports.base import Report, Section, Table, rounded
 from apps.analysis.reports.judge_data import RunScores, run_scores
+from apps.analysis.reports.rater_quality import rater_section, rater_warnings
+from apps.analysis.reports.sentiment import sentiment_section
 from apps.analysis.stats.agreement import krippendorff_alpha
-from apps.analysis.stats.raters import constant_raters, identical_raters, under_rated_units
 from apps.annotation.models import Study
 from apps.judging.models import JudgeRun
 
@@ -66,13 +67,15 @@ def build(study: Study) -> Report:
     means = {run.pk: judge_means(run, scores[run.pk]) for run in runs}
     report.sections.append(_judge_human(runs, means, humans))
     report.sections.append(_human_consistency(humans))
-    report.sections.append(_rater_quality(humans))
+    report.warnings.extend(rater_warnings(humans))
+    report.sections.append(rater_section(humans))
     for run in runs:
         described = description_types.section(_run_label(run), scores[run.pk], humans)
         if described is not None:
             report.sections.append(described)
     report.sections.append(prompting_strategies.consistency_section(runs, means))
     report.sections.append(prompting_strategies.misleading_section(runs, means))
+    report.sections.append(sentiment_section(runs))
     report.notes.append(__doc__.split("\n\n")[1].replace("\n", " "))
     return report
 
@@ -122,45 +125,4 @@ def _human_consistency(humans) -> Section:
         "Human consistency",
         "Ordinal alpha among the human raters.",
         tables=[Table("human_alpha", ["criterion", "alpha", "n_texts", "n_raters"], rows)],
-    )
-
-
-def _rater_quality(humans) -> Section:
-    """Per criterion: raters identical to another on every shared text, raters who never
-    vary, and texts with fewer raters than the design (taken as the most any text has)."""
-    rows = []
-    for criterion, texts in sorted(humans.items()):
-        by_rater: dict[str, dict[Unit, float]] = defaultdict(dict)
-        for unit, scores in texts.items():
-            for rater, value in scores.items():
-                by_rater[rater][unit] = value
-        counts = [len(scores) for scores in texts.values()]
-        design = max(counts, default=0)
-        for pair in identical_raters(by_rater):
-            rows.append(
-                [
-                    criterion,
-                    "identical raters",
-                    f"{pair.rater_a} = {pair.rater_b}",
-                    pair.shared_units,
-                ]
-            )
-        for rater in constant_raters(by_rater):
-            rows.append([criterion, "never varies", rater, len(by_rater[rater])])
-        thin = under_rated_units(by_rater, expected=design)
-        if thin:
-            rows.append(
-                [
-                    criterion,
-                    f"texts with fewer than {design} raters",
-                    f"{len(thin)} texts",
-                    min(thin.values()),
-                ]
-            )
-    return Section(
-        "Rater quality",
-        "Checks on the imported ratings: a rater identical to another on every "
-        "shared text, a rater who never varies, texts rated by fewer raters than "
-        "the best-covered text.",
-        tables=[Table("rater_checks", ["criterion", "check", "who", "n"], rows)],
     )

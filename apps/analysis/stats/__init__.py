@@ -11,4 +11,6 @@ per module, named after SPEC.md:
 - ``prompting``    misleading-cue rating, match share, judge consistency (§5)
 - ``adversarial``  AdvEval feedback score and attack success (§6)
 - ``intervals``    Wilson intervals of shares, bootstrap intervals of means (§8)
+- ``raters``       rater quality: near-duplicates, straight-liners, alpha if removed (§9)
+- ``sentiment``    TextBlob polarity of judge justifications (§5)
 """

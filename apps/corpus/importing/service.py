@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from django.db import transaction
@@ -13,6 +13,7 @@ from apps.catalog.models import PerturbationKind, Task
 from apps.corpus.importing import readers
 from apps.corpus.importing.problems import ImportFailed, ImportProblem
 from apps.corpus.importing.records import ItemRecord
+from apps.corpus.importing.repeats import DROP, REPEAT_POLICIES, find_repeats, unchanged_rows
 from apps.corpus.importing.validation import perturbation_key, validate_records
 from apps.corpus.models import Dataset, Origin, Perturbation, PerturbationVersion, SourceItem
 
@@ -29,6 +30,12 @@ class ImportSummary:
     perturbations_created: int = 0
     perturbations_existing: int = 0
     seconds: float = 0.0
+    #: Rows repeating a row of another kind (FBI folders), each saying whether it was dropped.
+    repeated: list[str] = field(default_factory=list)
+    #: Perturbations equal to their original, flagged "unchanged".
+    unchanged: list[str] = field(default_factory=list)
+    #: The dataset was marked "already validated by its publisher" (FBI folders).
+    publisher_validated: bool = False
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -67,14 +74,29 @@ def items_import(
     task: str = "",
     owner=None,
     progress: Progress | None = None,
+    repeats: str = DROP,
 ) -> ImportSummary:
     """Import source items (and ready-made perturbations) into a dataset.
 
     Raises ImportFailed, having written nothing, if any record has a problem. Records whose
     external id is already stored are skipped, so importing the same file twice adds nothing.
+    An FBI folder's rows repeating a row of another kind are named, and dropped from the
+    degrading kind when they copy a score-invariant row (``repeats``: drop or keep); the
+    dataset is marked validated by its publisher.
     """
     started = time.perf_counter()
-    records, problems = read_records(path, file_format or guess_format(path))
+    file_format = file_format or guess_format(path)
+    records, problems = read_records(path, file_format)
+    summary = ImportSummary(dataset=dataset_name, publisher_validated=file_format == "fbi")
+    if repeats not in REPEAT_POLICIES:
+        problems.append(ImportProblem(path.name, f"repeats must be one of {REPEAT_POLICIES}"))
+    elif file_format == "fbi":
+        invariant = PerturbationKind.objects.filter(score_invariant=True)
+        records, found = find_repeats(
+            records, invariant_kinds=invariant.values_list("slug", flat=True), policy=repeats
+        )
+        summary.repeated = [str(r) for r in found]
+    summary.unchanged = unchanged_rows(records)
     kinds = dict(PerturbationKind.objects.values_list("slug", "id"))
     tasks = dict(Task.objects.values_list("slug", "id"))
     problems += validate_records(records, kinds=set(kinds), tasks=set(tasks), default_task=task)
@@ -82,11 +104,12 @@ def items_import(
         problems.append(ImportProblem(path.name, "a dataset name is required", field="dataset"))
     if problems:
         raise ImportFailed(problems)
-    summary = ImportSummary(dataset=dataset_name)
     with transaction.atomic():
         dataset, _ = Dataset.objects.get_or_create(
             name=dataset_name, defaults={"owner": owner, "task_id": tasks.get(task)}
         )
+        if summary.publisher_validated and not dataset.publisher_validated:
+            Dataset.objects.filter(pk=dataset.pk).update(publisher_validated=True)
         tally = _Tally(progress, total=len(records) + sum(len(r.perturbations) for r in records))
         item_ids = _write_items(dataset, records, tasks, task, summary, tally)
         _write_perturbations(records, item_ids, kinds, summary, tally)
@@ -156,6 +179,7 @@ def _item(dataset: Dataset, r: ItemRecord, tasks: dict[str, int], default_task: 
 
 def _write_perturbations(records, item_ids, kinds, summary, tally) -> None:
     wanted = [(item_ids[r.external_id], p) for r in records for p in r.perturbations]
+    originals = {item_ids[r.external_id]: r.original for r in records}
     stored = set(
         Perturbation.objects.filter(item_id__in={i for i, _ in wanted}).values_list(
             "item_id", "kind_id", "external_id"
@@ -176,6 +200,7 @@ def _write_perturbations(records, item_ids, kinds, summary, tally) -> None:
                 text=p.text,
                 explanation=p.explanation,
                 origin=Origin.IMPORT,
+                flags=["unchanged"] if p.text == originals[item_id] else [],
             )
         )
     tally.advance(summary.perturbations_existing)

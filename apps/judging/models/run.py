@@ -60,8 +60,9 @@ class JudgeRun(models.Model):
     include_originals = models.BooleanField(default=True)
     include_perturbations = models.BooleanField(default=True)
     vetted_only = models.BooleanField(
-        default=False,
-        help_text="Study runs: only perturbations vetted valid or score-invariant.",
+        default=True,
+        help_text="Only perturbations vetted valid or score-invariant in the study, or of a "
+        "dataset validated by its publisher; off: every selected perturbation.",
     )
 
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING)

@@ -63,7 +63,7 @@ def judge_run_create(
     perturbation_ids: Sequence[int] = (),
     include_originals: bool = True,
     include_perturbations: bool = True,
-    vetted_only: bool = False,
+    vetted_only: bool = True,
     label: str = "",
     start: bool = True,
 ) -> JudgeRun:

@@ -43,3 +43,5 @@ class Command(BaseCommand):
                 f"{summary.existing} were already there."
             )
         )
+        for warning in summary.warnings:
+            self.stderr.write(self.style.WARNING(f"WARNING: {warning}"))

@@ -3,6 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.corpus.importing import ImportFailed, items_import
+from apps.corpus.importing.repeats import DROP, REPEAT_POLICIES
 from apps.corpus.importing.service import FORMATS
 
 
@@ -14,8 +15,24 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", required=True, help="Dataset name (created if new).")
         parser.add_argument("--format", choices=FORMATS, help="Default: from the file suffix.")
         parser.add_argument("--task", default="", help="Task slug for items that name none.")
+        parser.add_argument(
+            "--repeats",
+            choices=REPEAT_POLICIES,
+            default=DROP,
+            help="FBI folders: drop (default) or keep rows of a degrading kind that copy a "
+            "score-invariant row byte for byte.",
+        )
 
-    def handle(self, *args, path: Path, dataset: str, format: str | None, task: str, **options):
+    def handle(
+        self,
+        *args,
+        path: Path,
+        dataset: str,
+        format: str | None,
+        task: str,
+        repeats: str,
+        **options,
+    ):
         last = [-1]
 
         def progress(done: int, total: int) -> None:
@@ -26,7 +43,12 @@ class Command(BaseCommand):
 
         try:
             summary = items_import(
-                path=path, dataset_name=dataset, file_format=format, task=task, progress=progress
+                path=path,
+                dataset_name=dataset,
+                file_format=format,
+                task=task,
+                progress=progress,
+                repeats=repeats,
             )
         except ImportFailed as exc:
             raise CommandError(f"Nothing was imported.\n{exc}") from exc
@@ -38,3 +60,27 @@ class Command(BaseCommand):
                 f"perturbations were already there ({summary.seconds:.2f} s)."
             )
         )
+        self._name_rows(summary)
+
+    def _name_rows(self, summary) -> None:
+        if summary.publisher_validated:
+            self.stdout.write("The dataset is marked already validated by its publisher.")
+        if summary.repeated:
+            dropped = sum(1 for r in summary.repeated if r.endswith(": dropped"))
+            self.stdout.write(
+                self.style.WARNING(
+                    f"{len(summary.repeated)} rows repeat a row of another kind "
+                    f"({dropped} dropped):"
+                )
+            )
+            for row in summary.repeated:
+                self.stdout.write(f"  {row}")
+        if summary.unchanged:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"{len(summary.unchanged)} perturbations equal their original "
+                    '(flagged "unchanged"):'
+                )
+            )
+            for row in summary.unchanged:
+                self.stdout.write(f"  {row}")
