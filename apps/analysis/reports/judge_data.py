@@ -15,7 +15,9 @@ from apps.analysis.stats.fbi import Preference
 from apps.catalog.models import Criterion, Metric, PerturbationKind
 from apps.judging.models import JudgeCall, JudgeRun
 
-Dim = tuple[str, int]  # ("c", criterion id) or ("m", metric id)
+Dim = tuple[str, int]  # ("c", criterion id), ("m", metric id) or OWN: the judge's own score
+#: The dimension of calls with neither a criterion nor a metric (a BLEU/chrF/ROUGE-L judge).
+OWN: Dim = ("s", 0)
 
 
 @dataclass
@@ -57,7 +59,9 @@ class RunScores:
 
 
 def _dim(criterion_id: int | None, metric_id: int | None) -> Dim:
-    return ("c", criterion_id) if criterion_id is not None else ("m", metric_id or 0)
+    if criterion_id is not None:
+        return ("c", criterion_id)
+    return ("m", metric_id) if metric_id is not None else OWN
 
 
 def run_scores(run: JudgeRun) -> RunScores:
@@ -92,6 +96,8 @@ def _labels(data: RunScores, items: set[int]) -> None:
         data.dims[("c", pk)] = Dimension(("c", pk), key, aspect, dtype)
     for pk, slug in Metric.objects.filter(pk__in=metrics).values_list("id", "slug"):
         data.dims[("m", pk)] = Dimension(("m", pk), slug)
+    if OWN in _dims(data):
+        data.dims[OWN] = Dimension(OWN, data.run.judge.metric or "score")
     kinds = {kind for kind, _ in data.perturbed.values()}
     for pk, slug, level, ability, invariant, target in PerturbationKind.objects.filter(
         pk__in=kinds
