@@ -1,14 +1,18 @@
 """Discern settings: every value comes from the environment (or a `.env` file).
 
-The embedded default needs no configuration: SQLite under `var/` and a Celery broker on the
-filesystem. `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis. The README lists
-every variable.
+The embedded default needs no configuration: SQLite under `var/`, a Celery broker on the
+filesystem and a secret key it makes and keeps in `var/secret_key`. `DATABASE_URL` and
+`REDIS_URL` switch to PostgreSQL and Redis; a deployment with `DATABASE_URL` must then set
+`DJANGO_SECRET_KEY` (or `DJANGO_DEBUG=true` on a developer's machine). The README lists every
+variable.
 """
 
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+
+from config.local_secret import local_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -18,13 +22,15 @@ VAR_DIR = Path(env.str("DISCERN_VAR_DIR", default=str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
+EMBEDDED = not env.str("DATABASE_URL", default="")  # SQLite under var/, one machine
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
 if not SECRET_KEY:
-    if not DEBUG:
+    if not (EMBEDDED or DEBUG):
         raise ImproperlyConfigured(
-            "DJANGO_SECRET_KEY is not set. Set it, or set DJANGO_DEBUG=true for local use."
+            "DJANGO_SECRET_KEY is not set. A deployment with DATABASE_URL needs it "
+            "(the embedded default, without DATABASE_URL, keeps its own in var/secret_key)."
         )
-    SECRET_KEY = "insecure-local-development-key-do-not-use-in-production"
+    SECRET_KEY = local_secret_key(VAR_DIR)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -165,6 +171,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 
 # Imports: a field longer than this is rejected with an error naming file, row and field.
+# Load the shipped catalog after every migrate (the test suite turns it off: tests load it).
+DISCERN_LOAD_CATALOG = env.bool("DISCERN_LOAD_CATALOG", default=True)
 DISCERN_MAX_FIELD_CHARS = env.int("DISCERN_MAX_FIELD_CHARS", default=1_000_000)
 # Files above this many rows are imported by the worker, with a progress bar.
 DISCERN_BACKGROUND_IMPORT_BYTES = env.int("DISCERN_BACKGROUND_IMPORT_BYTES", default=2_000_000)

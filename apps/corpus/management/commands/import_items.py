@@ -3,6 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.corpus.importing import ImportFailed, items_import
+from apps.corpus.importing.owner import OwnerNeeded, import_owner_resolve
 from apps.corpus.importing.service import FORMATS
 
 
@@ -14,8 +15,27 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", required=True, help="Dataset name (created if new).")
         parser.add_argument("--format", choices=FORMATS, help="Default: from the file suffix.")
         parser.add_argument("--task", default="", help="Task slug for items that name none.")
+        parser.add_argument(
+            "--owner",
+            metavar="USERNAME",
+            help="The researcher who owns the dataset. Needed for a new dataset unless there is "
+            "exactly one researcher; an existing dataset keeps its owner.",
+        )
 
-    def handle(self, *args, path: Path, dataset: str, format: str | None, task: str, **options):
+    def handle(
+        self,
+        *args,
+        path: Path,
+        dataset: str,
+        format: str | None,
+        task: str,
+        owner: str | None,
+        **options,
+    ):
+        try:
+            user = import_owner_resolve(username=owner, dataset_name=dataset)
+        except OwnerNeeded as exc:
+            raise CommandError(f"Nothing was imported: {exc}.") from exc
         last = [-1]
 
         def progress(done: int, total: int) -> None:
@@ -26,7 +46,12 @@ class Command(BaseCommand):
 
         try:
             summary = items_import(
-                path=path, dataset_name=dataset, file_format=format, task=task, progress=progress
+                path=path,
+                dataset_name=dataset,
+                file_format=format,
+                task=task,
+                owner=user,
+                progress=progress,
             )
         except ImportFailed as exc:
             raise CommandError(f"Nothing was imported.\n{exc}") from exc
@@ -35,6 +60,7 @@ class Command(BaseCommand):
                 f"{summary.dataset}: {summary.items_created} items and "
                 f"{summary.perturbations_created} perturbations imported; "
                 f"{summary.items_existing} items and {summary.perturbations_existing} "
-                f"perturbations were already there ({summary.seconds:.2f} s)."
+                f"perturbations were already there ({summary.seconds:.2f} s). "
+                f"Owner: {user.username}."
             )
         )
