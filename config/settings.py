@@ -162,6 +162,8 @@ else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR),
         "data_folder_out": str(BROKER_DIR),
+        # kombu's exchange tables; its default is ./control in the working directory
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
 CELERY_TASK_DEFAULT_QUEUE = env.str("DISCERN_QUEUE", default="discern")
@@ -171,6 +173,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 
 # Imports: a field longer than this is rejected with an error naming file, row and field.
+# The published data of the five papers, read in place by tests and benchmarks (never copied):
+# they skip what needs it when the folder is absent.
+DISCERN_PEERS_DIR = Path(
+    env.str("DISCERN_PEERS_DIR", default=str(BASE_DIR.parent / "shared" / "peers"))
+)
 # Load the shipped catalog after every migrate (the test suite turns it off: tests load it).
 DISCERN_LOAD_CATALOG = env.bool("DISCERN_LOAD_CATALOG", default=True)
 DISCERN_MAX_FIELD_CHARS = env.int("DISCERN_MAX_FIELD_CHARS", default=1_000_000)

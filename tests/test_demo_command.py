@@ -103,6 +103,7 @@ def test_make_demo_serves_the_demo_study_and_runs_the_worker(demo):
     assert printed.index('"GET /healthz HTTP/1.1" 200') < printed.index("Discern is up")
     assert "researcher, annotator, expert" in printed
     assert (folder / "var" / "discern.sqlite3").exists()
+    assert list((folder / "var" / "broker" / "control").glob("*.exchange"))  # kombu's, in var/
     with httpx.Client(follow_redirects=False, timeout=10) as client:
         _login(client, base, "researcher")
         home = client.get(f"{base}/")
