@@ -1,4 +1,4 @@
-"""Reports computed from stored judgements, checked against hand-computed cases (SPEC)."""
+"""Reports computed from stored judgements, checked against hand-computed cases (docs/methods.md)."""
 
 import math
 
@@ -34,7 +34,7 @@ def test_human_agreement_consistency_match_rate_and_kappa(catalog):
     study, _, perts = study_with_items(3, ["negation"])
     people = annotators(4)
     negation = perts["negation"][0]
-    # {A, A, C, D} on the targeted aspect -> consistency 2/4 = 0.5 (SPEC §2)
+    # {A, A, C, D} on the targeted aspect -> consistency 2/4 = 0.5 (methods §2)
     for person, outcome in zip(people, ["worse", "worse", "same", "uncertain"], strict=True):
         compare(study, negation, "discern-non-contradiction-default", person, outcome)
     # all "same" on fluency -> consistency 1.0
@@ -111,7 +111,7 @@ def test_discernment_deltas_and_failure_rates(catalog):
     # EW .25/.75: 1 / (.25/p + .75/p) = p -> D_EW = ln(p) / ln(0.05) = 2.7765
     assert dropped["D_EW"] == pytest.approx(math.log(p) / math.log(0.05), abs=1e-3)
     unmoved = _row(report, "discernment", "sentence-exchange")
-    # both metrics p = 1 (no change): the SPEC's 1 / (1/1 + 1/1) = 0.5, D = ln .5 / ln .05
+    # both metrics p = 1 (no change): the published 1 / (1/1 + 1/1) = 0.5, D = ln .5 / ln .05
     # = 0.2314 > 0 although nothing moved: the unweighted form's known overstatement
     assert (unmoved["p"], unmoved["D_EW"]) == (0.5, None)
     assert unmoved["D"] == pytest.approx(math.log(0.5) / math.log(0.05), abs=1e-3)

@@ -1,4 +1,4 @@
-"""Importing a criteria file shaped like Hu et al.'s aspect_criteria.json (SPEC §1)."""
+"""Importing a criteria file shaped like Hu et al.'s aspect_criteria.json (methods §1)."""
 
 import json
 from collections import Counter

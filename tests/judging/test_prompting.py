@@ -1,5 +1,5 @@
 """Prompt templates and the messages of a call: placeholders, criteria, metrics, pairwise
-order, few-shot examples, the misleading cue (SPEC §5), and every shipped strategy."""
+order, few-shot examples, the misleading cue (methods §5), and every shipped strategy."""
 
 import json
 

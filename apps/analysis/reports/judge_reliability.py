@@ -55,7 +55,7 @@ def build(run: JudgeRun) -> Report:
         report.sections.append(_pairwise(run, data))
     report.notes.append(
         "Scores are the mean of a text's parsed samples; unparsed outputs are left out, never "
-        "counted as a score. The unweighted combined p (SPEC §4, as the DHP paper writes it) "
+        "counted as a score. The unweighted combined p (methods §4, as the DHP paper writes it) "
         "is M times smaller than Wilson's harmonic mean p, so D >= 1 overstates significance "
         "for M metrics; D^EW does not have this bias."
     )

@@ -1,4 +1,4 @@
-"""Judge vs human (SPEC §5): ordinal alpha between each run and the imported human ratings,
+"""Judge vs human (methods §5): ordinal alpha between each run and the imported human ratings,
 human consistency, judge consistency across strategies, and the misleading-cue match share.
 
 Mean sentiment polarity of justifications (§5) is not computed: it needs a sentiment model,
@@ -202,6 +202,6 @@ def _misleading(runs, means) -> Section:
     return Section(
         "Misleading cue",
         "The share of scores under the misleading-cue prompt equal to the "
-        "knowledge-prompt scores (SPEC §5).",
+        "knowledge-prompt scores (methods §5).",
         tables=[Table("misleading_match", ["judge", "match_share", "n"], rows)],
     )

@@ -1,4 +1,4 @@
-"""Discernment of hierarchical perturbation (SPEC §4, Wang, Yuan et al. 2024, DHP).
+"""Discernment of hierarchical perturbation (methods §4, Wang, Yuan et al. 2024, DHP).
 
 For kind i and metric j, ``p_ij`` is a one-sided Wilcoxon signed-rank p-value (original
 scores greater than perturbed). The p-values of a kind are combined as the paper writes it,
@@ -16,7 +16,7 @@ can be below the smallest p_ij. So D and D^EW are on different footings: with un
 weights, ``p^EW = M * p``. It also means "D >= 1 is significant at 0.05" holds for D^EW (up to
 the HMP's small anti-conservatism) but not for the unweighted D: with four independent null
 metrics, D >= 1 happens about 30% of the time (see the tests). We follow the paper (and
-SPEC) in the formula and flag the caveat in reports.
+docs/methods.md §4) in the formula and flag the caveat in reports.
 """
 
 import math

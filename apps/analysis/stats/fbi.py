@@ -1,4 +1,4 @@
-"""FBI judge metrics (SPEC §3, Doddapaneni et al. 2024), per kind or per ability.
+"""FBI judge metrics (methods §3, Doddapaneni et al. 2024), per kind or per ability.
 
 Scores are paired arrays (original, perturbed) of one judge run; a NaN score (unparsed
 output) drops its pair. Pairwise verdicts are normalized to what the judge preferred:
@@ -31,8 +31,8 @@ def _complete_pairs(
 def single_answer_failure_rate(orig_scores: npt.ArrayLike, pert_scores: npt.ArrayLike) -> float:
     """Share of perturbed answers scored *not lower* than their original (missed drops).
 
-    The paper words it "score remains unchanged"; SPEC counts a higher score as a failure
-    too, which it is.
+    The paper words it "score remains unchanged"; docs/methods.md §3 counts a higher score as
+    a failure too, which it is.
     """
     orig, pert = _complete_pairs(orig_scores, pert_scores)
     return float(np.mean(pert >= orig)) if orig.size else math.nan
