@@ -151,3 +151,5 @@ def test_closing_the_terminal_stops_the_worker_too(demo):
     while _demo_workers(var_dir):
         assert time.monotonic() < deadline, "the worker outlived the closed terminal"
         time.sleep(0.5)
+    # a Celery worker that gets the hangup itself re-executes (and outlives the script)
+    assert "Restarting celery worker" not in (var_dir / "worker.log").read_text(errors="replace")
