@@ -7,6 +7,6 @@ COPY apps apps
 COPY workers workers
 RUN pip install --no-cache-dir .
 COPY . .
-RUN DJANGO_DEBUG=true python manage.py collectstatic --no-input -v0
+RUN DJANGO_SECRET_KEY=build-only-collectstatic python manage.py collectstatic --no-input -v0
 EXPOSE 8000
 CMD ["gunicorn", "config.wsgi", "-b", "0.0.0.0:8000", "-w", "3"]

@@ -1,9 +1,10 @@
 """Throughput of the rule-based perturbers on the FBI originals.
 
-Usage: .venv/bin/python bench/perturb.py [DATA_DIR]   (default: /work/shared/peers/fbi/data,
-or $FBI_DATA). Reads every <ability>/<kind>.tsv, takes the ``og`` column (2,492 texts), runs each
-rule at each of its degrees (preset parameters + the perturbation, segmentation cache cleared
-before each kind, so every text is segmented afresh) and prints texts/second per kind.
+Usage: .venv/bin/python bench/perturb.py [DATA_DIR]   (default: fbi/data of the published
+peer data, $DISCERN_PEERS_DIR or ../shared/peers beside the checkout). Reads every
+<ability>/<kind>.tsv, takes the ``og`` column (2,492 texts), runs each rule at each of its
+degrees (preset parameters + the perturbation, segmentation cache cleared before each kind,
+so every text is segmented afresh) and prints texts/second per kind.
 The data is only read, never copied.
 """
 
@@ -25,7 +26,9 @@ from apps.corpus.perturbers import (
 )
 from apps.corpus.perturbers.segmentation import segment
 
-DEFAULT_DATA = "/work/shared/peers/fbi/data"
+ROOT = Path(__file__).resolve().parent.parent
+PEERS = Path(os.environ.get("DISCERN_PEERS_DIR", ROOT.parent / "shared" / "peers"))
+DEFAULT_DATA = str(PEERS / "fbi" / "data")
 WRONG_ENDING = "Then the moon fell into the sea."
 
 
@@ -50,7 +53,7 @@ def extra_params(rule: str, texts: list[str]) -> dict[str, object]:
 
 
 def main() -> None:
-    data_dir = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("FBI_DATA", DEFAULT_DATA)
+    data_dir = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_DATA
     texts = load_originals(data_dir)
     chars = sum(len(t) for t in texts)
     print(f"{len(texts)} FBI originals, {chars / len(texts):.0f} characters on average")

@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HU = ROOT.parent / "shared" / "peers" / "hu2024" / "aspect_criteria.json"
 
 
 def setup_django() -> None:
@@ -49,7 +48,10 @@ def populate(items: int, samples: int) -> dict:
 
     call_command("migrate", verbosity=0)
     catalog_load()
-    criteria_import(path=HU, source="hu2024")
+    from django.conf import settings
+
+    hu = Path(settings.DISCERN_PEERS_DIR) / "hu2024" / "aspect_criteria.json"
+    criteria_import(path=hu, source="hu2024")
     owner = User.objects.create(username="bench", role="researcher")
     study = Study.objects.create(slug="bench", name="bench", owner=owner)
     dataset = Dataset.objects.create(name="bench")

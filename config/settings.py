@@ -1,14 +1,18 @@
 """Discern settings: every value comes from the environment (or a `.env` file).
 
-The embedded default needs no configuration: SQLite under `var/` and a Celery broker on the
-filesystem. `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis. The README lists
-every variable.
+The embedded default needs no configuration: SQLite under `var/`, a Celery broker on the
+filesystem and a secret key it makes and keeps in `var/secret_key`. `DATABASE_URL` and
+`REDIS_URL` switch to PostgreSQL and Redis; a deployment with `DATABASE_URL` must then set
+`DJANGO_SECRET_KEY` (or `DJANGO_DEBUG=true` on a developer's machine). The README lists every
+variable.
 """
 
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+
+from config.local_secret import local_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -18,13 +22,15 @@ VAR_DIR = Path(env.str("DISCERN_VAR_DIR", default=str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
+EMBEDDED = not env.str("DATABASE_URL", default="")  # SQLite under var/, one machine
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
 if not SECRET_KEY:
-    if not DEBUG:
+    if not (EMBEDDED or DEBUG):
         raise ImproperlyConfigured(
-            "DJANGO_SECRET_KEY is not set. Set it, or set DJANGO_DEBUG=true for local use."
+            "DJANGO_SECRET_KEY is not set. A deployment with DATABASE_URL needs it "
+            "(the embedded default, without DATABASE_URL, keeps its own in var/secret_key)."
         )
-    SECRET_KEY = "insecure-local-development-key-do-not-use-in-production"
+    SECRET_KEY = local_secret_key(VAR_DIR)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -38,6 +44,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
     "apps.accounts",
@@ -131,6 +138,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Swagger UI and Redoc from our own static files (drf-spectacular-sidecar), no CDN
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "JobStatusEnum": "apps.corpus.models.JobStatus",
         "RunStatusEnum": "apps.judging.models.run.RunStatus",
@@ -151,6 +162,8 @@ else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR),
         "data_folder_out": str(BROKER_DIR),
+        # kombu's exchange tables; its default is ./control in the working directory
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
 CELERY_TASK_DEFAULT_QUEUE = env.str("DISCERN_QUEUE", default="discern")
@@ -160,6 +173,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 
 # Imports: a field longer than this is rejected with an error naming file, row and field.
+# The published data of the five papers, read in place by tests and benchmarks (never copied):
+# they skip what needs it when the folder is absent.
+DISCERN_PEERS_DIR = Path(
+    env.str("DISCERN_PEERS_DIR", default=str(BASE_DIR.parent / "shared" / "peers"))
+)
+# Load the shipped catalog after every migrate (the test suite turns it off: tests load it).
+DISCERN_LOAD_CATALOG = env.bool("DISCERN_LOAD_CATALOG", default=True)
 DISCERN_MAX_FIELD_CHARS = env.int("DISCERN_MAX_FIELD_CHARS", default=1_000_000)
 # Files above this many rows are imported by the worker, with a progress bar.
 DISCERN_BACKGROUND_IMPORT_BYTES = env.int("DISCERN_BACKGROUND_IMPORT_BYTES", default=2_000_000)

@@ -1,12 +1,12 @@
-"""Root URLs: pages, the admin, the REST API under /api/v1/, and /healthz."""
+"""Root URLs: pages, the admin, the REST API under /api/v1/ (with its docs), and /healthz."""
 
 from importlib.util import find_spec
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView
 
+from config import api_docs
 from config.health import healthz
 
 # Each app's pages live in apps/<app>/urls.py.
@@ -17,7 +17,10 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("api/v1/", api_docs.ApiRootView.as_view(), name="api-root"),
+    path("api/v1/docs/", api_docs.swagger_ui, name="api-docs"),
+    path("api/v1/redoc/", api_docs.redoc, name="api-redoc"),
+    path("api/v1/schema/", api_docs.SchemaView.as_view(), name="api-schema"),
     path("api/v1/", include("config.api_urls")),
-    path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     *[path("", include(f"apps.{app}.urls")) for app in PAGE_APPS if find_spec(f"apps.{app}.urls")],
 ]

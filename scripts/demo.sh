@@ -1,25 +1,52 @@
 #!/usr/bin/env bash
 # The embedded default: SQLite and a filesystem broker under var/, demo data, web + worker.
+# Ctrl-C, `kill` or closing the terminal (SIGHUP) stops both the web server and the worker.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-python.sh
 export DJANGO_DEBUG=${DJANGO_DEBUG:-true}
 PORT=${PORT:-8000}
+VAR=${DISCERN_VAR_DIR:-var}
+mkdir -p "$VAR"
 py=.venv/bin/python
-$py manage.py migrate --no-input -v0
-$py manage.py load_catalog
+$py manage.py migrate --no-input -v0  # also loads the shipped catalog
 $py manage.py load_demo
 $py manage.py load_judging
 $py manage.py collectstatic --no-input -v0
-.venv/bin/celery -A workers worker --loglevel=WARNING --concurrency=2 >var/worker.log 2>&1 &
+
+# The worker runs in its own session: a hangup of the terminal reaches only this script, which
+# stops the worker with SIGTERM (a Celery worker given SIGHUP restarts itself instead).
+detach=$(command -v setsid || true)
+$detach .venv/bin/celery -A workers worker --loglevel=WARNING --concurrency=2 >"$VAR/worker.log" 2>&1 &
 worker=$!
-trap 'kill $worker 2>/dev/null || true' EXIT INT TERM
+$py manage.py runserver "127.0.0.1:$PORT" --noreload &
+server=$!
+stopping=0
+stop() {
+  [ "$stopping" = 1 ] && return
+  stopping=1
+  kill -TERM "$server" "$worker" 2>/dev/null || true
+  wait "$server" "$worker" 2>/dev/null || true
+}
+trap 'stop; exit 130' INT
+trap 'stop; exit 143' TERM
+trap 'stop; exit 129' HUP
+trap stop EXIT
+
+# The banner once the server answers /healthz, so the address printed is already served.
+until $py -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$PORT/healthz', timeout=2)" 2>/dev/null; do
+  if ! kill -0 "$server" 2>/dev/null; then
+    echo "The web server did not start (see the messages above)." >&2
+    exit 1
+  fi
+  sleep 0.5
+done
 cat <<TXT
 
-  Discern is up at http://127.0.0.1:$PORT/  (worker log: var/worker.log)
+  Discern is up at http://127.0.0.1:$PORT/  (worker log: $VAR/worker.log)
   Logins (password discern-demo): researcher, annotator, expert
-  API: http://127.0.0.1:$PORT/api/v1/   schema: http://127.0.0.1:$PORT/api/v1/schema/
+  API: http://127.0.0.1:$PORT/api/v1/   docs: http://127.0.0.1:$PORT/api/v1/docs/
   Stop with Ctrl-C.
 
 TXT
-$py manage.py runserver "127.0.0.1:$PORT" --noreload
+wait "$server"

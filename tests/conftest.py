@@ -12,11 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from tests.factories import UserFactory
 
 ROOT = Path(__file__).resolve().parent.parent
-PEERS = ROOT.parent / "shared" / "peers"
+#: The published peer data (settings.DISCERN_PEERS_DIR, default ../shared/peers).
+PEERS = Path(settings.DISCERN_PEERS_DIR)
 ARTIFACTS = ROOT / "test-artifacts"
 
 
@@ -45,12 +47,22 @@ def api_client():
     return APIClient()
 
 
+def peer_path(*parts: str) -> Path:
+    """A file or folder of the published peer data; the test is skipped when it is absent."""
+    path = PEERS.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"peer data not found: {path} (set DISCERN_PEERS_DIR)")
+    return path
+
+
+def peers_missing(*parts: str) -> bool:
+    """For `skipif` marks: whether this part of the peer data is absent."""
+    return not PEERS.joinpath(*parts).exists()
+
+
 @pytest.fixture(scope="session")
 def fbi_folder() -> Path:
-    folder = PEERS / "fbi" / "data"
-    if not folder.is_dir():
-        pytest.fail(f"peer data missing: {folder} (../shared must sit beside the checkout)")
-    return folder
+    return peer_path("fbi", "data")
 
 
 # --- a real Celery worker, in its own process, on the test database -------------------------

@@ -24,6 +24,7 @@ UNSET = (
     "DJANGO_DEBUG",
     "DISCERN_QUEUE",
     "DISCERN_FAST_PASSWORD_HASHER",
+    "DISCERN_LOAD_CATALOG",
     "DJANGO_SETTINGS_MODULE",
 )
 
@@ -53,16 +54,15 @@ def demo(tmp_path):
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline:  # up: the banner printed (it waits for /healthz)
         assert process.poll() is None, (tmp_path / "demo.log").read_text()
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.5)
+        if "Discern is up at" in (tmp_path / "demo.log").read_text():
+            assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
+            break
+        time.sleep(0.5)
     else:
         pytest.fail("demo did not come up in 2 minutes:\n" + (tmp_path / "demo.log").read_text())
-    yield base, tmp_path
+    yield base, tmp_path, process
     _stop_group(process)
     log.close()
 
@@ -70,7 +70,10 @@ def demo(tmp_path):
 def _stop_group(process: subprocess.Popen) -> None:
     """Stop the script, its web server and its worker (one process group); a worker still in
     its warm shutdown after 15 s is killed, so no test leaves a worker behind."""
-    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:  # already stopped by the test
+        return
     process.wait(timeout=20)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
@@ -93,11 +96,14 @@ def _login(client: httpx.Client, base: str, username: str) -> None:
 
 
 def test_make_demo_serves_the_demo_study_and_runs_the_worker(demo):
-    base, folder = demo
+    base, folder, _ = demo
     printed = (folder / "demo.log").read_text()
     assert f"Discern is up at {base}/" in printed
+    # the banner comes once the server answers, after its own /healthz request
+    assert printed.index('"GET /healthz HTTP/1.1" 200') < printed.index("Discern is up")
     assert "researcher, annotator, expert" in printed
     assert (folder / "var" / "discern.sqlite3").exists()
+    assert list((folder / "var" / "broker" / "control").glob("*.exchange"))  # kombu's, in var/
     with httpx.Client(follow_redirects=False, timeout=10) as client:
         _login(client, base, "researcher")
         home = client.get(f"{base}/")
@@ -117,3 +123,33 @@ def test_make_demo_serves_the_demo_study_and_runs_the_worker(demo):
             assert time.monotonic() < deadline, body
             assert "Failed" not in body, body
             time.sleep(0.5)
+
+
+def _demo_workers(var_dir: Path) -> list[int]:
+    """Celery workers started for this demo (found by their DISCERN_VAR_DIR)."""
+    found = []
+    marker = f"DISCERN_VAR_DIR={var_dir}".encode()
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            environ = (proc / "environ").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if b"celery" in cmdline and b"worker" in cmdline and marker in environ.split(b"\0"):
+            found.append(int(proc.name))
+    return found
+
+
+def test_closing_the_terminal_stops_the_worker_too(demo):
+    """A hangup (the terminal closed) goes to the script's whole process group."""
+    _, folder, process = demo
+    var_dir = folder / "var"
+    assert _demo_workers(var_dir), "the demo's worker is not running"
+    os.killpg(process.pid, signal.SIGHUP)
+    process.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while _demo_workers(var_dir):
+        assert time.monotonic() < deadline, "the worker outlived the closed terminal"
+        time.sleep(0.5)
+    # a Celery worker that gets the hangup itself re-executes (and outlives the script)
+    assert "Restarting celery worker" not in (var_dir / "worker.log").read_text(errors="replace")

@@ -1,5 +1,5 @@
 """The Celery app. Task modules live in `workers/tasks/`; each task takes ids and calls one
-service (see ARCHITECTURE.md). Every module in that package is imported by the worker."""
+service (the layout is in README.md). Every module in that package is imported by the worker."""
 
 import gc
 import os

@@ -17,9 +17,12 @@ from apps.corpus.selectors import datasets_for_user
 
 class ReportView(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("run", int, required=False)], responses={200: dict, 202: dict}
+        parameters=[OpenApiParameter("run", int, required=False)],
+        responses={200: dict, 202: dict, 409: dict},
     )
     def get(self, request, pk: int, name: str):
+        """The report as JSON; 202 while the worker builds it, 409 with the reason if it
+        could not be built."""
         study = report_study_for_user(request.user, pk)
         if name not in STUDY_REPORTS and name not in RUN_REPORTS:
             return Response({"detail": f"no report '{name}'"}, status=404)
@@ -27,8 +30,11 @@ class ReportView(APIView):
         if (name in RUN_REPORTS) != (run is not None):
             return Response({"detail": "judge-reliability needs ?run=<id>"}, status=400)
         snapshot = report_get(study=study, name=name, run=run)
-        if snapshot.status != "done":
-            return Response({"status": snapshot.status, "error": snapshot.error}, status=202)
+        if snapshot.status == "building":
+            return Response({"status": "building", "error": ""}, status=202)
+        if snapshot.status == "failed":
+            detail = f"the report could not be built: {snapshot.error}"
+            return Response({"status": "failed", "error": snapshot.error, "detail": detail}, 409)
         return Response(snapshot.payload)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 
 from django.db import transaction
@@ -15,6 +16,8 @@ from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS
 from apps.analysis.reports.base import Report
 from apps.annotation.models import Comparison, ExpertVote, Study, Vetting
 from apps.judging.models import JudgeCall, JudgeRun
+
+logger = logging.getLogger(__name__)
 
 #: Runs with more scored calls than this are built in the worker, with a progress page.
 BACKGROUND_CALLS = 50_000
@@ -70,7 +73,10 @@ def _claim(study, name, run, fingerprint) -> ReportSnapshot:
 
 
 def report_build(*, snapshot_id: int) -> None:
-    """Build one snapshot's report and store it (idempotent: a rebuild overwrites)."""
+    """Build one snapshot's report and store it (idempotent: a rebuild overwrites).
+
+    A report that cannot be built is stored as failed with its reason, which the page, the
+    downloads and the API show; the traceback goes to the log, never to the user."""
     snapshot = ReportSnapshot.objects.select_related(
         "study", "run__judge", "run__strategy", "run__study"
     ).get(pk=snapshot_id)
@@ -78,10 +84,11 @@ def report_build(*, snapshot_id: int) -> None:
     try:
         report = _build(snapshot)
     except Exception as exc:  # a report failure is shown on the page, not a 500
+        logger.exception("report %s of study %s failed", snapshot.name, snapshot.study_id)
         ReportSnapshot.objects.filter(pk=snapshot_id).update(
             status=ReportSnapshot.Status.FAILED, error=f"{type(exc).__name__}: {exc}"
         )
-        raise
+        return
     ReportSnapshot.objects.filter(pk=snapshot_id).update(
         status=ReportSnapshot.Status.DONE,
         payload=report.as_dict(),

@@ -42,25 +42,34 @@ def report_page(request: AuthedRequest, pk: int, name: str) -> HttpResponse:
         "run": run,
         "snapshot": snapshot,
         "name": name,
-        "report": Report.from_dict(snapshot.payload) if snapshot.payload else None,
+        "title": TITLES[name],
+        "report": Report.from_dict(snapshot.payload) if snapshot.status == "done" else None,
     }
     template = "analysis/report.html" + ("#body" if request.htmx else "")
     return render(request, template, context)
 
 
+def _not_ready(request: AuthedRequest, study, run, name: str, snapshot) -> HttpResponse:
+    """The report page's panel (building, or failed with its reason) instead of a file."""
+    context = {"study": study, "run": run, "snapshot": snapshot, "name": name}
+    context |= {"title": TITLES[name], "report": None}
+    status = 202 if snapshot.status == "building" else 409
+    return render(request, "analysis/report.html", context, status=status)
+
+
 def report_download(request: AuthedRequest, pk: int, name: str, file_format: str):
     study, run, snapshot = _snapshot(request, pk, name)
+    if file_format not in ("csv", "json"):
+        raise Http404("use .csv or .json")
     if snapshot.status != "done":
-        return JsonResponse({"status": snapshot.status, "error": snapshot.error}, status=409)
+        return _not_ready(request, study, run, name, snapshot)
     filename = slugify(f"{study.slug}-{name}" + (f"-run-{run.pk}" if run else ""))
     response: HttpResponse
     if file_format == "json":
         response = JsonResponse(snapshot.payload)
-    elif file_format == "csv":
+    else:
         report = Report.from_dict(snapshot.payload)
         response = HttpResponse(report.table_csv(request.GET.get("table")), "text/csv")
-    else:
-        raise Http404("use .csv or .json")
     response["Content-Disposition"] = f'attachment; filename="{filename}.{file_format}"'
     return response
 
@@ -68,11 +77,18 @@ def report_download(request: AuthedRequest, pk: int, name: str, file_format: str
 def study_report_file(request: AuthedRequest, pk: int) -> HttpResponse:
     """Every report of the study in one HTML file, images inlined, to share or archive."""
     study = report_study_for_user(request.user, pk)
-    reports = [Report.from_dict(report_get(study=study, name=n).payload) for n in STUDY_REPORTS]
+    parts = [(TITLES[n], report_get(study=study, name=n)) for n in STUDY_REPORTS]
     for run in JudgeRun.objects.filter(study=study).select_related("judge", "strategy", "study"):
-        snapshot = report_get(study=study, name="judge-reliability", run=run)
-        if snapshot.status == "done":
-            reports.append(Report.from_dict(snapshot.payload))
+        title = f"{TITLES['judge-reliability']}: run {run.pk}, {run.judge.name}"
+        parts.append((title, report_get(study=study, name="judge-reliability", run=run)))
+    reports = [
+        {
+            "title": title,
+            "snapshot": snapshot,
+            "report": Report.from_dict(snapshot.payload) if snapshot.status == "done" else None,
+        }
+        for title, snapshot in parts
+    ]
     html = render_to_string("analysis/study_report.html", {"study": study, "reports": reports})
     response = HttpResponse(html, "text/html")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-report.html"'

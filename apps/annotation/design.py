@@ -1,4 +1,4 @@
-"""The criteria design of a pairwise-comparison study (SPEC §2), as a pure function.
+"""The criteria design of a pairwise-comparison study (methods §2), as a pure function.
 
 Annotators are split into G groups. Inside each group the study's criteria are partitioned
 among the group's annotators so that

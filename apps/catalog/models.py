@@ -40,7 +40,7 @@ class Metric(models.Model):
 
 
 class Aspect(models.Model):
-    """A quality dimension; aspects form a tree rooted at Overall (SPEC §1)."""
+    """A quality dimension; aspects form a tree rooted at Overall (methods §1)."""
 
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=100)

@@ -1,6 +1,5 @@
 """Corpus API: datasets, items, perturbations, imports and exports, scoped to the user."""
 
-from django.db.models import Count
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -33,11 +32,9 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = DatasetSerializer
 
     def get_queryset(self):
-        return (
+        return selectors.with_item_counts(
             selectors.datasets_for_user(self.request.user)
-            .select_related("task")
-            .annotate(item_count=Count("items"))
-        )
+        ).select_related("task")
 
     @extend_schema(
         parameters=[OpenApiParameter("file_format", enum=list(EXPORTS))],

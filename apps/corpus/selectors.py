@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from apps.accounts.models import Role
 from apps.corpus.models import Dataset, GenerationJob, ImportJob, Perturbation, SourceItem
@@ -18,6 +19,19 @@ def datasets_for_user(user) -> QuerySet[Dataset]:
     return Dataset.objects.filter(
         Q(owner=user) | Q(studies__owner=user) | Q(studies__memberships__user=user)
     ).distinct()
+
+
+def with_item_counts(datasets: QuerySet[Dataset]) -> QuerySet[Dataset]:
+    """Each dataset's `item_count`, counted in a subquery: never multiplied by the joins
+    through studies and memberships that decide who sees the dataset."""
+    per_dataset = (
+        SourceItem.objects.filter(dataset=OuterRef("pk"))
+        .order_by()
+        .values("dataset")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return datasets.annotate(item_count=Coalesce(Subquery(per_dataset), 0))
 
 
 def items_for_user(user) -> QuerySet[SourceItem]:

@@ -20,10 +20,8 @@ from apps.corpus.services import dataset_mark_validated, import_job_start
 
 
 def dataset_list(request: AuthedRequest) -> HttpResponse:
-    datasets = (
-        selectors.datasets_for_user(request.user)
-        .select_related("task")
-        .annotate(item_count=Count("items"))
+    datasets = selectors.with_item_counts(selectors.datasets_for_user(request.user)).select_related(
+        "task"
     )
     return render(request, "corpus/dataset_list.html", {"datasets": datasets})
 

@@ -1,4 +1,4 @@
-"""`judging_load`: the shipped metric judges and one strategy per strategy of the SPEC, from
+"""`judging_load`: the shipped metric judges and one strategy per strategy of docs/methods.md, from
 fixtures/judging/. Safe to run again: a strategy gets a new version only when its shipped
 content differs from every stored version of it."""
 

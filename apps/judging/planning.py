@@ -67,7 +67,7 @@ def _candidate_perturbations(run: JudgeRun, items: QuerySet[SourceItem]) -> Quer
 
 
 def vetted(run: JudgeRun) -> Q:
-    """What a vetted-only run takes (SPEC §3): perturbations vetted valid or score-invariant
+    """What a vetted-only run takes (methods §3): perturbations vetted valid or score-invariant
     in its study, and those of a dataset already validated by its publisher."""
     accepted = Q(item__dataset__publisher_validated=True)
     if run.study_id is not None:

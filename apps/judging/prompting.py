@@ -1,10 +1,10 @@
 """The messages of one judge call: a strategy's template filled for one text and quality.
 
-The "quality" of a call is a criterion (an aspect described in words, SPEC §1) or a task
-metric (SPEC §4, §5). Criterion texts may hold ``{T}`` (the evaluated text's name) and
+The "quality" of a call is a criterion (an aspect described in words, methods §1) or a task
+metric (methods §4, §5). Criterion texts may hold ``{T}`` (the evaluated text's name) and
 ``{S}`` (the source's name, "source text"), as in Hu et al.'s released criteria.
 
-Expert ratings for the misleading-cue prompt (SPEC §5) come from the source item's metadata:
+Expert ratings for the misleading-cue prompt (methods §5) come from the source item's metadata:
 ``metadata["expert_ratings"][key] = [r1, r2, r3]`` where ``key`` is the metric's slug, the
 criterion's key or the aspect's slug. They rate the original, so only originals can be judged
 with that prompt.

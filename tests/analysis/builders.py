@@ -80,7 +80,8 @@ def judge_run(study, name: str = "judge", **fields) -> JudgeRun:
     judge = Judge.objects.create(
         name=f"{name}-{uuid.uuid4().hex[:6]}", kind="metric", metric="bleu"
     )
-    return JudgeRun.objects.create(judge=judge, study=study, status="done", **fields)
+    fields.setdefault("status", "done")
+    return JudgeRun.objects.create(judge=judge, study=study, **fields)
 
 
 def score(
@@ -153,4 +154,60 @@ def prefer(run, item, perturbation, original_first: bool, preferred: str | None)
         raw_response=str(preferred),
         parse_status="parsed" if preferred else "unparsed",
         preferred=preferred or "",
+    )
+
+
+def llm_run(study, strategy_slug: str, **fields) -> JudgeRun:
+    """A run of an LLM judge with the newest shipped version of a strategy (judging_load)."""
+    from apps.judging.models import Strategy
+
+    judge = Judge.objects.create(
+        name=f"llm-{uuid.uuid4().hex[:6]}", kind="llm", base_url="http://127.0.0.1:1", model="m"
+    )
+    strategy = Strategy.objects.filter(slug=strategy_slug).order_by("-version").first()
+    assert strategy is not None, f"no shipped strategy {strategy_slug}"
+    fields.setdefault("status", "done")
+    return JudgeRun.objects.create(judge=judge, strategy=strategy, study=study, **fields)
+
+
+def pairwise(run, perturbation, preferred: str | None, *, original_first: bool, criterion: str):
+    """One pairwise call: `preferred` is "original", "perturbed", "tie" or None (unparsed)."""
+    criterion_obj = Criterion.objects.get(key=criterion)
+    first_is_a = {"original": original_first, "perturbed": not original_first}
+    verdict = {True: "A", False: "B"}.get(first_is_a.get(preferred or ""), "tie")
+    return JudgeCall.objects.create(
+        run=run,
+        identity=call_identity(
+            item_id=perturbation.item_id,
+            perturbation_id=perturbation.pk,
+            criterion_id=criterion_obj.pk,
+            metric_id=None,
+            sample_index=0,
+            original_first=original_first,
+        ),
+        item_id=perturbation.item_id,
+        perturbation=perturbation,
+        criterion=criterion_obj,
+        original_first=original_first,
+        raw_response=verdict if preferred else "no idea",
+        parse_status="parsed" if preferred else "unparsed",
+        verdict=verdict if preferred else "",
+        preferred=preferred or "",
+    )
+
+
+def rate(item, perturbation, aspect: str, rater: str, value: float, scale=(1.0, 5.0)):
+    """An imported human rating of a text on an aspect of the tree."""
+    from apps.analysis.models import HumanRating
+    from apps.catalog.models import Aspect
+
+    return HumanRating.objects.create(
+        item=item,
+        perturbation=perturbation,
+        criterion_name=aspect,
+        aspect=Aspect.objects.get(slug=aspect),
+        rater=rater,
+        score=value,
+        scale_min=scale[0],
+        scale_max=scale[1],
     )

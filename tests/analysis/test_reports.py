@@ -1,4 +1,4 @@
-"""Reports computed from stored judgements, checked against hand-computed cases (SPEC)."""
+"""Reports computed from stored judgements, checked against hand-computed cases (docs/methods.md)."""
 
 import math
 
@@ -41,7 +41,7 @@ def test_human_agreement_consistency_match_rate_and_kappa(catalog):
     study, _, perts = study_with_items(3, ["negation"])
     people = annotators(4)
     negation = perts["negation"][0]
-    # {A, A, C, D} on the targeted aspect -> consistency 2/4 = 0.5 (SPEC §2)
+    # {A, A, C, D} on the targeted aspect -> consistency 2/4 = 0.5 (methods §2)
     for person, outcome in zip(people, ["worse", "worse", "same", "uncertain"], strict=True):
         compare(study, negation, "discern-non-contradiction-default", person, outcome)
     # all "same" on fluency -> consistency 1.0

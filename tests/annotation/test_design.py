@@ -1,4 +1,4 @@
-"""The criteria design (SPEC §2) as a pure function."""
+"""The criteria design (methods §2) as a pure function."""
 
 import random
 from collections import Counter

@@ -1,4 +1,4 @@
-"""Importing a criteria file shaped like Hu et al.'s aspect_criteria.json (SPEC §1)."""
+"""Importing a criteria file shaped like Hu et al.'s aspect_criteria.json (methods §1)."""
 
 import json
 from collections import Counter
@@ -8,14 +8,18 @@ import pytest
 from apps.catalog.criteria_import import criteria_import
 from apps.catalog.models import Criterion
 from apps.corpus.importing import ImportFailed
-from tests.conftest import PEERS
+from tests.conftest import peer_path
 
 pytestmark = pytest.mark.django_db
-HU = PEERS / "hu2024" / "aspect_criteria.json"
 
 
-def test_hu2024_file_imports_80_criteria_over_11_aspects(catalog):
-    summary = criteria_import(path=HU, source="hu2024")
+@pytest.fixture
+def hu_file():
+    return peer_path("hu2024", "aspect_criteria.json")
+
+
+def test_hu2024_file_imports_80_criteria_over_11_aspects(catalog, hu_file):
+    summary = criteria_import(path=hu_file, source="hu2024")
     imported = Criterion.objects.filter(source="hu2024")
     assert summary.created == 80 and imported.count() == 80
     assert imported.values("aspect").distinct().count() == 11
@@ -29,13 +33,13 @@ def test_hu2024_file_imports_80_criteria_over_11_aspects(catalog):
         "list": 11,
         "literature": 25,
     }
-    gold = json.loads(HU.read_text())["Overall_quality"]["Gold"]
+    gold = json.loads(hu_file.read_text())["Overall_quality"]["Gold"]
     assert Criterion.objects.get(key="hu2024-overall-gold").text == gold
 
 
-def test_reimporting_adds_nothing(catalog):
-    criteria_import(path=HU, source="hu2024")
-    again = criteria_import(path=HU, source="hu2024")
+def test_reimporting_adds_nothing(catalog, hu_file):
+    criteria_import(path=hu_file, source="hu2024")
+    again = criteria_import(path=hu_file, source="hu2024")
     assert (again.created, again.existing) == (0, 80)
     assert Criterion.objects.filter(source="hu2024").count() == 80
 

@@ -1,8 +1,8 @@
 """Checks on the shipped catalog fixtures (fixtures/catalog/*.json).
 
-Pure Python, no Django: the files are read with json and checked against SPEC.md
-(aspect tree, the 18 aspect-targeted kinds, DHP tasks and metrics, the FBI release).
-Checks that need the shared peer data or the papers are skipped when those are absent.
+The files are read with json and checked against docs/methods.md (aspect tree, the 18
+aspect-targeted kinds, DHP tasks and metrics, the FBI release). Checks that need the published
+peer data (settings.DISCERN_PEERS_DIR) or the papers are skipped when those are absent.
 """
 
 import json
@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import PEERS
+
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = ROOT / "fixtures" / "catalog"
-SHARED = ROOT.parent / "shared"
-FBI_DATA = SHARED / "peers" / "fbi" / "data"
-HU_CRITERIA = SHARED / "peers" / "hu2024" / "aspect_criteria.json"
-SEEDS = SHARED / "seeds"
+FBI_DATA = PEERS / "fbi" / "data"
+HU_CRITERIA = PEERS / "hu2024" / "aspect_criteria.json"
+SEEDS = PEERS.parent / "seeds"  # the papers' text, beside the peer data when present
 
 TREE = {
     "overall": None,
@@ -349,7 +350,7 @@ def test_fbi_kinds_match_the_data_release(kinds):
 
 def test_fbi_kinds_match_the_files_on_disk(kinds):
     if not FBI_DATA.is_dir():
-        pytest.skip("shared FBI data not present")
+        pytest.skip(f"peer data not found: {FBI_DATA} (set DISCERN_PEERS_DIR)")
     on_disk = {"fbi-" + p.stem.replace("_", "-") for p in FBI_DATA.glob("*/*.tsv")}
     assert on_disk == {k["slug"] for k in by_family(kinds, "fbi")}
 

@@ -1,4 +1,4 @@
-"""The shipped catalog loads into the database with the tree and expected impact of SPEC §1."""
+"""The shipped catalog loads into the database with the tree and expected impact of methods §1."""
 
 import pytest
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 import csv
 import html
 import json
-import os
 import random
 import re
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -31,8 +29,9 @@ from apps.corpus.diff import (
     render_side_by_side,
     tokenize,
 )
+from tests.conftest import PEERS
 
-FBI_DIR = Path(os.environ.get("FBI_DATA_DIR", "/work/shared/peers/fbi/data"))
+FBI_DIR = PEERS / "fbi" / "data"
 FBI_ROWS = 2492
 
 SAMPLE = """\
@@ -427,7 +426,7 @@ def fbi_rows():
     return rows
 
 
-@pytest.mark.skipif(not FBI_DIR.is_dir(), reason="FBI data not available")
+@pytest.mark.skipif(not FBI_DIR.is_dir(), reason=f"peer data not found: {FBI_DIR}")
 def test_fbi_all_rows():
     rows = fbi_rows()
     assert len(rows) == FBI_ROWS
@@ -472,7 +471,7 @@ def test_fbi_all_rows():
     assert total < 20
 
 
-@pytest.mark.skipif(not FBI_DIR.is_dir(), reason="FBI data not available")
+@pytest.mark.skipif(not FBI_DIR.is_dir(), reason=f"peer data not found: {FBI_DIR}")
 def test_fbi_sample_renders():
     rows = fbi_rows()[::25]
     for _cdx, a, b in rows:

@@ -38,13 +38,14 @@ from apps.corpus.generation.llm_prompt import (
     load_prompts,
     parse_generation,
 )
+from tests.conftest import PEERS
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMPTS = ROOT / "fixtures" / "perturbation_prompts.json"
 KINDS = json.loads((ROOT / "fixtures" / "catalog" / "kinds.json").read_text(encoding="utf-8"))
 KIND_BY_SLUG = {k["slug"]: k for k in KINDS}
 LLM_SLUGS = {k["slug"] for k in KINDS if k["method"] == "llm"}
-FBI_DATA = ROOT.parent / "shared" / "peers" / "fbi" / "data"
+FBI_DATA = PEERS / "fbi" / "data"
 
 ORIGINAL = "The bridge opened in 1932. It carries six lanes of traffic."
 
@@ -164,7 +165,7 @@ def test_example_originals_are_not_reused_across_kinds(specs):
             seen[ex.original] = slug
 
 
-@pytest.mark.skipif(not FBI_DATA.is_dir(), reason="shared FBI data not available")
+@pytest.mark.skipif(not FBI_DATA.is_dir(), reason=f"peer data not found: {FBI_DATA}")
 def test_examples_are_not_taken_from_the_fbi_release(specs):
     csv.field_size_limit(10**9)
     released = set()

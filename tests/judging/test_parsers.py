@@ -1,4 +1,4 @@
-"""Judge output parsers (SPEC §7): real-looking replies, including the nasty ones."""
+"""Judge output parsers (methods §7): real-looking replies, including the nasty ones."""
 
 from __future__ import annotations
 

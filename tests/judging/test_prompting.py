@@ -1,5 +1,5 @@
 """Prompt templates and the messages of a call: placeholders, criteria, metrics, pairwise
-order, few-shot examples, the misleading cue (SPEC §5), and every shipped strategy."""
+order, few-shot examples, the misleading cue (methods §5), and every shipped strategy."""
 
 import json
 
@@ -83,7 +83,7 @@ def test_shipped_strategies_one_per_spec_strategy(demo):
     assert strategy("dhp-geval-score").samples == 5
     assert all(s.both_orders for s in Strategy.objects.filter(family="pairwise"))
     assert (strategy("adveval-0-100").scale_min, strategy("adveval-0-100").scale_max) == (0, 100)
-    # the prompting techniques reports group by (SPEC §5), and which prompts name no quality
+    # the prompting techniques reports group by (methods §5), and which prompts name no quality
     techniques = {s.slug: s.technique for s in Strategy.objects.exclude(technique="")}
     assert techniques == {
         "cd-zero-shot": "zero-shot",

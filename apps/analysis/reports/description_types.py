@@ -1,4 +1,4 @@
-"""Criterion descriptions (SPEC §1, Hu et al. Tables 1/5 and Fig. 8; docs/analysis.md): how
+"""Criterion descriptions (methods §1, Hu et al. Tables 1/5 and Fig. 8; docs/analysis.md): how
 well a judge's scores follow the humans' for each description type of a criterion, and how
 much its scores under different description types of the same aspect agree with each other."""
 

@@ -1,4 +1,4 @@
-"""The discernment section of the judge reliability report (SPEC §4, DHP; docs/analysis.md).
+"""The discernment section of the judge reliability report (methods §4, DHP; docs/analysis.md).
 
 Per kind: one Wilcoxon p per metric, combined by default with Wilson's harmonic mean p-value
 and its asymptotically exact (Landau) p-value; the paper's ``1/sum(1/p)`` is shown beside it,

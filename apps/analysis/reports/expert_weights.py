@@ -1,4 +1,4 @@
-"""Expert weights (SPEC §4): each kind's vote share per metric, and how much experts agree."""
+"""Expert weights (methods §4): each kind's vote share per metric, and how much experts agree."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The FBI sections of the judge reliability report (SPEC §3; FBI Tables 2-3): failure rates
+"""The FBI sections of the judge reliability report (methods §3; FBI Tables 2-3): failure rates
 per kind and per ability, for single-answer, reference-guided and pairwise judging, each with
 its Wilson 95% interval and N (docs/analysis.md)."""
 

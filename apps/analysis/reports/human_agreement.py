@@ -1,4 +1,4 @@
-"""Human agreement: vetting verdicts and pairwise comparisons of one study (SPEC §2, §3, §8).
+"""Human agreement: vetting verdicts and pairwise comparisons of one study (methods §2, §3, §8).
 
 Consistency is computed on choices normalized to the original-first reading (A: the original
 is better, i.e. the perturbed text is worse; B: the perturbed is better; C: same; D:
@@ -161,7 +161,7 @@ def _comparison_sections(comparisons) -> list[Section]:
             ]
         ],
         "Share of the most chosen of A/B/C among all annotations of a pair (D "
-        "counts in the denominator), averaged over pairs (SPEC §2), with a bootstrap 95% "
+        "counts in the denominator), averaged over pairs (methods §2), with a bootstrap 95% "
         "interval over the pairs.",
     )
     match, cells, figure = _match_rates(comparisons)

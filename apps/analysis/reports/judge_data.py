@@ -77,7 +77,9 @@ def item_deltas(data: RunScores) -> dict[tuple[int, Dim], dict[int, float]]:
 
 
 def _dim(criterion_id: int | None, metric_id: int | None) -> Dim:
-    return ("c", criterion_id) if criterion_id is not None else ("m", metric_id or 0)
+    if criterion_id is not None:
+        return ("c", criterion_id)
+    return ("m", metric_id) if metric_id is not None else WHOLE_TEXT
 
 
 def one_measurement(run: JudgeRun) -> bool:

@@ -1,5 +1,5 @@
-"""Judge vs human (SPEC §5): ordinal alpha between each run and the imported human ratings,
-human consistency, Pearson r per criterion description type (SPEC §1), judge consistency
+"""Judge vs human (methods §5): ordinal alpha between each run and the imported human ratings,
+human consistency, Pearson r per criterion description type (methods §1), judge consistency
 across prompting techniques, and the misleading-cue match share per criterion.
 
 Sentiment of justifications is TextBlob's polarity of each LLM judge reply (its lexicon ships

@@ -1,4 +1,4 @@
-"""Judge consistency across prompting techniques and the misleading cue (SPEC §5, Chaudhary
+"""Judge consistency across prompting techniques and the misleading cue (methods §5, Chaudhary
 et al. Tables 2-3; docs/analysis.md).
 
 Runs are grouped by their strategy's ``technique`` (a field of the strategy, not a guess from

@@ -1,4 +1,4 @@
-"""Rater quality of human ratings (SPEC §9), as warnings that cannot be missed and a table.
+"""Rater quality of human ratings (methods §9), as warnings that cannot be missed and a table.
 
 The same warnings head the reports that use the ratings and come back from the ratings
 import (command and API). Thresholds are the constants of apps/analysis/stats/raters.py,

@@ -1,4 +1,4 @@
-"""Sentiment of judge justifications (SPEC §5): TextBlob's mean polarity of the LLM judges'
+"""Sentiment of judge justifications (methods §5): TextBlob's mean polarity of the LLM judges'
 replies per strategy, per criterion or metric, on originals vs perturbed texts, and under the
 misleading-cue prompt vs the knowledge prompt of the same judge (docs/analysis.md)."""
 

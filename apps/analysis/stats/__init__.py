@@ -1,7 +1,7 @@
 """Statistics for Discern as pure functions over plain sequences and numpy arrays.
 
 No Django and no ORM in here: report builders fetch data in bulk and call these. One concept
-per module, named after SPEC.md:
+per module, named after the sections of docs/methods.md:
 
 - ``agreement``    Krippendorff's alpha, percent agreement, Cohen's kappa, bootstrap CIs (§8)
 - ``comparisons``  human pairwise comparisons: consistency, cell verdicts, match rate (§2)

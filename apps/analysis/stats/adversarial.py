@@ -1,4 +1,4 @@
-"""Adversarial search scoring (SPEC §6, Chen et al. 2024, AdvEval).
+"""Adversarial search scoring (methods §6, Chen et al. 2024, AdvEval).
 
 Scores are on 0-100. R+ seeks good text the victim judge scores low; R- seeks bad text the
 victim scores high. Success thresholds default to the paper's: tau1 = 70 for R+, 30 for R-,

@@ -1,4 +1,4 @@
-"""Agreement statistics (SPEC §8).
+"""Agreement statistics (methods §8).
 
 Reliability data use the layout of the `krippendorff` package: one row per rater, one column
 per unit (item). A missing rating is ``None`` or NaN. Ratings may be numbers or labels
@@ -175,7 +175,7 @@ def bootstrap_ci(
 
 @dataclass(frozen=True)
 class AgreementResult:
-    """An agreement figure as SPEC §8 wants it reported: value, 95% interval, N."""
+    """An agreement figure as methods §8 wants it reported: value, 95% interval, N."""
 
     value: float
     ci_low: float

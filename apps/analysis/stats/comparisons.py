@@ -1,4 +1,4 @@
-"""Human pairwise comparisons of original vs perturbed text (SPEC §2, Hu et al. 2024 app. C).
+"""Human pairwise comparisons of original vs perturbed text (methods §2, Hu et al. 2024 app. C).
 
 An annotator says how the *first* text shown relates to the second: A better, B worse,
 C as good as, D uncertain. :func:`normalize_choice` turns that into how the *perturbed* text

@@ -1,4 +1,4 @@
-"""Score deltas, S_T / S_F cells and aspect confusion (SPEC §1, Hu et al. 2024).
+"""Score deltas, S_T / S_F cells and aspect confusion (methods §1, Hu et al. 2024).
 
 ``delta(p, c) = mean_k(score(original_k, c) - score(p(original_k), c))``: positive when the
 judge scores perturbed texts lower. A missing score (NaN, e.g. an unparsed judge output)

@@ -1,4 +1,4 @@
-"""Discernment of hierarchical perturbation (SPEC §4, Wang, Yuan et al. 2024, DHP).
+"""Discernment of hierarchical perturbation (methods §4, Wang, Yuan et al. 2024, DHP).
 
 For kind i and metric j, ``p_ij`` is a one-sided Wilcoxon signed-rank p-value (original
 scores greater than perturbed). The p-values of a kind are combined into one p, turned into

@@ -1,4 +1,4 @@
-"""FBI judge metrics (SPEC §3, Doddapaneni et al. 2024), per kind or per ability.
+"""FBI judge metrics (methods §3, Doddapaneni et al. 2024), per kind or per ability.
 
 Scores are paired arrays (original, perturbed) of one judge run; a NaN score (unparsed
 output) drops its pair. Pairwise verdicts are normalized to what the judge preferred:
@@ -33,8 +33,8 @@ def _complete_pairs(
 def single_answer_failure_rate(orig_scores: npt.ArrayLike, pert_scores: npt.ArrayLike) -> float:
     """Share of perturbed answers scored *not lower* than their original (missed drops).
 
-    The paper words it "score remains unchanged"; SPEC counts a higher score as a failure
-    too, which it is.
+    The paper words it "score remains unchanged"; docs/methods.md §3 counts a higher score as
+    a failure too, which it is.
     """
     orig, pert = _complete_pairs(orig_scores, pert_scores)
     return float(np.mean(pert >= orig)) if orig.size else math.nan
@@ -94,7 +94,7 @@ def reference_guided_failure_rate(pert_scores: npt.ArrayLike, max_score: float) 
     return float(np.mean(pert >= max_score)) if pert.size else math.nan
 
 
-# --- The same rates with their Wilson interval and N (SPEC §8) ---------------------------------
+# --- The same rates with their Wilson interval and N (methods §8) ---------------------------------
 
 
 def single_answer_failure_estimate(

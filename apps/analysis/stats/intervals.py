@@ -1,4 +1,4 @@
-"""Intervals for the figures a report shows (SPEC §8: every figure with its N and an interval).
+"""Intervals for the figures a report shows (methods §8: every figure with its N and an interval).
 
 - A **share** (a failure rate, an attack success rate, a match rate, a vote share) gets the
   Wilson score interval of a binomial proportion, from scipy (``binomtest(...).proportion_ci``).

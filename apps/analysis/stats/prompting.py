@@ -1,4 +1,4 @@
-"""Prompting strategies and the misleading cue (SPEC §5, Chaudhary et al. 2024).
+"""Prompting strategies and the misleading cue (methods §5, Chaudhary et al. 2024).
 
 The misleading-cue prompt claims a human expert gave the rating PR, chosen to contradict the
 experts: ``m`` = the mode of r1..r3, or their maximum when all three differ;

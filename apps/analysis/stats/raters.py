@@ -2,7 +2,7 @@
 
 A careful researcher looks for raters who are (near-)copies of each other, raters who never
 vary (straight-liners), raters whose removal raises alpha the most, and units rated by fewer
-raters than the design says (SPEC §9; thresholds in docs/analysis.md).
+raters than the design says (methods §9; thresholds in docs/analysis.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sentiment polarity of judge justifications (SPEC §5), with TextBlob.
+"""Sentiment polarity of judge justifications (methods §5), with TextBlob.
 
 TextBlob's default analyser (the pattern lexicon, `en-sentiment.xml`) ships inside its wheel
 and needs no NLTK corpora, so it works offline; nothing is downloaded. Polarity runs from -1

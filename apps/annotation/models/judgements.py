@@ -1,4 +1,4 @@
-"""Human judgements: vettings (SPEC §3), pairwise comparisons (§2), expert votes (§4), and the
+"""Human judgements: vettings (methods §3), pairwise comparisons (§2), expert votes (§4), and the
 history of every change to them."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Outcome(models.TextChoices):
 
 
 def outcome_of(choice: str, original_first: bool) -> str:
-    """Normalise a choice about (first, second) to the perturbed text's outcome (SPEC §2)."""
+    """Normalise a choice about (first, second) to the perturbed text's outcome (methods §2)."""
     if choice == Choice.C:
         return Outcome.SAME
     if choice == Choice.D:

@@ -117,7 +117,7 @@ class StudyPerturbation(models.Model):
 
 
 class CriterionAssignment(models.Model):
-    """The criteria design (SPEC §2): which criteria an annotator compares under, in a group."""
+    """The criteria design (methods §2): which criteria an annotator compares under, in a group."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="criterion_plan")
     annotator = models.ForeignKey(

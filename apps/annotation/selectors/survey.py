@@ -1,4 +1,4 @@
-"""The expert survey (SPEC §4): which (task, kind) pairs a study asks about, an expert's
+"""The expert survey (methods §4): which (task, kind) pairs a study asks about, an expert's
 votes, and the expert weights they give each kind."""
 
 from __future__ import annotations

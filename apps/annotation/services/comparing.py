@@ -1,4 +1,4 @@
-"""Pairwise comparison (SPEC §2): the next pair x criterion, skip, and saving a choice once.
+"""Pairwise comparison (methods §2): the next pair x criterion, skip, and saving a choice once.
 
 Each comparison slot belongs to one annotator (the criteria design), so handing out work
 needs no lock: "next" is the annotator's first open slot in work order, skipped ones last.

@@ -1,5 +1,5 @@
 """A study's plan: its perturbations in a shuffled work order, k vetting slots each, the
-criteria design (SPEC §2) and one comparison slot per comparable pair x (group, criterion).
+criteria design (methods §2) and one comparison slot per comparable pair x (group, criterion).
 
 `study_plan_build` is safe to run again: it brings the plan up to date with the study's
 datasets, kinds, criteria, members and settings, keeping every judgement and every slot that

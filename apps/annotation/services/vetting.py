@@ -1,4 +1,4 @@
-"""Vetting (SPEC §3): save a verdict once per submit, and edit a perturbed text."""
+"""Vetting (methods §3): save a verdict once per submit, and edit a perturbed text."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Expert votes (SPEC §4): the metric of a task most affected by a perturbation kind."""
+"""Expert votes (methods §4): the metric of a task most affected by a perturbation kind."""
 
 from __future__ import annotations
 

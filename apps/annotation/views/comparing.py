@@ -1,4 +1,4 @@
-"""The comparison page (SPEC §2): source, two texts in recorded random order, one criterion,
+"""The comparison page (methods §2): source, two texts in recorded random order, one criterion,
 keys A-D. Answers are the `#work` part of the page for htmx."""
 
 from django.core.exceptions import PermissionDenied

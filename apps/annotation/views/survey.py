@@ -1,4 +1,4 @@
-"""The expert survey (SPEC §4): for each task and kind, pick the most affected metric."""
+"""The expert survey (methods §4): for each task and kind, pick the most affected metric."""
 
 import uuid
 

@@ -1,4 +1,4 @@
-"""The vetting page (SPEC §3): one perturbation at a time, diff highlighted, keys 1-5.
+"""The vetting page (methods §3): one perturbation at a time, diff highlighted, keys 1-5.
 
 Every answer is the `#work` part of the page (htmx swaps it in); without htmx, the
 whole page or a redirect to the next item.

@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='strategy',
             name='technique',
-            field=models.CharField(blank=True, choices=[('zero-shot', 'Zero-shot'), ('knowledge', 'Knowledge (definitions given)'), ('few-shot', 'Few-shot'), ('chain-of-thought', 'Chain of thought'), ('misleading-cue', 'Misleading cue')], help_text='Prompting technique (SPEC §5), for comparing strategies of one judge.', max_length=20),
+            field=models.CharField(blank=True, choices=[('zero-shot', 'Zero-shot'), ('knowledge', 'Knowledge (definitions given)'), ('few-shot', 'Few-shot'), ('chain-of-thought', 'Chain of thought'), ('misleading-cue', 'Misleading cue')], help_text='Prompting technique (methods §5), for comparing strategies of one judge.', max_length=20),
         ),
     ]

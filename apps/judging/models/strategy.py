@@ -28,7 +28,7 @@ class Family(models.TextChoices):
 
 
 class Technique(models.TextChoices):
-    """The prompting technique of a strategy (Chaudhary et al., SPEC §5): what the judge
+    """The prompting technique of a strategy (Chaudhary et al., methods §5): what the judge
     consistency report groups by, and how a misleading-cue run finds its knowledge-prompt run."""
 
     ZERO_SHOT = "zero-shot", "Zero-shot"
@@ -64,7 +64,7 @@ class Strategy(models.Model):
         max_length=20,
         choices=Technique.choices,
         blank=True,
-        help_text="Prompting technique (SPEC §5), for comparing strategies of one judge.",
+        help_text="Prompting technique (methods §5), for comparing strategies of one judge.",
     )
     description = models.TextField(blank=True)
     source = models.CharField(max_length=200, blank=True, help_text="The paper it follows.")

@@ -1,4 +1,4 @@
-"""Judge output parsers (SPEC §7), one module per output format, and their registry.
+"""Judge output parsers (methods §7), one module per output format, and their registry.
 
 Usage::
 

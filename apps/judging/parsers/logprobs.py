@@ -1,4 +1,4 @@
-"""G-Eval scoring from token probabilities (Liu et al. 2023; SPEC §7).
+"""G-Eval scoring from token probabilities (Liu et al. 2023; methods §7).
 
 Given the top log-probabilities at the score token, the score is the probability-weighted mean
 of the scale values, renormalized over the tokens that are valid scale values (" 4" and "4" are

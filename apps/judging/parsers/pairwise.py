@@ -1,4 +1,4 @@
-"""Pairwise verdicts: "A", "B" or "tie", with or without an explanation (SPEC §3, §7).
+"""Pairwise verdicts: "A", "B" or "tie", with or without an explanation (methods §3, §7).
 
 Only explicit verdict signals count, never prose such as "Response A is more detailed":
 

@@ -1,4 +1,4 @@
-"""Prometheus outputs: "Feedback: ... [RESULT] n" (SPEC §7)."""
+"""Prometheus outputs: "Feedback: ... [RESULT] n" (methods §7)."""
 
 from __future__ import annotations
 

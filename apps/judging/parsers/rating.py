@@ -1,4 +1,4 @@
-"""Analyze-then-rate outputs: "Analysis: ... Rating: n" (Hu et al. 2024; SPEC §7)."""
+"""Analyze-then-rate outputs: "Analysis: ... Rating: n" (Hu et al. 2024; methods §7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What every judge-output parser returns, and the score scale it checks against (SPEC §7).
+"""What every judge-output parser returns, and the score scale it checks against (methods §7).
 
 An output that cannot be read with certainty is *unparsed*: it keeps its raw text elsewhere and
 gets a reason here. A parser never guesses a score.

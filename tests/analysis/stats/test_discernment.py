@@ -176,7 +176,7 @@ def test_synthetic_judge_discernment(drop, discerning):
 
 
 def test_unweighted_d_overstates_significance_under_the_null():
-    # SPEC says D >= 1 means significant at 0.05. Under H0 (independent uniform p over
+    # docs/methods.md §4 says D >= 1 means significant at 0.05. Under H0 (independent uniform p over
     # M = 4 metrics, as SummEval) the paper's 1 / sum(1/p) reaches it ~30% of the time,
     # while Wilson's HMP (weights summing to 1) stays near the nominal 5%.
     rng = np.random.default_rng(0)

@@ -1,7 +1,7 @@
 """Every rule-based kind, at every degree, on all 2,492 FBI originals.
 
-The data is read in place from the shared peers directory (never copied into the repo); the
-test is skipped when it is absent. Each kind may refuse a text (PerturbationNotApplicable: too
+The data is read in place from the published peer data (settings.DISCERN_PEERS_DIR, never
+copied into the repo); the test is skipped when it is absent. Each kind may refuse a text (PerturbationNotApplicable: too
 short, one sentence...) but nothing else may go wrong, every result must satisfy the common
 invariants, and refusals must stay a small share.
 """
@@ -9,21 +9,22 @@ invariants, and refusals must stay a small share.
 from __future__ import annotations
 
 import csv
-import os
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from apps.corpus.perturbers import RULES, PerturbationNotApplicable, apply_rule, degrees_of
+from tests.conftest import PEERS
 from tests.corpus.perturbers.perturber_texts import check_result
 
-DATA = Path(os.environ.get("FBI_DATA", "/work/shared/peers/fbi/data"))
+DATA = PEERS / "fbi" / "data"
 MAX_NOT_APPLICABLE_SHARE = 0.05
 WRONG_ENDING = "Then the moon fell into the sea."
 
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"FBI data not found at {DATA}")
+pytestmark = pytest.mark.skipif(
+    not DATA.is_dir(), reason=f"peer data not found: {DATA} (set DISCERN_PEERS_DIR)"
+)
 
 
 def load_originals() -> list[str]:

@@ -1,4 +1,6 @@
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -22,8 +24,23 @@ class Command(BaseCommand):
             raise CommandError(f"no dataset named '{dataset}'") from exc
         chunks = export_jsonl(found) if format == "jsonl" else export_csv(found)
         if output is None:
-            sys.stdout.writelines(chunks)
+            _write_to_stdout(chunks)
             return
         with output.open("w", encoding="utf-8", newline="") as handle:
             handle.writelines(chunks)
         self.stderr.write(f"wrote {output}")
+
+
+def _write_to_stdout(chunks: Iterator[str]) -> None:
+    """Write to standard output; a reader that stops early (`| head`) ends the export quietly
+    (exit status 1, as Python's docs advise), with no BrokenPipeError traceback."""
+    try:
+        for chunk in chunks:
+            sys.stdout.write(chunk)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        getattr(chunks, "close", lambda: None)()  # its cursor closes while the database is open
+        # Python flushes stdout again at exit: point it at /dev/null so that cannot fail.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(1) from None

@@ -3,6 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.corpus.importing import ImportFailed, items_import
+from apps.corpus.importing.owner import OwnerNeeded, import_owner_resolve
 from apps.corpus.importing.repeats import DROP, REPEAT_POLICIES
 from apps.corpus.importing.service import FORMATS
 
@@ -22,6 +23,12 @@ class Command(BaseCommand):
             help="FBI folders: drop (default) or keep rows of a degrading kind that copy a "
             "score-invariant row byte for byte.",
         )
+        parser.add_argument(
+            "--owner",
+            metavar="USERNAME",
+            help="The researcher who owns the dataset. Needed for a new dataset unless there is "
+            "exactly one researcher; an existing dataset keeps its owner.",
+        )
 
     def handle(
         self,
@@ -31,8 +38,13 @@ class Command(BaseCommand):
         format: str | None,
         task: str,
         repeats: str,
+        owner: str | None,
         **options,
     ):
+        try:
+            user = import_owner_resolve(username=owner, dataset_name=dataset)
+        except OwnerNeeded as exc:
+            raise CommandError(f"Nothing was imported: {exc}.") from exc
         last = [-1]
 
         def progress(done: int, total: int) -> None:
@@ -47,8 +59,9 @@ class Command(BaseCommand):
                 dataset_name=dataset,
                 file_format=format,
                 task=task,
-                progress=progress,
                 repeats=repeats,
+                owner=user,
+                progress=progress,
             )
         except ImportFailed as exc:
             raise CommandError(f"Nothing was imported.\n{exc}") from exc
@@ -57,7 +70,8 @@ class Command(BaseCommand):
                 f"{summary.dataset}: {summary.items_created} items and "
                 f"{summary.perturbations_created} perturbations imported; "
                 f"{summary.items_existing} items and {summary.perturbations_existing} "
-                f"perturbations were already there ({summary.seconds:.2f} s)."
+                f"perturbations were already there ({summary.seconds:.2f} s). "
+                f"Owner: {user.username}."
             )
         )
         self._name_rows(summary)

@@ -1,0 +1,33 @@
+"""Template filters for showing numbers and report tables (see apps/analysis/formatting.py)."""
+
+from typing import Any
+
+from django import template
+
+from apps.analysis.formatting import column_label, format_value, table_display
+
+register = template.Library()
+
+
+@register.filter
+def number(value: Any) -> str:
+    """`{{ x|number }}`: three significant figures, integers as they are, "—" when missing."""
+    return format_value(value)
+
+
+@register.filter
+def pvalue(value: Any) -> str:
+    """`{{ p|pvalue }}`: scientific notation, 1.23e-05."""
+    return format_value(value, p_value=True)
+
+
+@register.filter
+def words(name: str) -> str:
+    """`{{ column|words }}`: a column's name in words."""
+    return column_label(name)
+
+
+@register.filter
+def report_table(table: Any) -> dict[str, Any]:
+    """`{% with shown=table|report_table %}`: labelled headers and formatted cells."""
+    return table_display(table)
