@@ -86,9 +86,16 @@ def test_fbi_summary_names_the_8_unchanged_rows_and_flags_them(catalog, fbi_fold
     assert all(p.unchanged for p in flagged.select_related("item"))
 
 
-def test_keeping_the_repeats_is_the_researchers_choice(catalog, fbi_folder):
+def test_keeping_the_repeats_is_the_researchers_choice(catalog, fbi_folder, researcher):
     out = io.StringIO()
-    call_command("import_items", str(fbi_folder), dataset="FBI", repeats="keep", stdout=out)
+    call_command(
+        "import_items",
+        str(fbi_folder),
+        dataset="FBI",
+        repeats="keep",
+        owner=researcher.username,
+        stdout=out,
+    )
     text = out.getvalue()
     assert "2492 perturbations imported" in text
     assert "rows repeat a row of another kind (0 dropped)" in text
