@@ -16,6 +16,15 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "accounts/invite/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(
+            template_name="registration/invite_accept.html",
+            post_reset_login=True,
+            success_url="/",
+        ),
+        name="invite-accept",
+    ),
     path("admin/", admin.site.urls),
     path("api/v1/", api_docs.ApiRootView.as_view(), name="api-root"),
     path("api/v1/docs/", api_docs.swagger_ui, name="api-docs"),

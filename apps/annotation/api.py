@@ -7,6 +7,8 @@ when the key had been seen (nothing saved again).
 
 from dataclasses import asdict
 
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
@@ -15,9 +17,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.models import Role
+from apps.accounts.permissions import is_researcher
 from apps.annotation import serializers as s
 from apps.annotation.models import Comparison, ExpertVote, Study, Vetting
-from apps.annotation.selectors import study_for_role, study_role
+from apps.annotation.selectors import study_for_owner, study_for_role, study_members, study_role
 from apps.annotation.selectors.progress import study_progress
 from apps.annotation.selectors.survey import kind_weights
 from apps.annotation.selectors.work import comparison_item, vetting_brief
@@ -35,6 +38,13 @@ from apps.annotation.services import (
     vetting_skip,
     vetting_submit,
 )
+from apps.annotation.services.members import (
+    study_member_add,
+    study_member_remove,
+    study_member_role_set,
+    study_members_create,
+)
+from apps.annotation.services.studies import study_archive, study_create, study_update
 from apps.corpus.serializers import VersionSerializer
 
 NO_WORK = OpenApiResponse(description="No work left for you now.")
@@ -81,6 +91,104 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
 
     def _study(self, pk, *roles: str) -> Study:
         return study_for_role(self.request.user, int(pk), *roles)
+
+    def _read(self, study: Study) -> Response:
+        return Response(s.StudySerializer(self.get_queryset().get(pk=study.pk)).data)
+
+    # --- set-up by the study's researcher ------------------------------------------------
+
+    @extend_schema(request=s.StudyWriteSerializer, responses={201: s.StudySerializer})
+    def create(self, request: Request) -> Response:
+        """Create a study (researchers); its plan is built at once."""
+        if not is_researcher(request.user):
+            raise PermissionDenied("Only researchers create studies.")
+        serializer = s.StudyWriteSerializer(data=request.data, user=request.user)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        archived = data.pop("archived", False)
+        study = _django_errors(lambda: study_create(owner=request.user, **data))
+        if archived:
+            study_archive(study=study)
+        response = self._read(study)
+        response.status_code = status.HTTP_201_CREATED
+        return response
+
+    @extend_schema(request=s.StudyWriteSerializer, responses=s.StudySerializer)
+    def partial_update(self, request: Request, pk=None) -> Response:
+        """Change a study you own (any subset of fields); `archived` archives or brings back."""
+        study = study_for_owner(request.user, int(pk))
+        serializer = s.StudyWriteSerializer(
+            study, data=request.data, partial=True, user=request.user
+        )
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        if "archived" in data:
+            study_archive(study=study, archived=data.pop("archived"))
+        _django_errors(lambda: study_update(study=study, **data))
+        return self._read(study)
+
+    @extend_schema(
+        methods=["post"],
+        request=s.MemberAddSerializer,
+        responses={201: s.MemberSerializer, 200: s.NewAccountSerializer(many=True)},
+    )
+    @extend_schema(methods=["get"], responses=s.MemberSerializer(many=True))
+    @action(detail=True, methods=["get", "post"], pagination_class=None)
+    def members(self, request: Request, pk=None) -> Response:
+        """GET: the study's people. POST `username`: add an existing account (201); POST
+        `usernames`: create those accounts (all or none) and answer their passwords or
+        invitation links, shown this once (200)."""
+        study = study_for_owner(request.user, int(pk))
+        if request.method == "GET":
+            return Response(s.MemberSerializer(study_members(study), many=True).data)
+        data = _valid(s.MemberAddSerializer, request)
+        if "username" in data:
+            membership = _django_errors(
+                lambda: study_member_add(study=study, username=data["username"], role=data["role"])
+            )
+            row = study_members(study).get(pk=membership.pk)
+            return Response(s.MemberSerializer(row).data, status=status.HTTP_201_CREATED)
+        made = _django_errors(
+            lambda: study_members_create(
+                study=study,
+                usernames=data["usernames"],
+                role=data["role"],
+                passwords=data["access"] == "password",
+            )
+        )
+        invite = "/accounts/invite/"
+        return Response(
+            [
+                {
+                    "username": a.user.username,
+                    "role": data["role"],
+                    "password": a.password,
+                    "invitation": a.invitation_path
+                    and request.build_absolute_uri(invite + a.invitation_path),
+                }
+                for a in made
+            ]
+        )
+
+    @extend_schema(methods=["patch"], request=s.MemberRoleSerializer, responses=s.MemberSerializer)
+    @extend_schema(methods=["delete"], request=None, responses={204: None})
+    @action(
+        detail=True,
+        methods=["patch", "delete"],
+        url_path=r"members/(?P<username>[\w.@+-]+)",
+    )
+    def member(self, request: Request, pk=None, username=None) -> Response:
+        """PATCH: change a member's role. DELETE: remove them (their judgements stay)."""
+        study = study_for_owner(request.user, int(pk))
+        membership = get_object_or_404(
+            study.memberships.select_related("user", "study"), user__username=username
+        )
+        if request.method == "DELETE":
+            study_member_remove(membership=membership)
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        data = _valid(s.MemberRoleSerializer, request)
+        study_member_role_set(membership=membership, role=data["role"])
+        return Response(s.MemberSerializer(study_members(study).get(pk=membership.pk)).data)
 
     # --- researcher ----------------------------------------------------------------------
 
@@ -315,6 +423,15 @@ def _own(rows, user, study: Study, field: str):
     if study_role(user, study) == Role.RESEARCHER:
         return rows
     return rows.filter(**{field: user})
+
+
+def _django_errors(call):
+    """Run a service, turning Django's validation errors into the API's 400."""
+    try:
+        return call()
+    except DjangoValidationError as exc:
+        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+        raise ValidationError(detail) from exc
 
 
 def _str(value) -> str | None:

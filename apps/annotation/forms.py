@@ -1,8 +1,17 @@
-"""Forms of the annotation pages: each judgement carries the idempotency key of its page."""
+"""Forms of the annotation pages (each judgement carries the idempotency key of its page)
+and of a study's set-up by its researcher."""
+
+import csv
+import io
+from typing import Any
 
 from django import forms
 
+from apps.accounts.models import Role
 from apps.annotation.models import Choice, Study, Verdict
+from apps.catalog.choices import criterion_choices, grouped_field, kind_choices
+from apps.catalog.models import Criterion, PerturbationKind
+from apps.corpus.selectors import datasets_for_user
 
 
 class VerdictForm(forms.Form):
@@ -41,3 +50,100 @@ class StudySettingsForm(forms.ModelForm):
             "guidelines",
         ]
         widgets = {"guidelines": forms.Textarea(attrs={"rows": 4})}
+
+
+class StudyForm(forms.ModelForm):
+    """A study's set-up; the datasets offered are the researcher's own."""
+
+    class Meta:
+        model = Study
+        fields = [
+            "name",
+            "description",
+            "guidelines",
+            "datasets",
+            "kinds",
+            "criteria",
+            "vetting_overlap",
+            "comparison_groups",
+            "comparisons_need_vetting",
+            "lease_minutes",
+            "vetted_only_default",
+        ]
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 2}),
+            "guidelines": forms.Textarea(attrs={"rows": 6}),
+            "datasets": forms.CheckboxSelectMultiple,
+        }
+        help_texts = {
+            "guidelines": "Shown to annotators on every work page (key g).",
+            "datasets": "The data the study works on.",
+            "kinds": "Perturbation kinds annotators vet and compare.",
+            "criteria": "Criteria pairs are compared under (split among annotators).",
+        }
+
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        fields: Any = self.fields
+        fields["datasets"].queryset = datasets_for_user(user)
+        kinds = PerturbationKind.objects.all()
+        criteria = Criterion.objects.select_related("aspect")
+        fields["kinds"].queryset = kinds
+        fields["criteria"].queryset = criteria
+        grouped_field(fields["kinds"], kind_choices(kinds))
+        grouped_field(fields["criteria"], criterion_choices(criteria))
+
+
+MEMBER_ROLES = [(r.value, r.label) for r in Role]
+
+
+class MemberAddForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=MEMBER_ROLES, initial=Role.ANNOTATOR)
+
+
+class MemberRoleForm(forms.Form):
+    role = forms.ChoiceField(choices=MEMBER_ROLES)
+
+
+class MembersCreateForm(forms.Form):
+    """New accounts from a list of names: one a line, or a CSV whose first column is the name."""
+
+    names = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "placeholder": "ann\nbob\ncarla"}),
+        help_text="One name a line (or paste a CSV: the first column is the name).",
+    )
+    file = forms.FileField(required=False, help_text="Or upload a CSV of names.")
+    role = forms.ChoiceField(choices=MEMBER_ROLES, initial=Role.ANNOTATOR)
+    access = forms.ChoiceField(
+        choices=[
+            ("link", "One-time invitation links (they choose a password)"),
+            ("password", "Generated passwords"),
+        ],
+        initial="link",
+        widget=forms.RadioSelect,
+    )
+
+    def clean(self):
+        data = super().clean() or {}
+        text = data.get("names") or ""
+        upload = data.get("file")
+        if upload is not None:
+            try:
+                text += "\n" + upload.read().decode("utf-8-sig")
+            except UnicodeDecodeError:
+                self.add_error("file", "The file is not UTF-8 text.")
+        data["usernames"] = names_from_csv(text)
+        if not data["usernames"] and not self.errors:
+            self.add_error("names", "Give at least one name.")
+        return data
+
+
+def names_from_csv(text: str) -> list[str]:
+    """The first cell of each non-empty row, without a "username"/"name" header."""
+    rows = csv.reader(io.StringIO(text))
+    names = [row[0].strip() for row in rows if row and row[0].strip()]
+    if names and names[0].lower() in ("username", "name", "user"):
+        names = names[1:]
+    return names

@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from apps.accounts.models import Role
 from apps.annotation.models import (
     Choice,
     Comparison,
@@ -11,6 +12,9 @@ from apps.annotation.models import (
     Verdict,
     Vetting,
 )
+from apps.catalog.models import Criterion, PerturbationKind
+from apps.corpus.models import Dataset
+from apps.corpus.selectors import datasets_for_user
 
 
 class MembershipSerializer(serializers.ModelSerializer):
@@ -19,6 +23,54 @@ class MembershipSerializer(serializers.ModelSerializer):
     class Meta:
         model = StudyMembership
         fields = ["user", "role"]
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    """A member with the judgements they made in the study (see selectors.study_members)."""
+
+    username = serializers.CharField(source="user.username", read_only=True)
+    invited = serializers.SerializerMethodField(help_text="Has not used the invitation yet.")
+    vettings = serializers.IntegerField(read_only=True)
+    comparisons = serializers.IntegerField(read_only=True)
+    votes = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = StudyMembership
+        fields = ["id", "username", "role", "invited", "vettings", "comparisons", "votes"]
+
+    def get_invited(self, membership: StudyMembership) -> bool:
+        return not membership.user.has_usable_password()
+
+
+class MemberAddSerializer(serializers.Serializer):
+    """Either `username` (an existing account), or `usernames` to create new accounts."""
+
+    username = serializers.CharField(required=False, max_length=150)
+    usernames = serializers.ListField(
+        child=serializers.CharField(max_length=150), required=False, allow_empty=False
+    )
+    role = serializers.ChoiceField(choices=Role.choices, default=Role.ANNOTATOR)
+    access = serializers.ChoiceField(
+        choices=["link", "password"],
+        default="link",
+        help_text="New accounts: one-time invitation links, or generated passwords.",
+    )
+
+    def validate(self, attrs):
+        if ("username" in attrs) == ("usernames" in attrs):
+            raise serializers.ValidationError("Give either username or usernames.")
+        return attrs
+
+
+class MemberRoleSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class NewAccountSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    role = serializers.CharField()
+    password = serializers.CharField(help_text="Generated password, shown this once.")
+    invitation = serializers.CharField(help_text="One-time link to set a password.")
 
 
 class StudySerializer(serializers.ModelSerializer):
@@ -45,12 +97,57 @@ class StudySerializer(serializers.ModelSerializer):
             "comparison_groups",
             "comparisons_need_vetting",
             "lease_minutes",
+            "vetted_only_default",
+            "archived_at",
             "plan_built_at",
             "plan_queued_at",
             "plan_problem",
             "created_at",
         ]
-        read_only_fields = ["plan_built_at", "plan_queued_at", "plan_problem", "created_at"]
+        read_only_fields = [
+            "archived_at",
+            "plan_built_at",
+            "plan_queued_at",
+            "plan_problem",
+            "created_at",
+        ]
+
+
+class StudyWriteSerializer(serializers.ModelSerializer):
+    """Create or change a study: datasets by name (yours), kinds by slug, criteria by key."""
+
+    datasets = serializers.SlugRelatedField(
+        slug_field="name", many=True, required=False, queryset=Dataset.objects.none()
+    )
+    kinds = serializers.SlugRelatedField(
+        slug_field="slug", many=True, required=False, queryset=PerturbationKind.objects.all()
+    )
+    criteria = serializers.SlugRelatedField(
+        slug_field="key", many=True, required=False, queryset=Criterion.objects.all()
+    )
+    archived = serializers.BooleanField(required=False, help_text="Archive or bring back.")
+
+    class Meta:
+        model = Study
+        fields = [
+            "name",
+            "description",
+            "guidelines",
+            "datasets",
+            "kinds",
+            "criteria",
+            "vetting_overlap",
+            "comparison_groups",
+            "comparisons_need_vetting",
+            "lease_minutes",
+            "vetted_only_default",
+            "archived",
+        ]
+
+    def __init__(self, *args, user=None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if user is not None:
+            self.fields["datasets"].child_relation.queryset = datasets_for_user(user)
 
 
 class StudySettingsSerializer(serializers.ModelSerializer):

@@ -1,6 +1,9 @@
+from typing import Any
+
 from django import forms
 
 from apps.annotation.models import Study
+from apps.catalog.choices import grouped_field, kind_choices
 from apps.catalog.models import Degree, Method, PerturbationKind, Task
 from apps.corpus.importing.service import FORMATS
 from apps.corpus.models import Dataset
@@ -66,6 +69,8 @@ class GenerationForm(forms.Form):
             self.fields["dataset"].queryset = datasets
         if studies is not None:
             self.fields["study"].queryset = studies
+        kinds: Any = self.fields["kinds"]
+        grouped_field(kinds, kind_choices(kinds.queryset))
 
     def clean_items(self) -> list[str]:
         raw = self.cleaned_data.get("items") or ""

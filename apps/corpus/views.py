@@ -86,7 +86,9 @@ def generation_new(request: AuthedRequest) -> HttpResponse:
         raise PermissionDenied("Only researchers generate perturbations.")
     datasets = selectors.datasets_for_user(request.user)
     studies = Study.objects.for_user(request.user).filter(owner_id=request.user.pk)
-    form = GenerationForm(request.POST or None, datasets=datasets, studies=studies)
+    form = GenerationForm(
+        request.POST or None, datasets=datasets, studies=studies, initial=request.GET.dict()
+    )
     if request.method == "POST" and form.is_valid():
         options = {k: v for k, v in form.cleaned_data.items() if k != "items"}
         job = generation_job_start(user=request.user, **options)

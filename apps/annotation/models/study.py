@@ -19,6 +19,9 @@ class StudyQuerySet(models.QuerySet["Study"]):
             return self.all()
         return self.filter(Q(owner=user) | Q(memberships__user=user)).distinct()
 
+    def active(self) -> QuerySet[Study]:
+        return self.filter(archived_at__isnull=True)
+
 
 class Study(models.Model):
     """Groups datasets, perturbation kinds, criteria and the people who work on them."""
@@ -52,6 +55,15 @@ class Study(models.Model):
         validators=[MinValueValidator(1)],
         help_text="How long an item handed to an annotator stays theirs if not judged.",
     )
+    vetted_only_default = models.BooleanField(
+        default=False,
+        verbose_name="Judge vetted perturbations only",
+        help_text="The default for judge runs on this study: only perturbations vetted valid "
+        "or score-invariant.",
+    )
+    archived_at = models.DateTimeField(
+        null=True, blank=True, help_text="Archived studies leave members' lists; nothing is lost."
+    )
     plan_built_at = models.DateTimeField(null=True, blank=True)
     plan_queued_at = models.DateTimeField(
         null=True, blank=True, help_text="Set while the worker builds a large plan."
@@ -75,6 +87,10 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def archived(self) -> bool:
+        return self.archived_at is not None
 
 
 class StudyMembership(models.Model):

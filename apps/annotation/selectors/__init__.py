@@ -2,10 +2,22 @@
 
 from apps.annotation.selectors.studies import (
     StudyOverview,
+    studies_listed,
+    study_for_owner,
     study_for_role,
     study_for_user,
+    study_members,
     study_overview,
     study_role,
 )
 
-__all__ = ["StudyOverview", "study_for_role", "study_for_user", "study_overview", "study_role"]
+__all__ = [
+    "StudyOverview",
+    "studies_listed",
+    "study_for_owner",
+    "study_for_role",
+    "study_for_user",
+    "study_members",
+    "study_overview",
+    "study_role",
+]

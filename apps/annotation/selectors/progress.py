@@ -46,12 +46,13 @@ class AnnotatorProgress:
     comparison_queue: int
 
 
-def annotator_progress(study: Study, annotator) -> AnnotatorProgress:
+def annotator_progress(study: Study, annotator, *, fresh: bool = False) -> AnnotatorProgress:
     """What an annotator sees of their queue: their counts and the work left.
 
     The study-wide slot counts scan every slot, so they are shared for `STUDY_COUNTS_SECONDS`
-    (each page shows them; a few seconds' staleness does not matter there)."""
-    slots = _study_slot_counts(study)
+    (each page shows them; a few seconds' staleness does not matter there). `fresh` counts
+    now: beside "Nothing left", stale counts would contradict the message."""
+    slots = _study_slot_counts(study, fresh=fresh)
     return AnnotatorProgress(
         vetted=Vetting.objects.filter(study=study, annotator=annotator).count(),
         vetting_open=slots["open"],
@@ -63,9 +64,9 @@ def annotator_progress(study: Study, annotator) -> AnnotatorProgress:
     )
 
 
-def _study_slot_counts(study: Study) -> dict[str, int]:
+def _study_slot_counts(study: Study, *, fresh: bool = False) -> dict[str, int]:
     key = f"annotation:vetting-slots:{study.pk}"
-    counts = cache.get(key)
+    counts = None if fresh else cache.get(key)
     if counts is None:
         counts = VettingSlot.objects.filter(study=study).aggregate(
             total=Count("id"), open=Count("id", filter=Q(done_at__isnull=True))

@@ -6,12 +6,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, OuterRef, Subquery
+from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from apps.accounts.models import Role
-from apps.annotation.models import Study, StudyMembership
+from apps.annotation.models import Comparison, ExpertVote, Study, StudyMembership, Vetting
 from apps.corpus.models import Perturbation, SourceItem
 
 
@@ -26,6 +27,60 @@ class StudyOverview:
 def study_for_user(user, pk: int) -> Study:
     """The study, or 404 if this user may not open it (guessing an id reveals nothing)."""
     return get_object_or_404(Study.objects.for_user(user).select_related("owner"), pk=pk)
+
+
+def study_for_owner(user, pk: int) -> Study:
+    """The study if this user manages it (its owner, or a superuser): 404 for outsiders,
+    403 for its members, who may not change it."""
+    study = study_for_user(user, pk)
+    if not (user.is_superuser or study.owner_id == user.pk):
+        raise PermissionDenied("Only the study's researcher may change its set-up and people.")
+    return study
+
+
+def studies_listed(user, *, archived: bool = False) -> QuerySet[Study]:
+    """The user's studies for the home page, each with its member count and the user's role
+    in it (`member_role`, None for the owner): one query however many studies."""
+    members = (
+        StudyMembership.objects.filter(study=OuterRef("pk"))
+        .order_by()
+        .values("study")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    mine = StudyMembership.objects.filter(study=OuterRef("pk"), user=user).values("role")[:1]
+    return (
+        Study.objects.filter(pk__in=Study.objects.for_user(user).values("pk"))
+        .filter(archived_at__isnull=not archived)
+        .select_related("owner")
+        .annotate(member_count=Coalesce(Subquery(members), 0), member_role=Subquery(mine))
+        .order_by("name")
+    )
+
+
+def study_members(study: Study) -> QuerySet[StudyMembership]:
+    """Members with how many judgements each made in the study (one query)."""
+    return (
+        StudyMembership.objects.filter(study=study)
+        .select_related("user")
+        .annotate(
+            vettings=_count(Vetting, "annotator"),
+            comparisons=_count(Comparison, "annotator"),
+            votes=_count(ExpertVote, "expert"),
+        )
+        .order_by("role", "user__username")
+    )
+
+
+def _count(model, user_field: str) -> Coalesce:
+    rows = (
+        model.objects.filter(study=OuterRef("study"), **{user_field: OuterRef("user")})
+        .order_by()
+        .values(user_field)
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Coalesce(Subquery(rows), 0)
 
 
 def study_role(user, study: Study) -> str | None:

@@ -89,7 +89,7 @@ def _next_page(request: AuthedRequest, study: Study) -> HttpResponse:
 def _page(request: AuthedRequest, study: Study, pair: tuple[int, int] | None) -> HttpResponse:
     context: dict[str, object]
     if pair is None:
-        progress = annotator_progress(study, request.user)
+        progress = annotator_progress(study, request.user, fresh=True)
         context = {"study": study, "item": None, "progress": progress}
     else:
         item = comparison_item(

@@ -120,7 +120,7 @@ def _next_page(request: AuthedRequest, study: Study) -> HttpResponse:
 def _page(request: AuthedRequest, study: Study, perturbation_id: int | None) -> HttpResponse:
     context: dict[str, object]
     if perturbation_id is None:
-        progress = annotator_progress(study, request.user)
+        progress = annotator_progress(study, request.user, fresh=True)
         context = {"study": study, "item": None, "progress": progress}
     else:
         item = vetting_item(study=study, annotator=request.user, perturbation_id=perturbation_id)

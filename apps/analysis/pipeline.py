@@ -1,0 +1,207 @@
+"""A study's pipeline in order, for its page: data, perturbations, vetting, comparisons,
+expert votes, judge runs, reports. Each stage has its counts and the next thing to do; the
+whole is read in a fixed number of queries, whatever the study's size (docs/annotation.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from django.db.models import Count, Q
+from django.urls import reverse
+
+from apps.accounts.models import Role
+from apps.annotation.models import (
+    ComparisonSlot,
+    ExpertVote,
+    Study,
+    StudyMembership,
+    StudyPerturbation,
+    VettingSlot,
+)
+from apps.corpus.models import SourceItem
+from apps.judging.models import JudgeRun, RunStatus
+
+
+@dataclass
+class Stage:
+    key: str
+    title: str
+    figures: list[tuple[str, int]]
+    done: bool
+    next_label: str = ""
+    next_url: str = ""
+    links: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Counts:
+    datasets: int
+    items: int
+    kinds: int
+    criteria: int
+    perturbations: int
+    annotators: int
+    experts: int
+    vetting_slots: int
+    vetting_done: int
+    comparable: int
+    comparison_slots: int
+    comparison_done: int
+    votes: int
+    runs: int
+    runs_done: int
+
+
+def study_counts(study: Study) -> Counts:
+    """Every figure of the pipeline: eight aggregate queries."""
+    relations = Study.objects.filter(pk=study.pk).aggregate(
+        datasets=Count("datasets", distinct=True),
+        kinds=Count("kinds", distinct=True),
+        criteria=Count("criteria", distinct=True),
+    )
+    roles = dict(
+        StudyMembership.objects.filter(study=study)
+        .values_list("role")
+        .annotate(n=Count("id"))
+        .values_list("role", "n")
+    )
+    plan = StudyPerturbation.objects.filter(study=study).aggregate(
+        n=Count("id"), comparable=Count("id", filter=Q(comparable=True))
+    )
+    vetting = VettingSlot.objects.filter(study=study).aggregate(
+        n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
+    )
+    comparing = ComparisonSlot.objects.filter(study=study).aggregate(
+        n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
+    )
+    runs = JudgeRun.objects.filter(study=study).aggregate(
+        n=Count("id"), done=Count("id", filter=Q(status=RunStatus.DONE))
+    )
+    return Counts(
+        datasets=relations["datasets"],
+        items=SourceItem.objects.filter(dataset__studies=study).count(),
+        kinds=relations["kinds"],
+        criteria=relations["criteria"],
+        perturbations=plan["n"],
+        annotators=roles.get(Role.ANNOTATOR, 0),
+        experts=roles.get(Role.EXPERT, 0),
+        vetting_slots=vetting["n"],
+        vetting_done=vetting["done"],
+        comparable=plan["comparable"],
+        comparison_slots=comparing["n"],
+        comparison_done=comparing["done"],
+        votes=ExpertVote.objects.filter(study=study).count(),
+        runs=runs["n"],
+        runs_done=runs["done"],
+    )
+
+
+def study_pipeline(study: Study, counts: Counts) -> list[Stage]:
+    """The stages in order, each with its next action (links to the existing pages)."""
+    return [
+        _data(study, counts),
+        _perturbations(study, counts),
+        _vetting(study, counts),
+        _comparisons(study, counts),
+        _votes(study, counts),
+        _judging(study, counts),
+        _reports(study, counts),
+    ]
+
+
+def _url(name: str, *args: object, **query: object) -> str:
+    url = reverse(name, args=args)
+    return f"{url}?{urlencode(query)}" if query else url
+
+
+def _data(study: Study, c: Counts) -> Stage:
+    stage = Stage("data", "Data", [("datasets", c.datasets), ("items", c.items)], c.items > 0)
+    if c.items == 0:
+        stage.next_label, stage.next_url = "Import items", _url("import-new")
+        stage.links = [("Choose datasets", _url("study-edit", study.pk))]
+    else:
+        stage.links = [("Datasets", _url("dataset-list"))]
+    return stage
+
+
+def _perturbations(study: Study, c: Counts) -> Stage:
+    stage = Stage(
+        "perturbations",
+        "Perturbations",
+        [("kinds", c.kinds), ("perturbations in the plan", c.perturbations)],
+        c.perturbations > 0,
+    )
+    if c.kinds == 0:
+        stage.next_label, stage.next_url = "Choose kinds", _url("study-edit", study.pk)
+    elif c.perturbations == 0 and c.items:
+        stage.next_label = "Generate perturbations"
+        stage.next_url = _url("generation-new", study=study.pk)
+    else:
+        stage.links = [("Generate more", _url("generation-new", study=study.pk))]
+    return stage
+
+
+def _vetting(study: Study, c: Counts) -> Stage:
+    figures = [
+        ("annotators", c.annotators),
+        ("vettings done", c.vetting_done),
+        ("vettings planned", c.vetting_slots),
+    ]
+    done = c.vetting_slots > 0 and c.vetting_done == c.vetting_slots
+    stage = Stage("vetting", "Vetting", figures, done)
+    if c.annotators == 0:
+        stage.next_label, stage.next_url = "Add annotators", _url("study-members", study.pk)
+    elif c.vetting_slots < c.perturbations or not c.vetting_slots:
+        stage.next_label, stage.next_url = "Build the plan", _url("study-progress", study.pk)
+    else:
+        stage.next_label, stage.next_url = "Watch progress", _url("study-progress", study.pk)
+    return stage
+
+
+def _comparisons(study: Study, c: Counts) -> Stage:
+    figures = [
+        ("criteria", c.criteria),
+        ("comparable pairs", c.comparable),
+        ("comparisons done", c.comparison_done),
+        ("comparisons planned", c.comparison_slots),
+    ]
+    done = c.comparison_slots > 0 and c.comparison_done == c.comparison_slots
+    stage = Stage("comparisons", "Comparisons", figures, done)
+    if c.criteria == 0:
+        stage.next_label, stage.next_url = "Choose criteria", _url("study-edit", study.pk)
+    elif c.comparison_slots:
+        stage.next_label, stage.next_url = "Watch progress", _url("study-progress", study.pk)
+    else:
+        stage.links = [("Pairs become comparable as vetting goes on", "")]
+    return stage
+
+
+def _votes(study: Study, c: Counts) -> Stage:
+    stage = Stage(
+        "votes", "Expert votes", [("experts", c.experts), ("votes", c.votes)], c.votes > 0
+    )
+    if c.experts == 0:
+        stage.next_label, stage.next_url = "Add an expert", _url("study-members", study.pk)
+    else:
+        stage.next_label, stage.next_url = "Expert weights", _url("study-progress", study.pk)
+    return stage
+
+
+def _judging(study: Study, c: Counts) -> Stage:
+    figures = [("judge runs", c.runs), ("finished", c.runs_done)]
+    stage = Stage("judging", "Judge runs", figures, c.runs_done > 0)
+    query: dict[str, object] = {"study": study.pk}
+    if study.vetted_only_default:
+        query["vetted_only"] = "1"
+    stage.next_label, stage.next_url = "Run a judge", _url("judging-run-new", **query)
+    if c.runs:
+        stage.links = [("All runs", _url("judging-runs"))]
+    return stage
+
+
+def _reports(study: Study, c: Counts) -> Stage:
+    stage = Stage("reports", "Reports", [], c.runs_done > 0)
+    stage.next_label, stage.next_url = "Open the reports", _url("report-index", study.pk)
+    stage.links = [("Whole study as one HTML file", _url("report-file", study.pk))]
+    return stage

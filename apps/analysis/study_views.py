@@ -1,0 +1,32 @@
+"""A study's page: for its researchers the pipeline in order with the next action at each
+stage and the raw data downloads; for annotators and experts their work."""
+
+from django.http import HttpResponse
+from django.shortcuts import render
+
+from apps.accounts.models import Role
+from apps.accounts.requests import AuthedRequest
+from apps.analysis.pipeline import study_counts, study_pipeline
+from apps.analysis.raw_data import FORMATS, TABLES
+from apps.annotation.selectors import study_for_user, study_overview, study_role
+
+
+def study_detail(request: AuthedRequest, pk: int) -> HttpResponse:
+    study = study_for_user(request.user, pk)
+    role = study_role(request.user, study)
+    context = {
+        "study": study,
+        "role": role,
+        "can_manage": request.user.is_superuser or study.owner_id == request.user.pk,
+    }
+    if role == Role.RESEARCHER:
+        counts = study_counts(study)
+        context.update(
+            counts=counts,
+            pipeline=study_pipeline(study, counts),
+            tables=TABLES,
+            formats=list(FORMATS),
+        )
+    else:
+        context["overview"] = study_overview(study)
+    return render(request, "annotation/study_detail.html", context)

@@ -1,0 +1,87 @@
+"""Study set-up by its researcher: create, change, archive (see docs/annotation.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from apps.annotation.models import Study
+from apps.annotation.services.plan import study_plan_request
+from apps.catalog.models import Criterion, PerturbationKind
+from apps.corpus.models import Dataset
+
+#: Study fields a researcher sets (besides datasets, kinds and criteria).
+STUDY_FIELDS = (
+    "name",
+    "description",
+    "guidelines",
+    "vetting_overlap",
+    "comparison_groups",
+    "comparisons_need_vetting",
+    "lease_minutes",
+    "vetted_only_default",
+)
+
+
+def study_slug(name: str) -> str:
+    """A slug from the name, numbered when taken."""
+    base = slugify(name)[:40] or "study"
+    slug, n = base, 1
+    while Study.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+@transaction.atomic
+def study_create(
+    *,
+    owner,
+    datasets: Iterable[Dataset] = (),
+    kinds: Iterable[PerturbationKind] = (),
+    criteria: Iterable[Criterion] = (),
+    **fields: Any,
+) -> Study:
+    """A new study owned by `owner`, its plan built (or queued) at once."""
+    settings = {k: v for k, v in fields.items() if k in STUDY_FIELDS}
+    study = Study.objects.create(owner=owner, slug=study_slug(settings["name"]), **settings)
+    study.datasets.set(datasets)
+    study.kinds.set(kinds)
+    study.criteria.set(criteria)
+    study_plan_request(study=study)
+    return study
+
+
+@transaction.atomic
+def study_update(
+    *,
+    study: Study,
+    datasets: Iterable[Dataset] | None = None,
+    kinds: Iterable[PerturbationKind] | None = None,
+    criteria: Iterable[Criterion] | None = None,
+    **fields: Any,
+) -> Study:
+    """Change what is given (None: unchanged) and bring the plan up to date. Judgements and
+    work done or held are kept (see services.plan)."""
+    for name, value in fields.items():
+        if name in STUDY_FIELDS:
+            setattr(study, name, value)
+    study.full_clean(exclude=["slug", "owner"])
+    study.save()
+    for relation, values in (("datasets", datasets), ("kinds", kinds), ("criteria", criteria)):
+        if values is not None:
+            getattr(study, relation).set(values)
+    study_plan_request(study=study)
+    return study
+
+
+@transaction.atomic
+def study_archive(*, study: Study, archived: bool = True) -> Study:
+    """Archive (or bring back) a study: it leaves members' lists; nothing is deleted."""
+    study.archived_at = timezone.now() if archived else None
+    study.save(update_fields=["archived_at"])
+    return study
