@@ -1,6 +1,8 @@
 """A study's page: for its researchers the pipeline in order with the next action at each
 stage and the raw data downloads; for annotators and experts their work."""
 
+from typing import Any
+
 from django.http import HttpResponse
 from django.shortcuts import render
 
@@ -14,7 +16,7 @@ from apps.annotation.selectors import study_for_user, study_overview, study_role
 def study_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     study = study_for_user(request.user, pk)
     role = study_role(request.user, study)
-    context = {
+    context: dict[str, Any] = {
         "study": study,
         "role": role,
         "can_manage": request.user.is_superuser or study.owner_id == request.user.pk,

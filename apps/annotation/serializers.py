@@ -1,5 +1,7 @@
 """API shapes of studies, work items and judgements. Validation only: the services decide."""
 
+from typing import Any
+
 from rest_framework import serializers
 
 from apps.accounts.models import Role
@@ -147,7 +149,8 @@ class StudyWriteSerializer(serializers.ModelSerializer):
     def __init__(self, *args, user=None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         if user is not None:
-            self.fields["datasets"].child_relation.queryset = datasets_for_user(user)
+            datasets: Any = self.fields["datasets"]
+            datasets.child_relation.queryset = datasets_for_user(user)
 
 
 class StudySettingsSerializer(serializers.ModelSerializer):

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 from apps.catalog.models import Criterion, PerturbationKind
 
@@ -16,8 +17,9 @@ Grouped = list[tuple[str, list[tuple[int, str]]]]
 class GroupedCheckboxes(forms.CheckboxSelectMultiple):
     """Checkboxes under group headings, laid out in columns (static/discern.css)."""
 
-    def render(self, *args: Any, **kwargs: Any) -> str:
-        return format_html('<div class="check-groups">{}</div>', super().render(*args, **kwargs))
+    def render(self, name: str, value: Any, attrs: Any = None, renderer: Any = None) -> SafeString:
+        inner = super().render(name, value, attrs, renderer)
+        return format_html('<div class="check-groups">{}</div>', inner)
 
 
 def _grouped(objects: Iterable[Any], group_of: Callable[[Any], str]) -> Grouped:

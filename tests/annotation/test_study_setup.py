@@ -63,7 +63,9 @@ def test_owner_edits_and_archives_members_cannot(client, researcher):
     MembershipFactory(study=study, user=member, role="researcher")
     client.force_login(member)
     assert client.get(reverse("study-edit", args=[study.pk])).status_code == 403
-    assert client.post(reverse("study-archive", args=[study.pk]), {"archived": "1"}).status_code == 403
+    assert (
+        client.post(reverse("study-archive", args=[study.pk]), {"archived": "1"}).status_code == 403
+    )
     outsider = UserFactory(role="researcher")
     client.force_login(outsider)
     assert client.get(reverse("study-edit", args=[study.pk])).status_code == 404
@@ -174,7 +176,7 @@ def test_list_pages_take_a_fixed_number_of_queries(
 ):
     for n in range(rows):
         study = StudyFactory(owner=researcher, name=f"S{n}")
-        for m in range(3):
+        for _ in range(3):
             MembershipFactory(study=study, user=UserFactory(), role="annotator")
     client.force_login(researcher)
     with django_assert_max_num_queries(6):
