@@ -14,7 +14,7 @@ import pytest
 from apps.annotation.demo import DEMO_PASSWORD
 from tests.conftest import ARTIFACTS
 from tests.e2e.journey import Journey
-from tests.test_demo_command import UNSET, ROOT, _free_port, _stop_group
+from tests.test_demo_command import ROOT, UNSET, _free_port, _stop_group
 
 pytestmark = [pytest.mark.e2e]
 
