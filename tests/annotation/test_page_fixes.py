@@ -1,0 +1,47 @@
+"""Small things people noticed on the pages: fresh counts beside "Nothing left", the import
+button only for researchers, the Generate page's kinds grouped."""
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.annotation.models import VettingSlot
+from apps.annotation.selectors.progress import annotator_progress
+from tests.annotation.factories import study_setup
+
+pytestmark = pytest.mark.django_db
+
+
+def test_nothing_left_to_vet_shows_counts_of_now_not_of_ten_seconds_ago(client):
+    setup = study_setup(perturbations=2, annotators=1)
+    annotator = setup.annotators[0]
+    assert annotator_progress(setup.study, annotator).vetting_open == 2  # cached
+    VettingSlot.objects.filter(study=setup.study).update(done_at=timezone.now())
+    client.force_login(annotator)
+    page = client.get(reverse("vet-next", args=[setup.study.pk])).text
+    assert "Nothing left to vet" in page
+    assert "0 of 2 vettings still open" in page
+
+
+def test_import_button_only_for_researchers(client, researcher, annotator):
+    client.force_login(annotator)
+    assert "Import items" not in client.get(reverse("dataset-list")).text
+    client.force_login(researcher)
+    assert "Import items" in client.get(reverse("dataset-list")).text
+
+
+def test_generate_page_groups_kinds_by_family_and_method(client, researcher, catalog):
+    client.force_login(researcher)
+    page = client.get(reverse("generation-new")).text
+    assert 'class="check-groups"' in page
+    assert "FBI · LLM-written" in page and "Hierarchical (DHP) · Rule-based" in page
+    assert page.index("Hierarchical (DHP) · Rule-based") < page.index("Random typos (minor)")
+
+
+def test_generate_page_takes_the_study_from_the_link(client, researcher):
+    setup = study_setup(perturbations=1, annotators=1)
+    setup.study.owner = researcher
+    setup.study.save()
+    client.force_login(researcher)
+    page = client.get(reverse("generation-new") + f"?study={setup.study.pk}")
+    assert page.context["form"]["study"].value() == str(setup.study.pk)
