@@ -24,10 +24,21 @@ from apps.judging.models import JudgeRun, RunStatus
 
 
 @dataclass
+class Figure:
+    label: str
+    value: int
+    id: str = ""  # for the page's tests and styling
+
+
+def _figures(*rows: tuple[str, int] | Figure) -> list[Figure]:
+    return [row if isinstance(row, Figure) else Figure(*row) for row in rows]
+
+
+@dataclass
 class Stage:
     key: str
     title: str
-    figures: list[tuple[str, int]]
+    figures: list[Figure]
     done: bool
     next_label: str = ""
     next_url: str = ""
@@ -116,7 +127,8 @@ def _url(name: str, *args: object, **query: object) -> str:
 
 
 def _data(study: Study, c: Counts) -> Stage:
-    stage = Stage("data", "Data", [("datasets", c.datasets), ("items", c.items)], c.items > 0)
+    figures = _figures(("datasets", c.datasets), Figure("items", c.items, "item-count"))
+    stage = Stage("data", "Data", figures, c.items > 0)
     if c.items == 0:
         stage.next_label, stage.next_url = "Import items", _url("import-new")
         stage.links = [("Choose datasets", _url("study-edit", study.pk))]
@@ -129,7 +141,10 @@ def _perturbations(study: Study, c: Counts) -> Stage:
     stage = Stage(
         "perturbations",
         "Perturbations",
-        [("kinds", c.kinds), ("perturbations in the plan", c.perturbations)],
+        _figures(
+            ("kinds", c.kinds),
+            Figure("perturbations in the plan", c.perturbations, "perturbation-count"),
+        ),
         c.perturbations > 0,
     )
     if c.kinds == 0:
@@ -143,11 +158,11 @@ def _perturbations(study: Study, c: Counts) -> Stage:
 
 
 def _vetting(study: Study, c: Counts) -> Stage:
-    figures = [
+    figures = _figures(
         ("annotators", c.annotators),
         ("vettings done", c.vetting_done),
         ("vettings planned", c.vetting_slots),
-    ]
+    )
     done = c.vetting_slots > 0 and c.vetting_done == c.vetting_slots
     stage = Stage("vetting", "Vetting", figures, done)
     if c.annotators == 0:
@@ -160,12 +175,12 @@ def _vetting(study: Study, c: Counts) -> Stage:
 
 
 def _comparisons(study: Study, c: Counts) -> Stage:
-    figures = [
+    figures = _figures(
         ("criteria", c.criteria),
         ("comparable pairs", c.comparable),
         ("comparisons done", c.comparison_done),
         ("comparisons planned", c.comparison_slots),
-    ]
+    )
     done = c.comparison_slots > 0 and c.comparison_done == c.comparison_slots
     stage = Stage("comparisons", "Comparisons", figures, done)
     if c.criteria == 0:
@@ -178,9 +193,8 @@ def _comparisons(study: Study, c: Counts) -> Stage:
 
 
 def _votes(study: Study, c: Counts) -> Stage:
-    stage = Stage(
-        "votes", "Expert votes", [("experts", c.experts), ("votes", c.votes)], c.votes > 0
-    )
+    figures = _figures(("experts", c.experts), ("votes", c.votes))
+    stage = Stage("votes", "Expert votes", figures, c.votes > 0)
     if c.experts == 0:
         stage.next_label, stage.next_url = "Add an expert", _url("study-members", study.pk)
     else:
@@ -189,7 +203,7 @@ def _votes(study: Study, c: Counts) -> Stage:
 
 
 def _judging(study: Study, c: Counts) -> Stage:
-    figures = [("judge runs", c.runs), ("finished", c.runs_done)]
+    figures = _figures(("judge runs", c.runs), ("finished", c.runs_done))
     stage = Stage("judging", "Judge runs", figures, c.runs_done > 0)
     query: dict[str, object] = {"study": study.pk}
     if study.vetted_only_default:
