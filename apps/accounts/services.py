@@ -15,6 +15,8 @@ from django.contrib.auth.tokens import default_token_generator
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.http import HttpRequest
+from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
@@ -27,12 +29,12 @@ PASSWORD_BYTES = 12
 class NewAccount:
     user: User
     password: str = ""
-    invitation_path: str = ""  # "<uidb64>/<token>/", for the invite-accept URL
+    invitation: tuple[str, str] | None = None  # (uidb64, token) of the invite-accept URL
 
 
-def invitation_path(user: User) -> str:
-    uid = urlsafe_base64_encode(force_bytes(user.pk))
-    return f"{uid}/{default_token_generator.make_token(user)}/"
+def invitation(user: User) -> tuple[str, str]:
+    """The arguments of the `invite-accept` URL: valid until a password is set."""
+    return urlsafe_base64_encode(force_bytes(user.pk)), default_token_generator.make_token(user)
 
 
 def usernames_check(usernames: Sequence[str]) -> list[str]:
@@ -72,5 +74,12 @@ def accounts_create(*, usernames: Sequence[str], role: str, passwords: bool) -> 
         else:
             user.set_unusable_password()
             user.save()
-            made.append(NewAccount(user=user, invitation_path=invitation_path(user)))
+            made.append(NewAccount(user=user, invitation=invitation(user)))
     return made
+
+
+def invitation_url(request: HttpRequest, account: NewAccount) -> str:
+    """The account's one-time invitation link, absolute (empty for a generated password)."""
+    if account.invitation is None:
+        return ""
+    return request.build_absolute_uri(reverse("invite-accept", args=account.invitation))

@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 from apps.accounts.models import Role
 from apps.accounts.permissions import is_researcher
+from apps.accounts.services import invitation_url
 from apps.annotation import serializers as s
 from apps.annotation.models import Comparison, ExpertVote, Study, Vetting
 from apps.annotation.selectors import study_for_owner, study_for_role, study_members, study_role
@@ -156,15 +157,13 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
                 passwords=data["access"] == "password",
             )
         )
-        invite = "/accounts/invite/"
         return Response(
             [
                 {
                     "username": a.user.username,
                     "role": data["role"],
                     "password": a.password,
-                    "invitation": a.invitation_path
-                    and request.build_absolute_uri(invite + a.invitation_path),
+                    "invitation": invitation_url(request, a),
                 }
                 for a in made
             ]

@@ -237,3 +237,20 @@ def test_api_members_add_create_change_remove(api_client, researcher):
     assert role.status_code == 200 and role.data["role"] == "researcher"
     assert api_client.delete(f"{url}fay/").status_code == 204
     assert {m["username"] for m in api_client.get(url).data} == {"dana", "eve"}
+
+
+def test_an_archived_study_hands_out_no_work(client, api_client):
+    setup = study_setup(perturbations=2, annotators=1, aspects=1, comparisons_need_vetting=False)
+    from apps.annotation.services.studies import study_archive
+
+    study_archive(study=setup.study)
+    annotator = setup.annotators[0]
+    client.force_login(annotator)
+    assert "Nothing left to vet" in client.get(reverse("vet-next", args=[setup.study.pk])).text
+    assert (
+        "Its researcher has archived"
+        in client.get(reverse("study-detail", args=[setup.study.pk])).text
+    )
+    api_client.force_authenticate(annotator)
+    url = f"/api/v1/studies/{setup.study.pk}/comparisons/next/"
+    assert api_client.post(url).status_code == 204

@@ -229,6 +229,11 @@ class Journey:
             href = links.nth(n).get_attribute("href")
             body = self.download(page, href)
             assert body or href.endswith(".jsonl"), f"{href}: a CSV has at least its header"
+        page.goto(f"{self.base}/datasets/")
+        exports = page.locator("tr", has_text="Journey data").locator("a[href*='/export.']")
+        assert exports.count() == 2
+        for n in range(2):
+            assert self.download(page, exports.nth(n).get_attribute("href"))
         judgements = self.download(page, self.study_url("data/judgements.jsonl"))
         kinds = {json.loads(line)["judgement"] for line in judgements.splitlines()}
         assert kinds >= {"vetting", "comparison", "expert-vote"}, kinds

@@ -29,7 +29,10 @@ COMPARISON_FIELDS = ("group", "original_first", "choice", "outcome")
 
 
 def comparison_next(*, study: Study, annotator) -> ComparisonSlot | None:
-    """This annotator's next pair x criterion, or None when their share is done."""
+    """This annotator's next pair x criterion, or None when their share is done (or the study
+    is archived)."""
+    if study.archived:
+        return None
     return (
         ComparisonSlot.objects.filter(study=study, annotator=annotator, done_at__isnull=True)
         .order_by("skipped", "position", "criterion_id")

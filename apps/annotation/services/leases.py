@@ -26,7 +26,10 @@ CLAIM_ATTEMPTS = 5
 
 
 def vetting_next(*, study: Study, annotator, now: datetime | None = None) -> VettingSlot | None:
-    """The slot this annotator should vet now, leased to them; None when no work is left."""
+    """The slot this annotator should vet now, leased to them; None when no work is left (or
+    the study is archived)."""
+    if study.archived:
+        return None
     now = now or timezone.now()
     for _ in range(CLAIM_ATTEMPTS):
         try:

@@ -8,6 +8,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from apps.accounts.requests import AuthedRequest
+from apps.accounts.services import invitation_url
 from apps.annotation.forms import MemberAddForm, MemberRoleForm, MembersCreateForm
 from apps.annotation.models import Study
 from apps.annotation.selectors import study_for_owner, study_members
@@ -73,8 +74,7 @@ def members_create(request: AuthedRequest, pk: int) -> HttpResponse:
                 {
                     "username": account.user.username,
                     "password": account.password,
-                    "link": account.invitation_path
-                    and request.build_absolute_uri(f"/accounts/invite/{account.invitation_path}"),
+                    "link": invitation_url(request, account),
                 }
                 for account in made
             ]
