@@ -254,3 +254,13 @@ def test_an_archived_study_hands_out_no_work(client, api_client):
     api_client.force_authenticate(annotator)
     url = f"/api/v1/studies/{setup.study.pk}/comparisons/next/"
     assert api_client.post(url).status_code == 204
+
+
+def test_schema_documents_study_set_up_members_and_raw_data(api_client, researcher):
+    api_client.force_authenticate(researcher)
+    schema = api_client.get("/api/v1/schema/").content.decode()
+    assert "operationId: studies_create" in schema
+    assert "operationId: studies_partial_update" in schema
+    assert "/api/v1/studies/{id}/members/{username}/" in schema
+    assert "/api/v1/studies/{id}/data/{table}.{file_format}" in schema
+    assert "judge-calls" in schema
