@@ -176,14 +176,14 @@ def test_list_pages_take_a_fixed_number_of_queries(
 ):
     for n in range(rows):
         study = StudyFactory(owner=researcher, name=f"S{n}")
-        for _ in range(3):
+        for _ in range(rows):
             MembershipFactory(study=study, user=UserFactory(), role="annotator")
     client.force_login(researcher)
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(3):  # session, user, studies with their counts
         assert client.get(reverse("home")).status_code == 200
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(4):
         assert client.get(reverse("study-members", args=[study.pk])).status_code == 200
-    with django_assert_max_num_queries(16):
+    with django_assert_max_num_queries(11):
         assert client.get(reverse("study-detail", args=[study.pk])).status_code == 200
 
 
