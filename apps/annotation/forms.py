@@ -9,8 +9,8 @@ from django import forms
 
 from apps.accounts.models import Role
 from apps.annotation.models import Choice, Study, Verdict
-from apps.catalog.choices import criterion_choices, grouped_field, kind_choices
-from apps.catalog.models import Criterion, PerturbationKind
+from apps.catalog.choices import criterion_checkboxes, kind_checkboxes
+from apps.catalog.models import Criterion
 from apps.corpus.selectors import datasets_for_user
 
 
@@ -74,6 +74,8 @@ class StudyForm(forms.ModelForm):
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 6}),
             "datasets": forms.CheckboxSelectMultiple,
+            "kinds": kind_checkboxes(),
+            "criteria": criterion_checkboxes(),
         }
         help_texts = {
             "guidelines": "Shown to annotators on every work page (key g).",
@@ -86,12 +88,7 @@ class StudyForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         fields: Any = self.fields
         fields["datasets"].queryset = datasets_for_user(user)
-        kinds = PerturbationKind.objects.all()
-        criteria = Criterion.objects.select_related("aspect")
-        fields["kinds"].queryset = kinds
-        fields["criteria"].queryset = criteria
-        grouped_field(fields["kinds"], kind_choices(kinds))
-        grouped_field(fields["criteria"], criterion_choices(criteria))
+        fields["criteria"].queryset = Criterion.objects.select_related("aspect")
 
 
 MEMBER_ROLES = [(r.value, r.label) for r in Role]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -11,39 +11,55 @@ from django.utils.safestring import SafeString
 
 from apps.catalog.models import Criterion, PerturbationKind
 
-Grouped = list[tuple[str, list[tuple[int, str]]]]
-
 
 class GroupedCheckboxes(forms.CheckboxSelectMultiple):
-    """Checkboxes under group headings, laid out in columns (static/discern.css)."""
+    """A model multiple-choice field's checkboxes under group headings, laid out in columns
+    (static/discern.css). Groups come from the objects themselves, at render time, so the
+    field's queryset (which validation uses) stays the one source of the options."""
+
+    def __init__(
+        self,
+        *,
+        group_of: Callable[[Any], str],
+        label_of: Callable[[Any], str] = str,
+        attrs: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(attrs)
+        self.group_of = group_of
+        self.label_of = label_of
+
+    def optgroups(self, name: str, value: Any, attrs: Any = None) -> Any:
+        grouped: dict[str, list[tuple[Any, str]]] = {}
+        for option_value, _ in self.choices:
+            obj = getattr(option_value, "instance", None)
+            if obj is not None:
+                grouped.setdefault(self.group_of(obj), []).append(
+                    (option_value, self.label_of(obj))
+                )
+        flat, self.choices = self.choices, list(grouped.items())
+        try:
+            return super().optgroups(name, value, attrs)
+        finally:
+            self.choices = flat
 
     def render(self, name: str, value: Any, attrs: Any = None, renderer: Any = None) -> SafeString:
         inner = super().render(name, value, attrs, renderer)
         return format_html('<div class="check-groups">{}</div>', inner)
 
 
-def _grouped(objects: Iterable[Any], group_of: Callable[[Any], str]) -> Grouped:
-    groups: dict[str, list[tuple[int, str]]] = {}
-    for obj in objects:
-        groups.setdefault(group_of(obj), []).append((obj.pk, str(obj)))
-    return list(groups.items())
+def kind_group(kind: PerturbationKind) -> str:
+    """E.g. "FBI · Rule-based"."""
+    return f"{kind.get_family_display()} · {kind.get_method_display()}"
 
 
-def kind_choices(kinds: Iterable[PerturbationKind]) -> Grouped:
-    """Kinds under "family · method" headings (e.g. "FBI · Rule-based")."""
-    ordered = sorted(kinds, key=lambda k: (k.family, k.method, k.name))
-    return _grouped(ordered, lambda k: f"{k.get_family_display()} · {k.get_method_display()}")
+def criterion_label(criterion: Criterion) -> str:
+    return f"{criterion.key} ({criterion.get_description_type_display()})"
 
 
-def criterion_choices(criteria: Iterable[Criterion]) -> Grouped:
-    """Criteria under their aspect's name; each shows its description type."""
-    groups: dict[str, list[tuple[int, str]]] = {}
-    for criterion in criteria:
-        label = f"{criterion.key} ({criterion.get_description_type_display()})"
-        groups.setdefault(criterion.aspect.name, []).append((criterion.pk, label))
-    return list(groups.items())
+def kind_checkboxes() -> GroupedCheckboxes:
+    return GroupedCheckboxes(group_of=kind_group)
 
 
-def grouped_field(field: forms.Field, choices: Grouped) -> None:
-    """Show a ModelMultipleChoiceField's options grouped; validation still uses its queryset."""
-    field.widget = GroupedCheckboxes(choices=choices)
+def criterion_checkboxes() -> GroupedCheckboxes:
+    """Criteria under their aspect (give the field a queryset with select_related("aspect"))."""
+    return GroupedCheckboxes(group_of=lambda c: c.aspect.name, label_of=criterion_label)

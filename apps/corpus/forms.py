@@ -1,9 +1,7 @@
-from typing import Any
-
 from django import forms
 
 from apps.annotation.models import Study
-from apps.catalog.choices import grouped_field, kind_choices
+from apps.catalog.choices import kind_checkboxes
 from apps.catalog.models import Degree, Method, PerturbationKind, Task
 from apps.corpus.importing.service import FORMATS
 from apps.corpus.models import Dataset
@@ -34,7 +32,7 @@ class GenerationForm(forms.Form):
     dataset = forms.ModelChoiceField(Dataset.objects.none())
     kinds = forms.ModelMultipleChoiceField(
         PerturbationKind.objects.all(),
-        widget=forms.CheckboxSelectMultiple,
+        widget=kind_checkboxes(),
         help_text="Rule-based kinds run locally; LLM-written kinds need a generator. Both run "
         "in the worker, with checks on every output.",
     )
@@ -69,8 +67,6 @@ class GenerationForm(forms.Form):
             self.fields["dataset"].queryset = datasets
         if studies is not None:
             self.fields["study"].queryset = studies
-        kinds: Any = self.fields["kinds"]
-        grouped_field(kinds, kind_choices(kinds.queryset))
 
     def clean_items(self) -> list[str]:
         raw = self.cleaned_data.get("items") or ""
