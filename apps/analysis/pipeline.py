@@ -43,6 +43,7 @@ class Stage:
     next_label: str = ""
     next_url: str = ""
     links: list[tuple[str, str]] = field(default_factory=list)
+    problem: str = ""
 
 
 @dataclass
@@ -182,7 +183,7 @@ def _comparisons(study: Study, c: Counts) -> Stage:
         ("comparisons planned", c.comparison_slots),
     )
     done = c.comparison_slots > 0 and c.comparison_done == c.comparison_slots
-    stage = Stage("comparisons", "Comparisons", figures, done)
+    stage = Stage("comparisons", "Comparisons", figures, done, problem=study.plan_problem)
     if c.criteria == 0:
         stage.next_label, stage.next_url = "Choose criteria", _url("study-edit", study.pk)
     elif c.comparison_slots:

@@ -15,7 +15,7 @@ def _stages(response) -> dict[str, object]:
 
 
 def test_an_empty_study_says_what_to_do_first(client, researcher):
-    study = StudyFactory(owner=researcher)
+    study = StudyFactory(owner=researcher, plan_problem="Group 1 has fewer annotators than…")
     client.force_login(researcher)
     response = client.get(reverse("study-detail", args=[study.pk]))
     stages = _stages(response)
@@ -34,7 +34,8 @@ def test_an_empty_study_says_what_to_do_first(client, researcher):
     assert stages["votes"].next_label == "Add an expert"
     assert f"study={study.pk}" in stages["judging"].next_url
     assert stages["reports"].next_url == reverse("report-index", args=[study.pk])
-    assert "Raw data" in response.text
+    assert stages["comparisons"].problem == study.plan_problem
+    assert "Raw data" in response.text and "fewer annotators than" in response.text
 
 
 def test_a_planned_study_shows_its_counts(client):
