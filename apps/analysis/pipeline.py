@@ -206,9 +206,8 @@ def _votes(study: Study, c: Counts) -> Stage:
 def _judging(study: Study, c: Counts) -> Stage:
     figures = _figures(("judge runs", c.runs), ("finished", c.runs_done))
     stage = Stage("judging", "Judge runs", figures, c.runs_done > 0)
-    query: dict[str, object] = {"study": study.pk}
-    if study.vetted_only_default:
-        query["vetted_only"] = "1"
+    vetted = "true" if study.vetted_only_default else "false"  # the run form's choices
+    query = {"study": study.pk, "vetted_only": vetted}
     stage.next_label, stage.next_url = "Run a judge", _url("judging-run-new", **query)
     if c.runs:
         stage.links = [("All runs", _url("judging-runs"))]

@@ -40,13 +40,17 @@ def test_an_empty_study_says_what_to_do_first(client, researcher):
 
 def test_a_planned_study_shows_its_counts(client):
     setup = study_setup(perturbations=3, annotators=2, aspects=1, vetted_only_default=True)
+    empty = StudyFactory(owner=setup.study.owner, vetted_only_default=False)
+    client.force_login(setup.study.owner)
+    judging = _stages(client.get(reverse("study-detail", args=[empty.pk])))["judging"]
+    assert "vetted_only=false" in judging.next_url
     client.force_login(setup.study.owner)
     response = client.get(reverse("study-detail", args=[setup.study.pk]))
     stages = _stages(response)
     figures = {f.label: f.value for f in stages["vetting"].figures}
     assert figures == {"annotators": 2, "vettings done": 0, "vettings planned": 3}
     assert stages["vetting"].next_label == "Watch progress"
-    assert "vetted_only=1" in stages["judging"].next_url
+    assert "vetted_only=true" in stages["judging"].next_url
     assert 'id="perturbation-count">3<' in response.text
 
 

@@ -56,7 +56,7 @@ class Study(models.Model):
         help_text="How long an item handed to an annotator stays theirs if not judged.",
     )
     vetted_only_default = models.BooleanField(
-        default=False,
+        default=True,
         verbose_name="Judge vetted perturbations only",
         help_text="The default for judge runs on this study: only perturbations vetted valid "
         "or score-invariant.",
