@@ -11,6 +11,7 @@ from django.db.models import Count, Q
 from django.urls import reverse
 
 from apps.accounts.models import Role
+from apps.analysis.reports import STUDY_REPORTS, TITLES
 from apps.annotation.models import (
     ComparisonSlot,
     ExpertVote,
@@ -217,5 +218,6 @@ def _judging(study: Study, c: Counts) -> Stage:
 def _reports(study: Study, c: Counts) -> Stage:
     stage = Stage("reports", "Reports", [], c.runs_done > 0)
     stage.next_label, stage.next_url = "Open the reports", _url("report-index", study.pk)
-    stage.links = [("Whole study as one HTML file", _url("report-file", study.pk))]
+    stage.links = [(TITLES[name], _url("report-page", study.pk, name)) for name in STUDY_REPORTS]
+    stage.links.append(("Whole study as one HTML file", _url("report-file", study.pk)))
     return stage
