@@ -8,12 +8,13 @@ from importlib import import_module
 from importlib.util import find_spec
 
 from django.urls import URLPattern, URLResolver, include, path
-from rest_framework.authtoken.views import obtain_auth_token
+
+from apps.accounts.tokens import TokenView
 
 APPS = ("catalog", "corpus", "annotation", "judging", "analysis")
 
 urlpatterns: list[URLPattern | URLResolver] = [
-    path("auth/token/", obtain_auth_token, name="api-token")
+    path("auth/token/", TokenView.as_view(), name="api-token")
 ]
 for app in APPS:
     if find_spec(f"apps.{app}.api_urls") is not None:

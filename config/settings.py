@@ -7,6 +7,7 @@ filesystem and a secret key it makes and keeps in `var/secret_key`. `DATABASE_UR
 variable.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -34,6 +35,17 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
+# HTTPS in production (docs/deployment.md): all off by default, so `make demo` runs on http.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=False)
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain http
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=False)
+if env.bool("DJANGO_SECURE_PROXY_SSL_HEADER", default=False):
+    # Only behind a proxy that sets X-Forwarded-Proto itself and strips it from clients.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -43,6 +55,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
@@ -56,6 +69,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.upload_limit.UploadLimitMiddleware",  # first: before anything reads the body
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -66,6 +80,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: it answers a locked-out login
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -99,6 +114,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses a locked-out user before the password check
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Login throttling (django-axes), for the login page and POST /api/v1/auth/token/: after
+# AXES_FAILURE_LIMIT wrong passwords for one user name from one address, every attempt (even
+# the right password) is refused for DISCERN_LOGIN_COOLOFF_MINUTES.
+AXES_FAILURE_LIMIT = env.int("DISCERN_LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("DISCERN_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_IPWARE_PROXY_COUNT = env.int("DISCERN_PROXY_COUNT", default=0)
+AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -119,7 +148,9 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns on every request when it is missing
 MEDIA_ROOT = VAR_DIR / "media"
-DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DISCERN_MAX_UPLOAD_BYTES", default=200 * 1024 * 1024)
+# The largest request body, files included (config/upload_limit.py answers 413 above it).
+DISCERN_MAX_UPLOAD_BYTES = env.int("DISCERN_MAX_UPLOAD_BYTES", default=200 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = DISCERN_MAX_UPLOAD_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 REST_FRAMEWORK = {
@@ -131,6 +162,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    "DEFAULT_THROTTLE_RATES": {"token": env.str("DISCERN_TOKEN_RATE", default="20/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Discern API",
@@ -183,6 +215,11 @@ DISCERN_LOAD_CATALOG = env.bool("DISCERN_LOAD_CATALOG", default=True)
 DISCERN_MAX_FIELD_CHARS = env.int("DISCERN_MAX_FIELD_CHARS", default=1_000_000)
 # Files above this many rows are imported by the worker, with a progress bar.
 DISCERN_BACKGROUND_IMPORT_BYTES = env.int("DISCERN_BACKGROUND_IMPORT_BYTES", default=2_000_000)
+
+# Uploaded zips (FBI-style folders): limits checked before and while unpacking.
+DISCERN_ZIP_MAX_BYTES = env.int("DISCERN_ZIP_MAX_BYTES", default=500 * 1024 * 1024)
+DISCERN_ZIP_MAX_MEMBERS = env.int("DISCERN_ZIP_MAX_MEMBERS", default=10_000)
+DISCERN_ZIP_MAX_RATIO = env.int("DISCERN_ZIP_MAX_RATIO", default=100)
 
 # HTTP transport of the LLM clients: "aiohttp" (faster, the default) or "httpx" (the SDK's own).
 DISCERN_LLM_TRANSPORT = env.str("DISCERN_LLM_TRANSPORT", default="aiohttp")

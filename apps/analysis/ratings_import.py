@@ -8,13 +8,11 @@ keys. Items and perturbations are matched by id within one dataset. All or nothi
 from __future__ import annotations
 
 import csv
-import io
-import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from django.db import transaction
 from django.utils.text import slugify
@@ -23,10 +21,14 @@ from apps.analysis.models import HumanRating
 from apps.analysis.reports.rater_quality import rater_warnings
 from apps.catalog.models import Aspect, Metric
 from apps.corpus.importing import ImportFailed, ImportProblem
-from apps.corpus.importing.text_files import read_utf8
+from apps.corpus.importing.fields import BadJson, json_loads, text_problem
+from apps.corpus.importing.text_files import open_utf8
 from apps.corpus.models import Dataset, Perturbation, SourceItem
 
 COLUMNS = ("item", "criterion", "rater", "score")
+# Stored columns' lengths (HumanRating); item and perturbation must match stored ids anyway.
+MAX_CHARS = {"criterion": 100, "rater": 100}
+MAX_SOURCE_CHARS = 200
 
 
 @dataclass
@@ -40,27 +42,41 @@ class RatingsSummary:
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    text = read_utf8(path)
-    if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
-        rows = []
-        for n, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ImportFailed(
-                        [ImportProblem(path.name, f"not valid JSON ({exc.msg})", row=n)]
-                    ) from exc
-                rows.append((n, obj if isinstance(obj, dict) else {}))
-        return rows
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-    missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-    if missing:
-        raise ImportFailed(
-            [ImportProblem(path.name, f"missing column(s) {', '.join(missing)}", row=1)]
-        )
-    return list(enumerate(reader, start=2))
+    with open_utf8(path) as handle:
+        if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+            return _json_rows(path.name, handle)
+        return _csv_rows(path.name, handle, "\t" if path.suffix.lower() == ".tsv" else ",")
+
+
+def _json_rows(name: str, handle: TextIO) -> list[tuple[int, dict[str, Any]]]:
+    rows = []
+    for n, line in enumerate(handle, start=1):
+        if line.strip():
+            try:
+                obj = json_loads(line, check_strings=False)
+            except BadJson as exc:
+                raise ImportFailed([ImportProblem(name, str(exc), row=n)]) from exc
+            rows.append((n, obj if isinstance(obj, dict) else {}))
+    return rows
+
+
+def _csv_rows(name: str, handle: TextIO, delimiter: str) -> list[tuple[int, dict[str, Any]]]:
+    # strict: an unclosed quote is an error, never two rows merged into one
+    reader = csv.DictReader(handle, delimiter=delimiter, strict=True)
+    rows: list[tuple[int, dict[str, Any]]] = []
+    try:
+        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ImportFailed(
+                [ImportProblem(name, f"missing column(s) {', '.join(missing)}", row=1)]
+            )
+        for n, row in enumerate(reader, start=2):
+            rows.append((n, row))
+    except csv.Error as exc:
+        row = rows[-1][0] + 1 if rows else 2
+        message = f"a quoted field is not closed properly ({exc}); double a quote inside quotes"
+        raise ImportFailed([ImportProblem(name, message, row=row)]) from exc
+    return rows
 
 
 def human_ratings_import(
@@ -87,9 +103,16 @@ def human_ratings_import(
                 ImportProblem(path.name, f"{r['score']} is outside {lo}-{hi}", n, "score")
             )
     _duplicates(path.name, rows, parsed, problems)
+    source = source or path.name[:MAX_SOURCE_CHARS]
+    if len(source) > MAX_SOURCE_CHARS or text_problem(source):
+        problems.append(
+            ImportProblem(
+                path.name, f"must be text of at most {MAX_SOURCE_CHARS} characters", field="source"
+            )
+        )
     if problems:
         raise ImportFailed(problems)
-    summary = _write(ratings, dataset, (lo, hi), source or path.name)
+    summary = _write(ratings, dataset, (lo, hi), source)
     summary.warnings = dataset_rater_warnings(dataset)
     return summary
 
@@ -109,8 +132,9 @@ def _parse(name, n, row, items, perturbations, problems) -> dict[str, Any] | Non
     values = {c: str(row.get(c) if row.get(c) is not None else "").strip() for c in COLUMNS}
     bad = False
     for column in COLUMNS:
-        if not values[column]:
-            problems.append(ImportProblem(name, "empty", n, column))
+        problem = _value_problem(column, values[column], row.get(column))
+        if problem:
+            problems.append(ImportProblem(name, problem, n, column))
             bad = True
     if values["item"] and values["item"] not in items:
         problems.append(
@@ -142,6 +166,17 @@ def _parse(name, n, row, items, perturbations, problems) -> dict[str, Any] | Non
         "rater": values["rater"],
         "score": score,
     }
+
+
+def _value_problem(column: str, text: str, raw: Any) -> str | None:
+    if raw is not None and not isinstance(raw, str | int | float):
+        return "must be a string or a number"
+    if not text:
+        return "empty"
+    limit = MAX_CHARS.get(column)
+    if limit and len(text) > limit:
+        return f"longer than {limit} characters"
+    return text_problem(text)
 
 
 def _duplicates(name, rows, parsed, problems) -> None:

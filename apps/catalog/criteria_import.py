@@ -6,7 +6,6 @@ Gold → default, Simplified, Detailed, Term, List → themselves, Selection<n> 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from apps.catalog.models import Aspect, Criterion, DescriptionType
+from apps.corpus.importing.fields import BadJson, json_loads, text_problem
 from apps.corpus.importing.problems import ImportFailed, ImportProblem
 from apps.corpus.importing.text_files import read_utf8
 
@@ -51,41 +51,80 @@ def criteria_import(*, path: Path, source: str = "", scale: tuple[int, int] = (1
     """Import every description in the file as a criterion, or nothing if any is wrong."""
     name = path.name
     source = source or slugify(path.stem)
-    try:
-        data = json.loads(read_utf8(path))
-    except json.JSONDecodeError as exc:
-        raise ImportFailed(
-            [ImportProblem(name, f"not valid JSON ({exc.msg})", row=exc.lineno)]
-        ) from exc
-    if not isinstance(data, dict):
-        raise ImportFailed([ImportProblem(name, "must be a JSON object: aspect → descriptions")])
+    data = _load(path)
     aspects = {a.slug: a for a in Aspect.objects.all()}
-    rows, problems = [], []
+    rows: list[tuple[str, Aspect, str, str]] = []
+    problems = _source_problems(name, source)
     for aspect_name, descriptions in data.items():
         slug = _aspect_slug(aspect_name)
         if slug not in aspects:
-            problems.append(
-                ImportProblem(name, f"unknown aspect '{aspect_name}'", field=aspect_name)
-            )
+            message = f"unknown aspect '{aspect_name[:100]}'"
+            problems.append(ImportProblem(name, message, field=aspect_name[:100]))
             continue
         if not isinstance(descriptions, dict):
             problems.append(ImportProblem(name, "must map labels to texts", field=aspect_name))
             continue
         for label, text in descriptions.items():
-            where = f"{aspect_name}.{label}"
-            dtype = description_type_for(label)
-            if dtype is None:
-                problems.append(
-                    ImportProblem(name, f"unknown description label '{label}'", field=where)
-                )
-            elif not isinstance(text, str) or not text.strip():
-                problems.append(ImportProblem(name, "empty text", field=where))
+            where = f"{aspect_name}.{label[:100]}"
+            problem = _description_problem(label, text, slugify(f"{source}-{slug}-{label}"))
+            if problem:
+                problems.append(ImportProblem(name, problem, field=where))
             else:
                 key = slugify(f"{source}-{slug}-{label}")
-                rows.append((key, aspects[slug], dtype, text))
+                rows.append((key, aspects[slug], description_type_for(label) or "", text))
+    problems += _repeated_keys(name, rows)
     if problems:
         raise ImportFailed(problems)
     return _write(rows, source, scale, name)
+
+
+def _load(path: Path) -> dict:
+    try:
+        data = json_loads(read_utf8(path), check_strings=False)
+    except BadJson as exc:
+        raise ImportFailed([ImportProblem(path.name, str(exc), row=exc.line)]) from exc
+    if not isinstance(data, dict):
+        raise ImportFailed(
+            [ImportProblem(path.name, "must be a JSON object: aspect → descriptions")]
+        )
+    return data
+
+
+def _source_problems(name: str, source: str) -> list[ImportProblem]:
+    limit = Criterion._meta.get_field("source").max_length or 100
+    if len(source) > limit:
+        return [ImportProblem(name, f"longer than {limit} characters", field="source")]
+    problem = text_problem(source)
+    return [ImportProblem(name, problem, field="source")] if problem else []
+
+
+def _description_problem(label: str, text: object, key: str) -> str | None:
+    limit = Criterion._meta.get_field("key").max_length or 120
+    if description_type_for(label) is None:
+        return f"unknown description label '{label[:100]}'"
+    if not isinstance(text, str) or not text.strip():
+        return "empty text"
+    if len(key) > limit:
+        return f"the criterion key '{key[:40]}…' would be longer than {limit} characters"
+    return text_problem(text)
+
+
+def _repeated_keys(name: str, rows) -> list[ImportProblem]:
+    """Names equal but for case or punctuation give the same criterion key: refuse them."""
+    seen: set[str] = set()
+    problems = []
+    for key, *_ in rows:
+        if key in seen:
+            problems.append(
+                ImportProblem(
+                    name,
+                    f"two descriptions give the same criterion '{key}' (names that differ only "
+                    "in case or punctuation)",
+                    field=key,
+                )
+            )
+        seen.add(key)
+    return problems
 
 
 @transaction.atomic

@@ -6,13 +6,13 @@ items and perturbations (the perturbation id is exported, so re-import adds noth
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterator
 from itertools import groupby
 
 from apps.corpus.models import Dataset, Perturbation, SourceItem
+from apps.csv_cells import safe_writer
 
 CSV_COLUMNS = [
     "id",
@@ -75,7 +75,7 @@ def export_jsonl(dataset: Dataset) -> Iterator[str]:
 
 def export_csv(dataset: Dataset) -> Iterator[str]:
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = safe_writer(buffer)
     writer.writerow(CSV_COLUMNS)
     for item, perturbations in _items_with_perturbations(dataset):
         base = [

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 import uuid
-import zipfile
 from pathlib import Path
 
 from django.conf import settings
@@ -12,9 +12,12 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
-from apps.corpus.importing import ImportFailed, ImportProblem, items_import
+from apps.corpus.importing import ImportFailed, items_import
 from apps.corpus.importing.repeats import DROP
 from apps.corpus.models import Dataset, ImportJob
+from apps.corpus.unzipping import zip_unpack
+
+logger = logging.getLogger(__name__)
 
 PROGRESS_EVERY = 0.02  # save progress each time another 2% is done
 
@@ -83,8 +86,22 @@ def import_job_run(*, job_id: int) -> None:
         )
     except ImportFailed as exc:
         _finish(job_id, ImportJob.Status.FAILED, errors=exc.as_strings())
+    except Exception as exc:  # anything else still ends the job, with a reason, and is logged
+        logger.exception("import job %s failed", job_id)
+        reason = f"{job.original_name}: the import stopped on an unexpected error "
+        _finish(job_id, ImportJob.Status.FAILED, errors=[reason + f"({type(exc).__name__})"])
     else:
         _finish(job_id, ImportJob.Status.DONE, summary=summary.as_dict())
+    finally:
+        _remove_upload(Path(job.path))
+
+
+def _remove_upload(path: Path) -> None:
+    """Delete the job's upload folder (the file and anything unpacked from it)."""
+    uploads = (Path(settings.MEDIA_ROOT) / "imports").resolve()
+    folder = path.parent.resolve()
+    if folder.parent == uploads:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _finish(job_id: int, status: str, errors: list[str] | None = None, summary=None) -> None:
@@ -99,20 +116,14 @@ def _finish(job_id: int, status: str, errors: list[str] | None = None, summary=N
 
 
 def _unpacked(path: Path) -> Path:
-    """A .zip (an FBI-style folder, zipped) is extracted beside itself; other files stay."""
+    """A .zip (an FBI-style folder, zipped) is unpacked beside itself; other files stay."""
     if path.suffix.lower() != ".zip":
         return path
     target = path.with_suffix("")
     if target.exists():
         shutil.rmtree(target)
-    try:
-        with zipfile.ZipFile(path) as archive:
-            for member in archive.namelist():
-                if member.startswith("/") or ".." in Path(member).parts:
-                    raise ImportFailed([ImportProblem(path.name, f"unsafe path '{member}'")])
-            archive.extractall(target)
-    except zipfile.BadZipFile as exc:
-        raise ImportFailed([ImportProblem(path.name, "not a readable zip file")]) from exc
+    target.mkdir()
+    zip_unpack(path=path, target=target)
     roots = [p for p in target.iterdir() if p.is_dir() and not p.name.startswith("__")]
     # A zip of the folder itself holds one top folder; a zip of its contents holds abilities.
     if len(roots) == 1 and not list(target.glob("*/*.tsv")):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterator
 from typing import Any
 
+from apps.csv_cells import SafeDictWriter
 from apps.judging.models import JudgeCall, JudgeRun
 from apps.judging.selectors import calls_for_export
 
@@ -98,7 +98,7 @@ def _csv_value(value: Any) -> Any:
 
 def export_csv(run: JudgeRun) -> Iterator[str]:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
+    writer = SafeDictWriter(buffer, fieldnames=COLUMNS)
     writer.writeheader()
     for call in calls_for_export(run).iterator(chunk_size=1000):
         writer.writerow({k: _csv_value(v) for k, v in call_row(run, call).items()})

@@ -6,11 +6,12 @@ download or one self-contained HTML file.
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from apps.csv_cells import safe_writer
 
 
 @dataclass
@@ -76,7 +77,7 @@ class Report:
     def table_csv(self, name: str | None = None) -> str:
         """One table as CSV, or every table stacked with a leading `table` column."""
         buffer = io.StringIO()
-        writer = csv.writer(buffer)
+        writer = safe_writer(buffer)
         chosen = [t for t in self.tables() if name in (None, t.name)]
         if name is not None:
             for table in chosen:

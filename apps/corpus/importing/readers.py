@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import csv
-import io
-import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+from apps.corpus.importing.fields import BadJson, json_loads
 from apps.corpus.importing.problems import ImportFailed, ImportProblem
 from apps.corpus.importing.records import ItemRecord, PerturbationRecord
-from apps.corpus.importing.text_files import read_utf8
+from apps.corpus.importing.text_files import open_utf8
+from apps.csv_cells import unescape_cell
 
 Read = tuple[list[ItemRecord], list[ImportProblem]]
 
@@ -37,9 +38,17 @@ csv.field_size_limit(sys.maxsize)  # field sizes are checked by validation, with
 
 def read_csv(path: Path, delimiter: str = ",") -> Read:
     """One row per item, optionally with one perturbation; an item may span several rows."""
-    name = path.name
-    reader = csv.DictReader(io.StringIO(read_utf8(path), newline=""), delimiter=delimiter)
-    header = [h.strip() for h in reader.fieldnames or []]
+    with open_utf8(path) as handle:
+        return _read_csv_rows(path.name, handle, delimiter)
+
+
+def _read_csv_rows(name: str, handle: TextIO, delimiter: str) -> Read:
+    # strict: a quote left open is an error, never two rows silently merged into one text
+    reader = csv.DictReader(handle, delimiter=delimiter, strict=True)
+    try:
+        header = [h.strip() for h in reader.fieldnames or []]
+    except csv.Error as exc:
+        raise ImportFailed([_quote_problem(name, 1, 1, exc)]) from exc
     missing = [c for c in CSV_REQUIRED if c not in header]
     if missing:
         found = ", ".join(header) or "nothing"
@@ -53,8 +62,10 @@ def read_csv(path: Path, delimiter: str = ",") -> Read:
     reader.fieldnames = header
     records: list[ItemRecord] = []
     problems: list[ImportProblem] = []
+    index, line = 1, reader.line_num
     try:
         for index, raw in enumerate(reader, start=2):
+            line = reader.line_num
             if None in raw or any(v is None for v in raw.values()):
                 problems.append(
                     ImportProblem(
@@ -64,8 +75,17 @@ def read_csv(path: Path, delimiter: str = ",") -> Read:
                 continue
             records.append(_csv_record(name, index, raw, problems))
     except csv.Error as exc:
-        problems.append(ImportProblem(name, f"malformed CSV: {exc}", row=reader.line_num))
+        problems.append(_quote_problem(name, index + 1, line + 1, exc))
     return _merge_rows(records, problems), problems
+
+
+def _quote_problem(name: str, row: int, line: int, exc: csv.Error) -> ImportProblem:
+    return ImportProblem(
+        name,
+        f"a quoted field starting on line {line} is not closed properly ({exc}); "
+        'double a quote inside a quoted field ("")',
+        row=row,
+    )
 
 
 def _count(raw: dict[Any, Any]) -> int:
@@ -76,6 +96,7 @@ def _count(raw: dict[Any, Any]) -> int:
 def _csv_record(
     name: str, row: int, raw: dict[str, str], problems: list[ImportProblem]
 ) -> ItemRecord:
+    raw = {k: unescape_cell(v) for k, v in raw.items()}  # our CSV exports prefix formulas
     metadata: dict[str, Any] = {}
     if raw.get("metadata", "").strip():
         metadata = _json_object(raw["metadata"], name, row, "metadata", problems)
@@ -103,9 +124,9 @@ def _csv_record(
 
 def _json_object(text: str, name: str, row: int, field: str, problems: list[ImportProblem]):
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problems.append(ImportProblem(name, f"not valid JSON ({exc.msg})", row=row, field=field))
+        value = json_loads(text)
+    except BadJson as exc:
+        problems.append(ImportProblem(name, str(exc), row=row, field=field))
         return {}
     if not isinstance(value, dict):
         problems.append(ImportProblem(name, "must be a JSON object", row=row, field=field))
@@ -141,33 +162,42 @@ def read_jsonl(path: Path) -> Read:
     records: list[ItemRecord] = []
     problems: list[ImportProblem] = []
     seen: dict[str, int] = {}
-    for line_no, line in enumerate(read_utf8(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(
-                ImportProblem(name, f"not valid JSON ({exc.msg}, column {exc.colno})", row=line_no)
-            )
-            continue
-        record = _jsonl_record(name, line_no, obj, problems)
-        if record is None:
-            continue
-        if record.external_id in seen:
-            problems.append(
-                ImportProblem(
-                    name,
-                    f"duplicate id '{record.external_id}' (first at "
-                    f"row {seen[record.external_id]})",
-                    line_no,
-                    "id",
+    with open_utf8(path) as handle:
+        for line_no, line in enumerate(_lines(handle), start=1):
+            record = _jsonl_line(name, line_no, line, problems)
+            if record is None:
+                continue
+            if record.external_id in seen:
+                problems.append(
+                    ImportProblem(
+                        name,
+                        f"duplicate id '{record.external_id}' (first at "
+                        f"row {seen[record.external_id]})",
+                        line_no,
+                        "id",
+                    )
                 )
-            )
-            continue
-        seen[record.external_id] = line_no
-        records.append(record)
+                continue
+            seen[record.external_id] = line_no
+            records.append(record)
     return records, problems
+
+
+def _lines(handle: TextIO) -> Iterator[str]:
+    """One line at a time (JSON strings may hold U+2028, so only real line ends count)."""
+    for line in handle:
+        yield line.rstrip("\r\n")
+
+
+def _jsonl_line(name: str, line_no: int, line: str, problems: list[ImportProblem]):
+    if not line.strip():
+        return None
+    try:
+        obj = json_loads(line, check_strings=False)
+    except BadJson as exc:
+        problems.append(ImportProblem(name, str(exc), row=line_no))
+        return None
+    return _jsonl_record(name, line_no, obj, problems)
 
 
 def _jsonl_record(
@@ -176,7 +206,9 @@ def _jsonl_record(
     if not isinstance(obj, dict):
         problems.append(ImportProblem(name, "each line must be a JSON object", row=row))
         return None
-    bad = [f for f in ("id", "original", "source", "task") if f in obj and not _scalar(obj[f])]
+    bad = [f for f in ("original", "source", "task") if f in obj and not _text(obj[f])]
+    if "id" in obj and not _scalar(obj["id"]):
+        bad.insert(0, "id")
     for field in bad:
         problems.append(ImportProblem(name, "must be a string", row=row, field=field))
     metadata = obj.get("metadata") or {}
@@ -199,10 +231,17 @@ def _jsonl_record(
         metadata=metadata,
     )
     for i, p in enumerate(perturbations):
-        if not isinstance(p, dict) or not all(_scalar(p.get(f)) for f in ("kind", "text")):
+        if not isinstance(p, dict) or not all(_text(p.get(f)) for f in ("kind", "text")):
             problems.append(
                 ImportProblem(
                     name, "needs string fields kind and text", row=row, field=f"perturbations[{i}]"
+                )
+            )
+            continue
+        if not _text(p.get("explanation") or "") or not _scalar(p.get("id") or ""):
+            problems.append(
+                ImportProblem(
+                    name, "id and explanation must be strings", row=row, field=f"perturbations[{i}]"
                 )
             )
             continue
@@ -219,16 +258,21 @@ def _jsonl_record(
 
 
 def _scalar(value: Any) -> bool:
+    """An id may be written as a number; texts must be strings."""
     return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
 
 
 def read_fbi(folder: Path) -> Read:
     """A folder laid out like the FBI release: <ability>/<kind>.tsv, one perturbation a row."""
     if not folder.is_dir():
-        raise ImportFailed([ImportProblem(str(folder), "not a folder of <ability>/<kind>.tsv")])
+        raise ImportFailed([ImportProblem(folder.name, "not a folder of <ability>/<kind>.tsv")])
     files = sorted(folder.glob("*/*.tsv"))
     if not files:
-        raise ImportFailed([ImportProblem(str(folder), "no <ability>/<kind>.tsv files found")])
+        raise ImportFailed([ImportProblem(folder.name, "no <ability>/<kind>.tsv files found")])
     records: list[ItemRecord] = []
     problems: list[ImportProblem] = []
     for path in files:
@@ -238,7 +282,17 @@ def read_fbi(folder: Path) -> Read:
 
 def _fbi_file(path: Path, problems: list[ImportProblem]) -> list[ItemRecord]:
     label = f"{path.parent.name}/{path.name}"
-    reader = csv.DictReader(io.StringIO(read_utf8(path, label), newline=""), delimiter="\t")
+    with open_utf8(path, label) as handle:
+        reader = csv.DictReader(handle, delimiter="\t", strict=True)
+        where = [1, 1]  # the row and line where the last good row ended
+        try:
+            return _fbi_rows(path, label, reader, problems, where)
+        except csv.Error as exc:
+            problems.append(_quote_problem(label, where[0] + 1, where[1] + 1, exc))
+            return []
+
+
+def _fbi_rows(path, label, reader, problems: list[ImportProblem], where) -> list[ItemRecord]:
     missing = [c for c in FBI_COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
         problems.append(ImportProblem(label, f"missing column(s) {', '.join(missing)}", row=1))
@@ -248,6 +302,7 @@ def _fbi_file(path: Path, problems: list[ImportProblem]) -> list[ItemRecord]:
     out: list[ItemRecord] = []
     seen: dict[str, int] = {}
     for row, raw in enumerate(reader, start=2):
+        where[:] = [row, reader.line_num]
         cdx = (raw.get("cdx") or "").strip()
         if cdx in seen:
             problems.append(

@@ -11,6 +11,7 @@ from django.db import transaction
 
 from apps.catalog.models import PerturbationKind, Task
 from apps.corpus.importing import readers
+from apps.corpus.importing.fields import text_problem
 from apps.corpus.importing.problems import ImportFailed, ImportProblem
 from apps.corpus.importing.records import ItemRecord
 from apps.corpus.importing.repeats import DROP, REPEAT_POLICIES, find_repeats, unchanged_rows
@@ -100,8 +101,7 @@ def items_import(
     kinds = dict(PerturbationKind.objects.values_list("slug", "id"))
     tasks = dict(Task.objects.values_list("slug", "id"))
     problems += validate_records(records, kinds=set(kinds), tasks=set(tasks), default_task=task)
-    if not dataset_name.strip():
-        problems.append(ImportProblem(path.name, "a dataset name is required", field="dataset"))
+    problems += _dataset_name_problems(path.name, dataset_name)
     if problems:
         raise ImportFailed(problems)
     with transaction.atomic():
@@ -116,6 +116,17 @@ def items_import(
         tally.advance(0)
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
+
+
+def _dataset_name_problems(file: str, name: str) -> list[ImportProblem]:
+    limit = Dataset._meta.get_field("name").max_length or 200
+    if not name.strip():
+        message = "a dataset name is required"
+    elif len(name) > limit:
+        message = f"longer than {limit} characters"
+    else:
+        message = text_problem(name) or ""
+    return [ImportProblem(file, message, field="dataset")] if message else []
 
 
 class _Tally:

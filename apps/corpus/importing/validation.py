@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from django.conf import settings
 
+from apps.corpus.importing.fields import strings_problem, text_problem
 from apps.corpus.importing.problems import ImportProblem
 from apps.corpus.importing.records import ItemRecord
 
@@ -35,6 +36,10 @@ def _item_problems(record: ItemRecord, tasks: set[str], default_task: str, limit
         )
     if not record.original.strip():
         yield ImportProblem(file=file, row=row, field="original", message="empty text")
+    texts = {"id": record.external_id, "original": record.original, "source": record.source}
+    yield from _text_problems(file, row, {**texts, "task": record.task})
+    if problem := strings_problem(record.metadata):
+        yield ImportProblem(file=file, row=row, field="metadata", message=problem)
     for field in ("original", "source"):
         size = len(getattr(record, field))
         if size > limit:
@@ -62,6 +67,15 @@ def _perturbation_problems(record: ItemRecord, kinds: set[str], limit: int):
             )
         if not p.text.strip():
             yield ImportProblem(file=file, row=row, field="perturbed", message="empty text")
+        if len(p.external_id) > MAX_ID_CHARS:
+            yield ImportProblem(
+                file=file,
+                row=row,
+                field="perturbation_id",
+                message=f"longer than {MAX_ID_CHARS} characters",
+            )
+        fields = {"perturbed": p.text, "explanation": p.explanation}
+        yield from _text_problems(file, row, {**fields, "perturbation_id": p.external_id})
         for field, value in (("perturbed", p.text), ("explanation", p.explanation)):
             if len(value) > limit:
                 yield ImportProblem(
@@ -81,6 +95,13 @@ def _perturbation_problems(record: ItemRecord, kinds: set[str], limit: int):
         seen.add(key)
 
 
+def _text_problems(file: str, row: int | None, fields: dict[str, str]):
+    for field, value in fields.items():
+        if problem := text_problem(value):
+            yield ImportProblem(file=file, row=row, field=field, message=problem)
+
+
 def perturbation_key(external_id: str, text: str) -> str:
     """A stable id for a perturbation: the given one, else a hash of its text."""
-    return external_id or "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:20]
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return external_id or "sha1:" + digest[:20]
