@@ -8,6 +8,7 @@ a message naming the problem, for the caller to place in its file, row and field
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 MAX_JSON_DEPTH = 32
@@ -39,18 +40,31 @@ def json_loads(text: str, *, check_strings: bool = True) -> Any:
     With check_strings=False the caller checks the strings itself, field by field.
     """
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise BadJson(f"not valid JSON ({exc.msg}, column {exc.colno})", exc.lineno) from exc
     except RecursionError as exc:
         raise BadJson(f"JSON nested more than {MAX_JSON_DEPTH} levels deep") from exc
-    except ValueError as exc:  # e.g. an integer with more digits than Python converts
-        raise BadJson(f"not valid JSON ({exc})") from exc
+    except BadJson:
+        raise
+    except ValueError as exc:  # an integer with more digits than Python converts
+        raise BadJson("not valid JSON (a number with too many digits)") from exc
     if _depth(value) > MAX_JSON_DEPTH:
         raise BadJson(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
     problem = strings_problem(value) if check_strings else None
     if problem:
         raise BadJson(problem)
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise BadJson(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise BadJson(f"the number {text[:20]} is too large")
     return value
 
 
