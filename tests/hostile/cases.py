@@ -79,8 +79,7 @@ ITEM_CASES = [
     ),
     Case(
         "surrogate-kind.jsonl",
-        _jsonl(GOOD)
-        + b'{"id": "s1", "original": "x", "perturbations": [{"kind": "negation", '
+        _jsonl(GOOD) + b'{"id": "s1", "original": "x", "perturbations": [{"kind": "negation", '
         b'"text": "\\udfff"}]}\n',
         "surrogate-kind.jsonl, row 2, field 'perturbed': contains a lone surrogate (\\udfff)",
     ),
@@ -92,7 +91,7 @@ ITEM_CASES = [
     ),
     Case(
         "nested.csv",
-        ("id,original,metadata\nd1,x,\"{\"\"a\"\": " + _deep(50) + '}"\n').encode(),
+        ('id,original,metadata\nd1,x,"{""a"": ' + _deep(50) + '}"\n').encode(),
         "nested.csv, row 2, field 'metadata': JSON nested more than 32 levels deep",
     ),
     Case(
@@ -127,7 +126,9 @@ ITEM_CASES = [
     ),
     Case(
         "long-perturbation-id.csv",
-        ("id,original,kind,perturbed,perturbation_id\np1,x,negation,y," + "z" * 300 + "\n").encode(),
+        (
+            "id,original,kind,perturbed,perturbation_id\np1,x,negation,y," + "z" * 300 + "\n"
+        ).encode(),
         "long-perturbation-id.csv, row 2, field 'perturbation_id': longer than 200 characters",
     ),
     Case(
@@ -250,7 +251,9 @@ RATINGS_CASES = [
     ),
     Case(
         "nested.jsonl",
-        ('{"item": "s1", "criterion": "c", "rater": "e1", "score": ' + _deep(100_000) + "}\n").encode(),
+        (
+            '{"item": "s1", "criterion": "c", "rater": "e1", "score": ' + _deep(100_000) + "}\n"
+        ).encode(),
         "nested.jsonl, row 1: JSON nested more than 32 levels deep",
     ),
 ]

@@ -45,7 +45,9 @@ def test_criteria_source_over_100_characters(earlier, api_client, researcher, tm
     )
     api_client.force_authenticate(researcher)
     response = api_client.post(
-        "/api/v1/criteria/import/", {"file": upload(good), "source": LONG_SOURCE}, format="multipart"
+        "/api/v1/criteria/import/",
+        {"file": upload(good), "source": LONG_SOURCE},
+        format="multipart",
     )
     assert response.status_code == 400
     assert LONG_SOURCE_MESSAGE in response.json()["errors"][0]

@@ -22,7 +22,9 @@ def _fill(head: str, row: str) -> str:
 BOMBS = {
     "open-quote": "id\toriginal\n1\t" + '"' * (SIZE + 1) + "\n",
     "quote-every-row": "id\toriginal\n" + "".join(f'{i}\t"x\n' for i in range(SIZE // 10)),
-    "wide-header": "id\toriginal\t" + "\t".join(f"c{i}" for i in range(SIZE // 8)) + "\n"
+    "wide-header": "id\toriginal\t"
+    + "\t".join(f"c{i}" for i in range(SIZE // 8))
+    + "\n"
     + "a\tb\n" * 1000,
     "wide-row": "id\toriginal\n1\tx" + "\t" * SIZE + "\n",
     "many-rows-unknown-task": "id\toriginal\ttask\n"
