@@ -7,10 +7,10 @@ wrong passwords, as on the login page.
 
 from __future__ import annotations
 
-from axes.exceptions import AxesBackendPermissionDenied
 from django.conf import settings
 from rest_framework import status
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
@@ -30,7 +30,10 @@ class TokenView(ObtainAuthToken):
     def post(self, request, *args, **kwargs):
         try:
             return super().post(request, *args, **kwargs)
-        except AxesBackendPermissionDenied:
-            return Response(
-                {"detail": locked_out_message()}, status=status.HTTP_429_TOO_MANY_REQUESTS
-            )
+        except ValidationError:
+            # django-axes refused the credentials before checking them: say so, not "wrong"
+            if getattr(request, "axes_locked_out", False):
+                return Response(
+                    {"detail": locked_out_message()}, status=status.HTTP_429_TOO_MANY_REQUESTS
+                )
+            raise
