@@ -126,7 +126,12 @@ AXES_COOLOFF_TIME = timedelta(minutes=env.int("DISCERN_LOGIN_COOLOFF_MINUTES", d
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
-AXES_IPWARE_PROXY_COUNT = env.int("DISCERN_PROXY_COUNT", default=0)
+# The client address: REMOTE_ADDR, or behind N proxies the one they add to X-Forwarded-For.
+PROXY_COUNT = env.int("DISCERN_PROXY_COUNT", default=0)
+AXES_IPWARE_PROXY_COUNT = PROXY_COUNT
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if PROXY_COUNT else ["REMOTE_ADDR"]
+)
 AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -163,6 +168,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_THROTTLE_RATES": {"token": env.str("DISCERN_TOKEN_RATE", default="20/min")},
+    "NUM_PROXIES": PROXY_COUNT,  # 0: the address is REMOTE_ADDR, X-Forwarded-For is ignored
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Discern API",

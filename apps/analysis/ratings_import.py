@@ -70,12 +70,12 @@ def _csv_rows(name: str, handle: TextIO, delimiter: str) -> list[tuple[int, dict
             raise ImportFailed(
                 [ImportProblem(name, f"missing column(s) {', '.join(missing)}", row=1)]
             )
-        for n, row in enumerate(reader, start=2):
-            rows.append((n, row))
+        for n, values in enumerate(reader, start=2):
+            rows.append((n, values))
     except csv.Error as exc:
-        row = rows[-1][0] + 1 if rows else 2
+        bad = rows[-1][0] + 1 if rows else 2
         message = f"a quoted field is not closed properly ({exc}); double a quote inside quotes"
-        raise ImportFailed([ImportProblem(name, message, row=row)]) from exc
+        raise ImportFailed([ImportProblem(name, message, row=bad)]) from exc
     return rows
 
 
