@@ -60,3 +60,11 @@ def test_api_names_the_problem(case, earlier, api_client, researcher):
     assert str(settings.MEDIA_ROOT) not in errors
     assert database_state() == before
     no_job_left_behind()
+
+
+def test_command_refuses_a_dataset_name_over_200_characters(earlier, tmp_path):
+    before = database_state()
+    case = ITEM_CASES[0].__class__("fine.csv", b"id,original\nx1,Fine.\n", "")
+    message = command_error("import_items", case, tmp_path, "--dataset", "d" * 201)
+    assert "fine.csv, field 'dataset': longer than 200 characters" in message
+    assert database_state() == before
