@@ -59,11 +59,17 @@ def import_job_start(
 
 
 def import_job_run(*, job_id: int) -> None:
-    """Run one import job, recording progress and the outcome. Safe to call twice."""
+    """Run one import job, recording progress and the outcome. Safe to call twice.
+
+    A job is queued once, so finding it already running means the task was delivered again
+    because the worker running it died (killed, out of memory): that job is failed, not left
+    running for ever.
+    """
     claimed = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.PENDING).update(
         status=ImportJob.Status.RUNNING
     )
     if not claimed:
+        _fail_abandoned(job_id)
         return
     job = ImportJob.objects.get(pk=job_id)
     step = [0.0]
@@ -94,6 +100,18 @@ def import_job_run(*, job_id: int) -> None:
         _finish(job_id, ImportJob.Status.DONE, summary=summary.as_dict())
     finally:
         _remove_upload(Path(job.path))
+
+
+def _fail_abandoned(job_id: int) -> None:
+    job = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.RUNNING).first()
+    if job is None:
+        return
+    reason = (
+        f"{job.original_name}: the worker running this import stopped before it finished "
+        "(restarted or out of memory); nothing was imported, upload the file again"
+    )
+    _finish(job_id, ImportJob.Status.FAILED, errors=[reason])
+    _remove_upload(Path(job.path))
 
 
 def _remove_upload(path: Path) -> None:

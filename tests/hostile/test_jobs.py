@@ -77,3 +77,22 @@ def test_the_worker_fails_a_hostile_file_with_its_reason(
     assert case.message in "\n".join(job.errors)
     assert database_state() == before
     no_job_left_behind()
+
+
+@pytest.mark.django_db
+def test_a_job_whose_worker_died_is_failed_when_its_task_comes_back(researcher, settings):
+    """acks_late: a killed worker's task is delivered again; the job must not stay running."""
+    folder = settings.MEDIA_ROOT / "imports" / "abandoned"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "big.csv").write_text("id,original\n")
+    job = ImportJob.objects.create(
+        dataset_name="d",
+        path=str(folder / "big.csv"),
+        original_name="big.csv",
+        created_by=researcher,
+        status=ImportJob.Status.RUNNING,
+    )
+    services.import_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == "failed" and "stopped before it finished" in job.errors[0]
+    no_job_left_behind()
