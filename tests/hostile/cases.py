@@ -168,6 +168,11 @@ ZIP_CASES = [
         zip_of({"../../etc/factual/x.tsv": FBI_HEADER}),
         "escape.zip: unsafe member name '../../etc/factual/x.tsv'",
     ),
+    Case(
+        "fbi-quote.zip",
+        zip_of({"factual/entity-errors.tsv": FBI_HEADER + b'c1\tq\t"og\tp\nc2\tq\tog\tp\n'}),
+        "factual/entity-errors.tsv, row 2: a quoted field starting on line 2 is not closed",
+    ),
     Case("broken.zip", b"PK\x03\x04 this is not a zip", "broken.zip: not a readable zip file"),
     Case(
         "many.zip",
