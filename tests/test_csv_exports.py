@@ -51,13 +51,18 @@ def test_numbers_and_plain_text_are_left_alone(value):
     assert unescape_cell(str(value)) == str(value)
 
 
+# apps/csv_cells.py, and apps/corpus/safe_csv.py (the study raw-data downloads' helper, with
+# the same rule; tested in tests/analysis/test_raw_data.py) until the two are made one.
+SAFE_HELPERS = {"csv_cells.py", "safe_csv.py"}
+
+
 def test_every_csv_writer_in_the_app_is_the_safe_one():
     pattern = re.compile(r"csv\.(writer|DictWriter)\(")
     offenders = [
         str(path.relative_to(ROOT))
         for folder in ("apps", "workers", "config")
         for path in (ROOT / folder).rglob("*.py")
-        if pattern.search(path.read_text()) and path.name != "csv_cells.py"
+        if pattern.search(path.read_text()) and path.name not in SAFE_HELPERS
     ]
     assert not offenders, f"write CSV through apps.csv_cells: {offenders}"
 

@@ -25,9 +25,11 @@ def zip_limits(settings):
 
 
 @pytest.mark.parametrize("case", ITEM_CASES, ids=str)
-def test_command_names_the_problem(case, earlier, tmp_path):
+def test_command_names_the_problem(case, earlier, researcher, tmp_path):
     before = database_state()
-    message = command_error("import_items", case, tmp_path, "--dataset", "hostile")
+    message = command_error(
+        "import_items", case, tmp_path, "--dataset", "hostile", "--owner", researcher.username
+    )
     assert case.message in message
     assert database_state() == before
 
@@ -62,9 +64,11 @@ def test_api_names_the_problem(case, earlier, api_client, researcher):
     no_job_left_behind()
 
 
-def test_command_refuses_a_dataset_name_over_200_characters(earlier, tmp_path):
+def test_command_refuses_a_dataset_name_over_200_characters(earlier, researcher, tmp_path):
     before = database_state()
     case = ITEM_CASES[0].__class__("fine.csv", b"id,original\nx1,Fine.\n", "")
-    message = command_error("import_items", case, tmp_path, "--dataset", "d" * 201)
+    message = command_error(
+        "import_items", case, tmp_path, "--dataset", "d" * 201, "--owner", researcher.username
+    )
     assert "fine.csv, field 'dataset': longer than 200 characters" in message
     assert database_state() == before

@@ -40,7 +40,7 @@ django.setup()
 from django.core.management import call_command
 from django.core.management.base import CommandError
 try:
-    call_command("import_items", sys.argv[1], "--dataset", "bomb")
+    call_command("import_items", sys.argv[1], "--dataset", "bomb", "--owner", sys.argv[2])
 except CommandError as exc:
     print("refused:", str(exc)[:300], file=sys.stderr)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
@@ -48,7 +48,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
 
 
 @pytest.mark.parametrize("shape", BOMBS)
-def test_a_tsv_bomb_stays_under_300_mb(shape, catalog, tmp_path):
+def test_a_tsv_bomb_stays_under_300_mb(shape, catalog, researcher, tmp_path):
     path = tmp_path / f"{shape}.tsv"
     path.write_text(BOMBS[shape])
     db = connection.settings_dict
@@ -59,7 +59,7 @@ def test_a_tsv_bomb_stays_under_300_mb(shape, catalog, tmp_path):
         f"{db['NAME']}",
     }
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(path)],
+        [sys.executable, "-c", PROBE, str(path), researcher.username],
         cwd=ROOT,
         env=env,
         capture_output=True,
