@@ -12,11 +12,14 @@ Kept outside every app (no Django import) so that any layer may use it.
 from __future__ import annotations
 
 import csv
+import io
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+CHUNK_CHARS = 64_000
 PLAIN_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
@@ -61,3 +64,26 @@ class SafeDictWriter(csv.DictWriter):
 
 def safe_writer(handle: Any, **options: Any) -> SafeWriter:
     return SafeWriter(handle, **options)
+
+
+def csv_lines(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """A header and one line per row, streamed in chunks, for downloads of records: a missing
+    key or None is an empty cell, a list or dict its JSON, every cell through `safe_cell`."""
+    buffer = io.StringIO()
+    writer = safe_writer(buffer)
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_record_cell(row.get(column)) for column in columns])
+        if buffer.tell() > CHUNK_CHARS:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+def _record_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return value

@@ -51,9 +51,8 @@ def test_numbers_and_plain_text_are_left_alone(value):
     assert unescape_cell(str(value)) == str(value)
 
 
-# apps/csv_cells.py, and apps/corpus/safe_csv.py (the study raw-data downloads' helper, with
-# the same rule; tested in tests/analysis/test_raw_data.py) until the two are made one.
-SAFE_HELPERS = {"csv_cells.py", "safe_csv.py"}
+# apps/csv_cells.py is the one place that builds a csv writer.
+SAFE_HELPERS = {"csv_cells.py"}
 
 
 def test_every_csv_writer_in_the_app_is_the_safe_one():

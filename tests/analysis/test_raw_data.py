@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from apps.annotation.services import vetting_next, vetting_submit
-from apps.corpus.safe_csv import csv_lines, safe_cell
+from apps.csv_cells import csv_lines, safe_cell
 from tests.analysis.builders import compare, judge_run, score, study_with_items, vote
 from tests.factories import MembershipFactory, UserFactory
 
@@ -108,7 +108,7 @@ def test_only_the_studys_researchers_download(client, study):
     )
 
 
-@pytest.mark.parametrize("text", ["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx"])
+@pytest.mark.parametrize("text", ["=1+1", "+A1", "-1+2", "@SUM(A1)", "\tx", "\rx"])
 def test_cells_that_spreadsheets_would_run_start_with_a_quote(text):
     assert safe_cell(text) == "'" + text
     line = "".join(csv_lines(["a"], [{"a": text}])).splitlines()[1]
@@ -116,5 +116,6 @@ def test_cells_that_spreadsheets_would_run_start_with_a_quote(text):
 
 
 def test_plain_values_are_left_alone():
-    assert safe_cell(-1.5) == -1.5 and safe_cell("a=b") == "a=b" and safe_cell(None) == ""
-    assert safe_cell({"k": [1]}) == '{"k": [1]}'
+    assert safe_cell(-1.5) == -1.5 and safe_cell("a=b") == "a=b" and safe_cell("-1") == "-1"
+    lines = "".join(csv_lines(["a", "b"], [{"a": None, "b": {"k": [1]}}])).splitlines()
+    assert lines[1] == ',"{""k"": [1]}"'

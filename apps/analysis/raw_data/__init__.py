@@ -10,7 +10,7 @@ from typing import Any
 
 from apps.analysis.raw_data import human
 from apps.annotation.models import Study
-from apps.corpus.safe_csv import csv_lines
+from apps.csv_cells import csv_lines
 from apps.judging import exporting
 from apps.judging.models import JudgeRun
 from apps.judging.selectors import calls_for_export
