@@ -18,6 +18,7 @@ from apps.judging.parsers import (
     ScoreOnlyParser,
     get_parser,
     geval_logprob_score,
+    logprob_reading,
     score_token_top_logprobs,
 )
 
@@ -165,6 +166,10 @@ def test_prometheus_refuses_to_guess(reply: str, reason_part: str) -> None:
         ("On a scale of 1 to 5, I give it a 2.", 2.0),
         ("4 - the summary is consistent with the article.", 4.0),
         ("Rating: 1", 1.0),
+        ("4\n\nThe summary misses 2 of the 3 key events.", 4.0),  # alone on its line
+        ("My rating is 4.", 4.0),
+        ("The summary covers the main points.\n\nScore: 3/5", 3.0),
+        ("[RESULT] 2", 2.0),
     ],
 )
 def test_score_only_reads_a_bare_number(reply: str, expected: float) -> None:
@@ -176,9 +181,10 @@ def test_score_only_reads_a_bare_number(reply: str, expected: float) -> None:
 @pytest.mark.parametrize(
     ("reply", "reason_part"),
     [
-        ("4\n\nThe summary misses 2 of the 3 key events.", "several different numbers"),
         ("Score: 3\nScore: 4", "conflicting scores"),
-        ("The summary is good.", "no number"),
+        ("The summary is good.", "no rating where one stands"),
+        ("The summary misses 2 of the 3 key events.", "no rating where one stands"),
+        ("4\n\nOn reflection, I would rate it 2.", "conflicting scores: 2, 4"),
         ("9", "outside the scale"),
         ("4-5", "range"),
         ("3.7", "no decimals"),
@@ -189,6 +195,26 @@ def test_score_only_refuses_to_guess(reply: str, reason_part: str) -> None:
     result = score_only.parse(reply)
     assert result.status == "unparsed"
     assert reason_part in result.reason
+
+
+# Replies of real models (SmolLM2-135M-Instruct through llama.cpp, and the ones that
+# misled the parsers before): list and step numbers are never scores, whatever the parser.
+NOT_A_RATING = [
+    "1. The father of modern taxonomy is Carl Linnaeus, who developed binomial nomenclature.",
+    "Step 1: read the text.",
+    "Step 1: Read the summary.\nStep 2: Compare it with the article.",
+    "1) The summary is concise.\n2) It keeps the main facts.",
+    "The summary gives 2 reasons and 3 examples.",
+    "The score of this summary is high.",
+]
+
+
+@pytest.mark.parametrize("reply", NOT_A_RATING)
+def test_list_and_step_numbers_are_never_scores(reply: str) -> None:
+    for parser in (score_only, rating, prometheus, hundred):
+        result = parser.parse(reply)
+        assert result.status == "unparsed", (parser.name, result)
+        assert result.score is None
 
 
 # -- 0-100 (AdvEval) --------------------------------------------------------------------------
@@ -262,6 +288,11 @@ def test_hundred_point_refusals(reply: str, reason_part: str) -> None:
         ),
         ("Explanation: both are correct and equally concise.\nVerdict: tie", "tie"),
         ("Answer: A\nExplanation: A is more faithful.", "A"),
+        ("A is better than B.", "A"),
+        ("B is the better answer.", "B"),
+        ("Output (b) is clearly better than Output (a).", "B"),
+        ("I prefer Response A: it keeps every fact.", "A"),
+        ("Summary B is better.", "B"),
     ],
 )
 def test_pairwise_reads_the_verdict(reply: str, expected: str) -> None:
@@ -278,6 +309,8 @@ def test_pairwise_reads_the_verdict(reply: str, expected: str) -> None:
         ("[[A]]\n\nOn second thought: [[B]]", "conflicting verdicts: A, B"),
         ("Verdict: A\n\nOutput (b)", "conflicting verdicts"),
         ("Both are good.", "no explicit verdict"),
+        ("This is a better summary than the other one.", "no explicit verdict"),
+        ("Response A is better in fluency, but B is better in accuracy.", "conflicting"),
         ("", "empty reply"),
     ],
 )
@@ -388,6 +421,34 @@ def test_geval_without_a_valid_token_is_unparsed() -> None:
     assert "no token of the scale" in result.reason
     assert geval_logprob_score([], LIKERT).status == "unparsed"
     assert geval_logprob_score({"3": -math.inf}, LIKERT).status == "unparsed"
+
+
+def test_geval_finds_the_scale_tokens_wherever_they_are_in_the_top_logprobs() -> None:
+    """The model wrote "The score is 4": no generated token is a digit at first, but the
+    alternatives at some position hold the scale's tokens; renormalised over the scale."""
+    content = [
+        {"token": "The", "logprob": -0.4, "top_logprobs": [{"token": "The", "logprob": -0.4}]},
+        {
+            "token": " answer",
+            "logprob": -0.9,
+            "top_logprobs": [
+                {"token": " answer", "logprob": math.log(0.4)},
+                {"token": "4", "logprob": math.log(0.3)},
+                {"token": "2", "logprob": math.log(0.1)},
+            ],
+        },
+    ]
+    result = logprob_reading(content, LIKERT)
+    assert result.parsed
+    assert result.score == pytest.approx((4 * 0.3 + 2 * 0.1) / 0.4)
+
+
+def test_geval_says_precisely_why_it_has_no_score() -> None:
+    assert logprob_reading(None, LIKERT).reason == "the endpoint returned no logprobs"
+    content = [{"token": "Good", "logprob": -0.1, "top_logprobs": [{"token": "Ok", "logprob": -2}]}]
+    reason = logprob_reading(content, LIKERT).reason
+    assert "logprobs came back for 1 tokens (up to 1 alternatives each)" in reason
+    assert "no token of the scale 1-5 is among them" in reason
 
 
 def test_score_token_is_the_first_scale_token() -> None:
