@@ -79,8 +79,11 @@ def test_server_errors_fail_after_bounded_attempts_and_are_never_cached(
     run = work(
         new_run(demo, judge, "fbi-single-vanilla", criteria=criteria("overall"), item_ids=[item.pk])
     )
-    assert (run.status, run.done, run.failed) == ("done", 0, 4)
-    assert fake_openai_server.request_count == 8  # 2 attempts each, no more
+    # not one reply: the run failed, and says why (in the provider's words)
+    assert (run.status, run.done, run.failed) == ("failed", 0, 4)
+    assert run.error.startswith("every call failed (4); most common: 4 x server_error: ")
+    assert "The server had an error" in run.error
+    assert fake_openai_server.request_count == run.http_requests == 8  # 2 attempts each
     call = run.calls.first()
     assert (call.error_kind, call.score, call.raw_response) == ("server_error", None, "")
     assert "HTTP 503" in call.error

@@ -20,7 +20,11 @@ def queued(monkeypatch):
     from workers.tasks import judging
 
     sent: list[tuple] = []
-    monkeypatch.setattr(judging.work_run, "delay", lambda *args: sent.append(args))
+
+    def record(run_id: int, share: int | None = None, *, metric: bool = False) -> None:
+        sent.append((run_id,) if share is None else (run_id, share))
+
+    monkeypatch.setattr(judging, "queue_run_work", record)
     return sent
 
 
