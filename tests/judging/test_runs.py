@@ -307,3 +307,22 @@ def test_a_missing_api_key_is_an_error_naming_the_variable(
     assert again.done == 1
     assert not JudgeCall.objects.filter(raw_response__contains="sk-secret").exists()
     assert "sk-secret" not in json.dumps(list(JudgeCall.objects.values_list("request", flat=True)))
+
+
+def test_a_run_whose_calls_make_no_progress_fails_with_the_reason(
+    demo, criteria, item, fake_openai_server, monkeypatch
+):
+    """Calls stuck in flight (here: a hang shorter than the judge's timeout, and a stall limit
+    made tiny) fail the run with the reason, whatever its heartbeat says."""
+    from apps.judging.engine import llm_work
+    from workers.tasks.judging import work_run
+
+    monkeypatch.setattr(llm_work, "stall_limit", lambda endpoint: 1.0)
+    fake_openai_server.add_rule(lambda request: True, Fault.hang(30.0))
+    judge = llm_judge(fake_openai_server, timeout_s=60.0)
+    run = one_text(demo, judge, "fbi-single-vanilla", criteria("overall"), item)
+    work_run.apply(args=(run.pk,))  # plans, then works, as the worker does
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert "RunStalled: no call finished in 1 s with 1 request(s) in flight" in run.error
+    assert run.http_requests == fake_openai_server.request_count == 1

@@ -48,6 +48,7 @@ class RequestCounter:
         self.key = requests_key(identity)
         self.sent = 0
         self._reported = 0
+        self._floor_sent = False
         self._sync = sync
         self.shared: Any = None  # the loop thread's async Redis client, once it has one
 
@@ -65,8 +66,10 @@ class RequestCounter:
         added, self._reported = sent - self._reported, sent
         if self._sync is None or self.shared is None:
             return added, 0
-        value = self._sync.get(self.key)
-        return 0, int(value or 0)
+        if not added and self._floor_sent:
+            return 0, 0  # nothing sent here since the last report: nothing to raise
+        self._floor_sent = True
+        return 0, int(self._sync.get(self.key) or 0)
 
 
 class PromptClaims:
