@@ -2,7 +2,7 @@
 SmolLM2-135M-Instruct served by llama.cpp's OpenAI-compatible server (docs/judging.md).
 
     .venv/bin/python bench/real_model.py [--items 20] [--samples 1] [--max-tokens 256]
-        [--strategies slug,slug] [--postgres URL] [--threads 2]
+        [--strategies slug,slug] [--postgres URL] [--threads 1]
 
 Not part of ``make test``. The first time it builds its own virtual environment,
 ``bench/.real-model-venv`` (gitignored): ``llama-cpp-python[server]`` (compiles llama.cpp:
@@ -135,8 +135,11 @@ def start_server(python: Path, threads: int, log: Path) -> tuple[subprocess.Pope
         "8192",
         "--n_threads",
         str(threads),
+        "--n_threads_batch",
+        str(threads),
     ]
-    process = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}  # no spinning threads on a shared box
+    process = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env)
     base_url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -354,7 +357,9 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1, help="cap on a strategy's R")
     parser.add_argument("--max-tokens", type=int, default=256, help="cap on reply length")
     parser.add_argument("--strategies", default="", help="comma-separated slugs (default: all)")
-    parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="llama.cpp threads (2 were 10x slower on a busy box)"
+    )
     parser.add_argument(
         "--postgres", default="postgres://discern:discern@127.0.0.1:5432/discern_bench_real"
     )

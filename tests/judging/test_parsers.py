@@ -209,6 +209,42 @@ NOT_A_RATING = [
 ]
 
 
+# Replies SmolLM2-135M-Instruct (llama.cpp) gave in bench/real_model.py, with what they mean.
+SMOLLM2_REPLIES = [
+    (
+        "1. The cat sat on the mat.\n2. The cat went to sleep in the sun.\n\nThe score is 2.",
+        2.0,
+        "rating 2 on the scale 1-5",
+    ),
+    (
+        "Overall: How good the answer is as a whole, both as a piece of writing and as an "
+        "answer to the task.\nRating: 6-9\nFinal Score: Overall: 9/10\n\n9/10 - Based on how "
+        "well the answer matches our criterion \n",
+        None,
+        "is a range, not one value",
+    ),
+    (
+        "1. **Physical Description: Mechanical properties**: Plastic is a complex, "
+        "multifunctional material with various physical and chemical characteristics",
+        None,
+        "list and step numbers are not ratings",
+    ),
+    (
+        "95\nRating: Excellent\nThe answer provides a thorough explanation of how plastics "
+        "turn white upon bending, but the source is not provided.",
+        None,
+        "a rating label is not followed by a number",
+    ),
+]
+
+
+@pytest.mark.parametrize(("reply", "score", "reason_part"), SMOLLM2_REPLIES)
+def test_real_model_replies(reply: str, score: float | None, reason_part: str) -> None:
+    result = rating.parse(reply)
+    assert result.score == score and reason_part in result.reason, result
+    assert score_only.parse(reply).score == score  # read (or refused) alike
+
+
 @pytest.mark.parametrize("reply", NOT_A_RATING)
 def test_list_and_step_numbers_are_never_scores(reply: str) -> None:
     for parser in (score_only, rating, prometheus, hundred):
