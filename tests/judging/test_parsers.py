@@ -206,6 +206,9 @@ NOT_A_RATING = [
     "1) The summary is concise.\n2) It keeps the main facts.",
     "The summary gives 2 reasons and 3 examples.",
     "The score of this summary is high.",
+    # SmolLM2 (llama.cpp), asked for the score alone; the parser used to read these as 1 and 5
+    "1. **Structure of Plastics**: Plastics are polymers consisting of long chains",
+    "The answer is 5.",  # not said to be a rating: unscored rather than guessed
 ]
 
 
