@@ -209,6 +209,7 @@ NOT_A_RATING = [
     # SmolLM2 (llama.cpp), asked for the score alone; the parser used to read these as 1 and 5
     "1. **Structure of Plastics**: Plastics are polymers consisting of long chains",
     "The answer is 5.",  # not said to be a rating: unscored rather than guessed
+    "The answer to the question is:\n- 5: no problem at all on this axis.",  # the rubric echoed
 ]
 
 
@@ -349,6 +350,9 @@ def test_pairwise_reads_the_verdict(reply: str, expected: str) -> None:
         ("Verdict: A\n\nOutput (b)", "conflicting verdicts"),
         ("Both are good.", "no explicit verdict"),
         ("This is a better summary than the other one.", "no explicit verdict"),
+        # SmolLM2 (llama.cpp) in bench/real_model.py
+        ("A:", "no explicit verdict"),
+        ("A:\nAnswer A is not better than answer B.", "no explicit verdict"),
         ("Response A is better in fluency, but B is better in accuracy.", "conflicting"),
         ("", "empty reply"),
     ],
