@@ -28,7 +28,12 @@ def model_is(name: str):
 
 def start(demo, judge, slug: str, **selection) -> JudgeRun:
     return judge_run_create(
-        user=demo.owner, judge=judge, strategy=strategy(slug), study=demo, **selection
+        user=demo.owner,
+        judge=judge,
+        strategy=strategy(slug),
+        study=demo,
+        vetted_only=False,  # every perturbation of the demo, vetted or not
+        **selection,
     )
 
 
@@ -72,16 +77,18 @@ def test_dripping_replies_end_at_the_timeout_and_metric_runs_do_not_wait(
 def test_one_distinct_prompt_is_asked_once_however_the_run_is_fanned_out(
     celery_worker, demo, criteria, fake_openai_server
 ):
-    """fbi-single-vanilla does not show the criterion: 11 criteria x 20 texts are 220 calls
-    but 20 distinct prompts, asked once each although two tasks share the run."""
+    """11 criteria x 20 texts: 220 calls over two tasks; every distinct prompt (cache key) is
+    asked exactly once, and the counter says so."""
     fake_openai_server.latency = 0.05
     judge = llm_judge(fake_openai_server, max_concurrency=4)
-    run = start(demo, judge, "fbi-single-vanilla", criteria=criteria(*ALL_ASPECTS))
+    run = start(demo, judge, "fbi-single-axis", criteria=criteria(*ALL_ASPECTS))
     wait_for(finished(run.pk), what="the run")
     run.refresh_from_db()
     assert (run.status, run.total, run.done, run.failed) == ("done", 220, 220, 0)
-    assert fake_openai_server.request_count == run.http_requests == 20
-    assert run.cached == 200
+    keys = set(JudgeCall.objects.filter(run=run).values_list("cache_key", flat=True))
+    bodies = [request.body for request in fake_openai_server.requests]
+    assert len(bodies) == len(set(bodies)) == len(keys) == run.http_requests
+    assert run.cached == run.total - len(keys)
 
 
 def test_the_request_counter_equals_what_the_server_received(
