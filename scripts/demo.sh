@@ -19,14 +19,18 @@ $py manage.py collectstatic --no-input -v0
 detach=$(command -v setsid || true)
 $detach .venv/bin/celery -A workers worker --loglevel=WARNING --concurrency=2 >"$VAR/worker.log" 2>&1 &
 worker=$!
+# metric judges' runs: a queue and a worker of their own, never behind LLM runs
+$detach .venv/bin/celery -A workers worker -Q "${DISCERN_QUEUE:-discern}-metrics" -n metrics@%h \
+  --loglevel=WARNING --concurrency=1 >"$VAR/metrics-worker.log" 2>&1 &
+metrics_worker=$!
 $py manage.py runserver "127.0.0.1:$PORT" --noreload &
 server=$!
 stopping=0
 stop() {
   [ "$stopping" = 1 ] && return
   stopping=1
-  kill -TERM "$server" "$worker" 2>/dev/null || true
-  wait "$server" "$worker" 2>/dev/null || true
+  kill -TERM "$server" "$worker" "$metrics_worker" 2>/dev/null || true
+  wait "$server" "$worker" "$metrics_worker" 2>/dev/null || true
 }
 trap 'stop; exit 130' INT
 trap 'stop; exit 143' TERM

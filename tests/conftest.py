@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -88,34 +90,31 @@ def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Pop
     app.conf.task_default_queue = queue
     ARTIFACTS.mkdir(exist_ok=True)
     log = (ARTIFACTS / "celery-worker.log").open("w")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "workers",
-            "worker",
-            "-Q",
-            queue,
-            "--concurrency=2",
-            "--loglevel=INFO",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    metrics_log = (ARTIFACTS / "celery-metrics-worker.log").open("w")
+
+    def worker(*options: str, output: Any) -> subprocess.Popen:
+        command = [sys.executable, "-m", "celery", "-A", "workers", "worker", *options]
+        command += ["--loglevel=INFO", "--without-gossip", "--without-mingle"]
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+
+    process = worker("-Q", queue, "--concurrency=2", output=log)
+    # metric judges' runs have a queue and a worker of their own (as in docker-compose.yml)
+    node = f"metrics-{queue}@{socket.gethostname()}"
+    metrics = worker("-Q", f"{queue}-metrics", "-n", node, "--concurrency=1", output=metrics_log)
     _wait_for_worker(app, process)
+    _wait_for_worker(app, metrics, destination=[node])
     yield process
-    process.terminate()
-    process.wait(timeout=20)
+    for each in (process, metrics):
+        each.terminate()
+    for each in (process, metrics):
+        each.wait(timeout=20)
     log.close()
+    metrics_log.close()
 
 
-def _wait_for_worker(app, process: subprocess.Popen, timeout: float = 60) -> None:
+def _wait_for_worker(
+    app, process: subprocess.Popen, timeout: float = 60, destination: list[str] | None = None
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -123,7 +122,7 @@ def _wait_for_worker(app, process: subprocess.Popen, timeout: float = 60) -> Non
                 f"celery worker exited with {process.returncode}; see "
                 f"{ARTIFACTS / 'celery-worker.log'}"
             )
-        if app.control.ping(timeout=0.5):
+        if app.control.ping(destination=destination, timeout=0.5):
             return
     pytest.fail("celery worker did not answer a ping within a minute")
 

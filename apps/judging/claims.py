@@ -17,8 +17,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Q, QuerySet, Sum
-from django.db.models.functions import Now
+from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models.functions import Greatest, Now
 from django.utils import timezone
 
 from apps.catalog.models import Criterion, Metric
@@ -172,8 +172,6 @@ def _increments(calls: Sequence[JudgeCall]) -> dict[str, int]:
         "failed": sum(c.parse_status == ParseStatus.ERROR for c in calls),
         "cached": sum(c.cached for c in calls),
         "unscored": sum(c.parse_status == ParseStatus.UNPARSED for c in calls),
-        "http_requests": sum(c.attempts for c in paid)
-        + sum(int(r.get("attempts") or 0) for r in retries),
         "prompt_tokens": sum(c.prompt_tokens or 0 for c in paid)
         + sum(int(r.get("prompt_tokens") or 0) for r in retries),
         "completion_tokens": sum(c.completion_tokens or 0 for c in paid)
@@ -212,14 +210,22 @@ def _row(call: JudgeCall, token: str, columns: list[tuple[str, Any]]) -> list[An
 
 
 @transaction.atomic
-def results_save(*, run_id: int, token: str, calls: Sequence[JudgeCall]) -> int:
+def results_save(
+    *, run_id: int, token: str, calls: Sequence[JudgeCall], requests: tuple[int, int] = (0, 0)
+) -> int:
     """Store finished calls still held by ``token`` and count them on the run, atomically.
+
+    ``requests`` = (attempts to add, floor): the HTTP-requests counter counts attempts as
+    they are sent (``engine.once.RequestCounter``), not from the stored calls, so attempts
+    abandoned at cancel or kill count too; it only grows.
 
     One parametrised UPDATE per call, sent in a batch (``bulk_update`` builds a CASE per field
     and row: ~17 ms a row at 26 fields). The WHERE clause keeps the lease guard: a call whose
     lease was lost (another worker took it over) is not written, and the other worker's
     result is the one kept; the run's counters are then recounted rather than incremented.
     """
+    if any(requests):
+        _requests_raise(run_id, *requests)
     if not calls:
         return 0
     now = timezone.now()
@@ -236,6 +242,12 @@ def results_save(*, run_id: int, token: str, calls: Sequence[JudgeCall]) -> int:
     if written != len(calls):
         run_recount(run_id)
     return written
+
+
+def _requests_raise(run_id: int, added: int, floor: int) -> None:
+    JudgeRun.objects.filter(pk=run_id).update(
+        http_requests=Greatest(F("http_requests") + added, floor)
+    )
 
 
 def _counters_statement(increments: dict[str, int]) -> str:
@@ -280,7 +292,9 @@ def failed_calls_reset(*, run_id: int) -> int:
 
 
 def run_recount(run_id: int) -> None:
-    """Set the run's counters from its calls (after a crash they could lag behind)."""
+    """Set the run's counters from its calls (after a crash they could lag behind). The
+    HTTP-requests counter is only ever raised: earlier attempts of retried calls, and ones
+    whose replies never came back, are not all in the calls."""
     calls = JudgeCall.objects.filter(run_id=run_id)
     paid = calls.filter(cached=False).exclude(parse_status=ParseStatus.PENDING)
     sums = paid.aggregate(
@@ -295,7 +309,12 @@ def run_recount(run_id: int) -> None:
         failed=calls.filter(parse_status=ParseStatus.ERROR).count(),
         cached=calls.filter(cached=True).count(),
         unscored=calls.filter(parse_status=ParseStatus.UNPARSED).count(),
-        http_requests=(sums["attempts"] or 0) + sum(int(r.get("attempts") or 0) for r in retries),
+        http_requests=Greatest(
+            F("http_requests"),
+            (sums["attempts"] or 0)
+            + sum(int(r.get("attempts") or 0) for r in retries)
+            + _earlier_attempts(calls),
+        ),
         prompt_tokens=(sums["prompt"] or 0)
         + sum(int(r.get("prompt_tokens") or 0) for r in retries),
         completion_tokens=(sums["completion"] or 0)
@@ -303,12 +322,35 @@ def run_recount(run_id: int) -> None:
     )
 
 
+def _earlier_attempts(calls: QuerySet[JudgeCall]) -> int:
+    """Attempts of earlier tries of retried calls (kept in ``previous_errors``)."""
+    histories = calls.exclude(previous_errors=[]).values_list("previous_errors", flat=True)
+    return sum(int(e.get("attempts") or 0) for history in histories for e in history or [])
+
+
 def run_finish_if_complete(run_id: int) -> bool:
     """Mark a running run done once no call is pending; True if it is (now) done."""
     if pending_count(run_id):
         return False
     run_recount(run_id)
-    JudgeRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
-        status=RunStatus.DONE, finished_at=Now()
-    )
+    running = JudgeRun.objects.filter(pk=run_id, status=RunStatus.RUNNING)
+    failure = _all_failed_reason(run_id)
+    if failure:
+        running.update(status=RunStatus.FAILED, error=failure, finished_at=Now())
+        return False
+    running.update(status=RunStatus.DONE, finished_at=Now())
     return JudgeRun.objects.filter(pk=run_id, status=RunStatus.DONE).exists()
+
+
+def _all_failed_reason(run_id: int) -> str:
+    """Why a run failed when not one of its calls got a reply ("" if some did)."""
+    calls = JudgeCall.objects.filter(run_id=run_id)
+    if calls.exclude(parse_status=ParseStatus.ERROR).exists() or not calls.exists():
+        return ""
+    reasons = (
+        calls.values("error_kind", "error")
+        .annotate(n=Count("id"))
+        .order_by("-n", "error_kind", "error")[:3]
+    )
+    shown = "; ".join(f"{r['n']} x {r['error_kind']}: {r['error'][:300]}" for r in reasons)
+    return f"every call failed ({calls.count()}); most common: {shown}"

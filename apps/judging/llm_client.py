@@ -40,6 +40,7 @@ import openai
 from apps.judging.cache_key import cache_key
 from apps.judging.limits import EndpointLimiter, LimiterRegistry
 from apps.judging.retry import (
+    AttemptDeadline,
     ErrorKind,
     Failure,
     InvalidResponse,
@@ -268,23 +269,44 @@ def _legacy_logprobs(logprobs: Any) -> TokenLogprobs | None:
     ]
 
 
-def _body(response: httpx2.Response, endpoint: EndpointConfig) -> dict[str, Any]:
+def _body(response: httpx2.Response, endpoint: EndpointConfig, content: bytes) -> dict[str, Any]:
     """The JSON object of a reply; InvalidResponse (or a ValueError, for a body that claims
     to be JSON and is not) otherwise."""
     expected = "ChatCompletion" if endpoint.api == "chat" else "Completion"
     content_type = response.headers.get("content-type", "").split(";")[0].strip()
     if not content_type.endswith("json"):
         raise InvalidResponse(f"expected a JSON {expected}, got {content_type or 'no type'}")
-    data = json.loads(response.content)
+    data = json.loads(content)
     if not isinstance(data, dict):
         raise InvalidResponse(f"expected a JSON {expected}, got {type(data).__name__}")
     return data
 
 
+def _provider_error(data: dict[str, Any]) -> str | None:
+    """The provider's own words when a 2xx body carries an error instead of a completion."""
+    error = data.get("error")
+    if isinstance(error, dict):
+        message = error.get("message") or error.get("type") or error.get("code")
+        return str(message or json.dumps(error)[:500])
+    if isinstance(error, str) and error:
+        return error
+    return None
+
+
 def _read(data: dict[str, Any], endpoint: EndpointConfig) -> CallOutcome:
     """The useful parts of a completion; InvalidResponse if it is not one."""
+    message = _provider_error(data)
+    if message is not None:
+        raise InvalidResponse(f"the provider answered with an error: {message}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        shown = "no 'choices'" if choices is None else f"'choices' is {json.dumps(choices)[:80]}"
+        raise InvalidResponse(f"not a completion: {shown} in the reply")
+    choice = choices[0]
+    field_name = "message" if endpoint.api == "chat" else "text"
+    if not isinstance(choice, dict) or choice.get(field_name) is None:
+        raise InvalidResponse(f"not a completion: the first choice has no '{field_name}'")
     try:
-        choice = data["choices"][0]
         if endpoint.api == "chat":
             text = choice["message"].get("content")
             logprobs = _chat_logprobs(choice.get("logprobs"))
@@ -314,9 +336,16 @@ async def _attempt(
     # for the HTTP response skips building the SDK's typed model of a reply we read a few
     # fields of (~0.3 ms more; bench/judge_client_throughput.py). Status codes, timeouts and
     # connection errors are still raised by the SDK.
+    # The SDK's own timeout bounds each wait between bytes, not the attempt: a server that
+    # drips its reply would hold the call forever. The deadline covers connect + send + receive.
     path = "/chat/completions" if endpoint.api == "chat" else "/completions"
-    response = await client.post(path, body=request, cast_to=httpx2.Response)
-    outcome = _read(_body(response, endpoint), endpoint)
+    try:
+        async with asyncio.timeout(endpoint.timeout_s):
+            response = await client.post(path, body=request, cast_to=httpx2.Response)
+            content = response.content
+    except TimeoutError as exc:
+        raise AttemptDeadline(endpoint.timeout_s) from exc
+    outcome = _read(_body(response, endpoint, content), endpoint)
     return replace(outcome, request_id=response.headers.get("x-request-id"))
 
 
@@ -343,8 +372,12 @@ async def complete(
     limiter: EndpointLimiter | None = None,
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     rng: random.Random | None = None,
+    on_attempt: Callable[[], Awaitable[None]] | None = None,
 ) -> CallOutcome:
-    """One judge call with bounded retries; a failed ``CallOutcome`` instead of exceptions."""
+    """One judge call with bounded retries; a failed ``CallOutcome`` instead of exceptions.
+
+    ``on_attempt`` is awaited just before each HTTP attempt is sent (the run's request
+    counter: an attempt abandoned at cancel or kill was still received by the server)."""
     started = time.perf_counter()
     try:
         api_key = resolve_api_key(endpoint)
@@ -358,6 +391,8 @@ async def complete(
     while True:
         attempt += 1
         async with limiter.slot():
+            if on_attempt is not None:
+                await on_attempt()
             attempt_started = time.perf_counter()
             try:
                 outcome = await _attempt(client, endpoint, request)
@@ -372,6 +407,7 @@ async def complete(
             return replace(outcome, latency_s=latency, total_s=total, attempts=attempt)
         delay = _retry_delay(failure, policy, attempt, rng)
         if delay is None:
+            failure = _final(failure, policy, attempt)
             total = time.perf_counter() - started
             logger.warning(
                 "LLM call to %s (%s) failed after %d attempt(s): %s",
@@ -391,6 +427,21 @@ async def complete(
             delay,
         )
         await sleep(delay)
+
+
+def _final(failure: Failure, policy: RetryPolicy, attempt: int) -> Failure:
+    """The failure as reported: why no further attempt was made, when that is not obvious."""
+    wait = failure.retry_after_s
+    if failure.transient and wait is not None and wait > policy.max_retry_after_s:
+        note = (
+            f"the server asked to retry after {wait:g} s, beyond the "
+            f"{policy.max_retry_after_s:g} s we wait at most"
+        )
+    elif failure.transient and attempt > 1:
+        note = f"gave up after {attempt} attempts"
+    else:
+        return failure
+    return replace(failure, message=f"{failure.message} ({note})")
 
 
 def _retry_delay(

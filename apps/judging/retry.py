@@ -134,6 +134,8 @@ def classify(error: BaseException, policy: RetryPolicy) -> Failure | None:
     """A ``Failure`` for errors an LLM call can meet; None for anything else (a bug: re-raise)."""
     if isinstance(error, openai.APIStatusError):
         return _status_failure(error)
+    if isinstance(error, AttemptDeadline):
+        return Failure("timeout", str(error), transient=True)
     if isinstance(error, openai.APITimeoutError) and not _refused(error):
         return Failure("timeout", "request timed out", transient=True)
     if isinstance(error, openai.APIConnectionError):
@@ -166,3 +168,10 @@ def _refused(error: BaseException) -> bool:
 
 class InvalidResponse(Exception):
     """A 2xx reply that is not a usable completion (e.g. HTML, no choices)."""
+
+
+class AttemptDeadline(Exception):
+    """An attempt (connect + send + receive) ran past the judge's timeout."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no complete reply within the judge's timeout of {seconds:g} s")

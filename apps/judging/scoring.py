@@ -8,13 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from apps.judging.models import Preferred, Strategy
-from apps.judging.parsers import (
-    ParseResult,
-    Scale,
-    get_parser,
-    geval_logprob_score,
-    score_token_top_logprobs,
-)
+from apps.judging.parsers import ParseResult, Scale, get_parser, logprob_reading
 
 REMINDERS = {
     "analysis_rating": 'Please answer again in exactly this format: "Analysis:" followed by '
@@ -53,23 +47,16 @@ class ReplyReader:
         )
 
     def read(self, text: str, logprobs: Sequence[dict[str, Any]] | None = None) -> ParseResult:
+        by_probability = None
         if self.use_logprobs:
-            by_probability = self._from_logprobs(logprobs)
-            if by_probability is not None:
+            by_probability = logprob_reading(logprobs, self.scale)
+            if by_probability.parsed:
                 return by_probability
         result = get_parser(self.parser, lo=self.scale.lo, hi=self.scale.hi).parse(text)
-        if self.use_logprobs:
-            return replace(result, reason=f"{result.reason} (read from the text: no logprobs)")
+        if by_probability is not None:
+            why = by_probability.reason
+            return replace(result, reason=f"{result.reason} (read from the text: {why})")
         return result
-
-    def _from_logprobs(self, logprobs: Sequence[dict[str, Any]] | None) -> ParseResult | None:
-        if not logprobs:
-            return None
-        top = score_token_top_logprobs(logprobs, self.scale)
-        if top is None:
-            return None
-        result = geval_logprob_score(top, self.scale)
-        return result if result.parsed else None
 
     def retry_messages(
         self, messages: Sequence[dict[str, str]], reply: str

@@ -16,7 +16,8 @@ Every response carries an ``x-request-id`` header. Behaviour is scriptable:
 
 Faults: ``Fault.rate_limit(retry_after)``, ``Fault.server_error()``, ``Fault.error(code)``,
 ``Fault.garbage_json()``, ``Fault.json_body(text)``, ``Fault.non_json()``, ``Fault.hang(seconds)``,
-``Fault.slow(seconds)``, ``Fault.disconnect()``, ``Fault.reply(text)``.
+``Fault.slow(seconds)``, ``Fault.drip(seconds_per_byte)``, ``Fault.disconnect()``,
+``Fault.reply(text)``.
 
 It counts and records every request (thread-safe) and the peak number in flight.
 
@@ -48,7 +49,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 FaultKind = Literal[
-    "status", "garbage_json", "json_body", "non_json", "hang", "slow", "disconnect", "reply"
+    "status",
+    "garbage_json",
+    "json_body",
+    "non_json",
+    "hang",
+    "slow",
+    "drip",
+    "disconnect",
+    "reply",
 ]
 _TOKEN = re.compile(r"\s*\S+")
 _JSON = ("content-type", "application/json")
@@ -125,6 +134,11 @@ class Fault:
     def slow(cls, seconds: float) -> Fault:
         """A normal reply, ``seconds`` later than usual."""
         return cls("slow", seconds=seconds)
+
+    @classmethod
+    def drip(cls, seconds_per_byte: float = 0.5) -> Fault:
+        """A normal reply sent one byte every ``seconds_per_byte`` (status line included)."""
+        return cls("drip", seconds=seconds_per_byte)
 
     @classmethod
     def disconnect(cls) -> Fault:
@@ -338,7 +352,8 @@ class FakeOpenAIServer:
                 if request is None:
                     break
                 if request.path.startswith(CONTROL_PREFIX):
-                    self._write(writer, 200, [_JSON], json.dumps(self.stats()).encode(), "-")
+                    body = json.dumps(self.stats()).encode()
+                    writer.write(self._head(200, [_JSON], body, "-") + body)
                     keep_open = True
                 else:
                     keep_open = await self._answer(self._record(request), writer)
@@ -406,25 +421,29 @@ class FakeOpenAIServer:
             if fault is not None and fault.kind == "hang":
                 await asyncio.sleep(fault.seconds)
                 return False
-            delay = self.latency + (fault.seconds if fault is not None else 0.0)
+            dripping = fault is not None and fault.kind == "drip"
+            delay = self.latency + (fault.seconds if fault is not None and not dripping else 0.0)
             if delay > 0:
                 await asyncio.sleep(delay)
             status, headers, body = self._respond(request, fault)
-            self._write(writer, status, headers, body, request.request_id)
+            data = self._head(status, headers, body, request.request_id) + body
+            if dripping:
+                assert fault is not None
+                for offset in range(len(data)):
+                    writer.write(data[offset : offset + 1])
+                    await writer.drain()
+                    await asyncio.sleep(fault.seconds)
+                return True
+            writer.write(data)
             await writer.drain()
             return True
         finally:
             with self._stats.lock:
                 self._stats.in_flight -= 1
 
-    def _write(
-        self,
-        writer: asyncio.StreamWriter,
-        status: int,
-        headers: list[tuple[str, str]],
-        body: bytes,
-        request_id: str,
-    ) -> None:
+    def _head(
+        self, status: int, headers: list[tuple[str, str]], body: bytes, request_id: str
+    ) -> bytes:
         lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}"]
         lines += [f"{name}: {value}" for name, value in headers]
         lines += [
@@ -432,7 +451,7 @@ class FakeOpenAIServer:
             f"x-request-id: {request_id}",
             "connection: keep-alive",
         ]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
     def _respond(
         self, request: RecordedRequest, fault: Fault | None

@@ -216,6 +216,27 @@ def test_retry_after_beyond_the_limit_gives_up_at_once(server: FakeOpenAIServer)
     assert outcome.status_code == 429
     assert outcome.attempts == 1
     assert server.request_count == 1
+    assert "Rate limit reached" in (outcome.error_message or "")  # the provider's words
+    assert "retry after 3600 s, beyond the 120 s we wait at most" in (outcome.error_message or "")
+
+
+@pytest.mark.usefixtures("transport")
+def test_a_reply_dripping_a_byte_every_half_second_ends_at_the_timeout(
+    server: FakeOpenAIServer,
+) -> None:
+    """The timeout bounds the whole attempt (connect + send + receive), not the wait between
+    bytes: each dripping attempt ends at the judge's timeout and is retried up to the limit."""
+    server.add_rule(lambda request: True, Fault.drip(0.5))
+    started = time.perf_counter()
+    outcome = call(server, timeout_s=2.0, retry=RetryPolicy(max_attempts=2, base_backoff_s=0.01))
+    elapsed = time.perf_counter() - started
+    assert not outcome.ok and outcome.error_kind == "timeout"
+    assert "no complete reply within the judge's timeout of 2 s" in (outcome.error_message or "")
+    assert outcome.attempts == 2 and server.request_count == 2
+    assert outcome.latency_s is not None and 1.0 <= outcome.latency_s <= 3.0
+    assert 3.0 <= elapsed <= 6.0
+    first, second = server.requests
+    assert 1.0 <= second.received_at - first.received_at <= 3.2
 
 
 @pytest.mark.usefixtures("transport")
@@ -287,9 +308,14 @@ def test_non_json_body_is_an_invalid_response(server: FakeOpenAIServer) -> None:
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
-        ('{"error": {"message": "upstream failed"}}', "malformed completion: KeyError"),
-        ('{"id": "x", "choices": []}', "malformed completion: IndexError"),
-        ('{"id": "x", "choices": [{"message": null}]}', "malformed completion: AttributeError"),
+        (
+            '{"error": {"message": "The model is overloaded"}}',
+            "the provider answered with an error: The model is overloaded",
+        ),
+        ('{"error": "quota exceeded"}', "the provider answered with an error: quota exceeded"),
+        ('{"id": "x", "choices": []}', "not a completion: 'choices' is [] in the reply"),
+        ('{"id": "x"}', "not a completion: no 'choices' in the reply"),
+        ('{"id": "x", "choices": [{"message": null}]}', "the first choice has no 'message'"),
         ('[{"choices": []}]', "expected a JSON ChatCompletion, got list"),
         ('"Rating: 5"', "expected a JSON ChatCompletion, got str"),
     ],

@@ -18,6 +18,7 @@ from apps.judging.parsers import (
     ScoreOnlyParser,
     get_parser,
     geval_logprob_score,
+    logprob_reading,
     score_token_top_logprobs,
 )
 
@@ -165,6 +166,10 @@ def test_prometheus_refuses_to_guess(reply: str, reason_part: str) -> None:
         ("On a scale of 1 to 5, I give it a 2.", 2.0),
         ("4 - the summary is consistent with the article.", 4.0),
         ("Rating: 1", 1.0),
+        ("4\n\nThe summary misses 2 of the 3 key events.", 4.0),  # alone on its line
+        ("My rating is 4.", 4.0),
+        ("The summary covers the main points.\n\nScore: 3/5", 3.0),
+        ("[RESULT] 2", 2.0),
     ],
 )
 def test_score_only_reads_a_bare_number(reply: str, expected: float) -> None:
@@ -176,9 +181,10 @@ def test_score_only_reads_a_bare_number(reply: str, expected: float) -> None:
 @pytest.mark.parametrize(
     ("reply", "reason_part"),
     [
-        ("4\n\nThe summary misses 2 of the 3 key events.", "several different numbers"),
         ("Score: 3\nScore: 4", "conflicting scores"),
-        ("The summary is good.", "no number"),
+        ("The summary is good.", "no rating where one stands"),
+        ("The summary misses 2 of the 3 key events.", "no rating where one stands"),
+        ("4\n\nOn reflection, I would rate it 2.", "conflicting scores: 2, 4"),
         ("9", "outside the scale"),
         ("4-5", "range"),
         ("3.7", "no decimals"),
@@ -189,6 +195,66 @@ def test_score_only_refuses_to_guess(reply: str, reason_part: str) -> None:
     result = score_only.parse(reply)
     assert result.status == "unparsed"
     assert reason_part in result.reason
+
+
+# Replies of real models (SmolLM2-135M-Instruct through llama.cpp, and the ones that
+# misled the parsers before): list and step numbers are never scores, whatever the parser.
+NOT_A_RATING = [
+    "1. The father of modern taxonomy is Carl Linnaeus, who developed binomial nomenclature.",
+    "Step 1: read the text.",
+    "Step 1: Read the summary.\nStep 2: Compare it with the article.",
+    "1) The summary is concise.\n2) It keeps the main facts.",
+    "The summary gives 2 reasons and 3 examples.",
+    "The score of this summary is high.",
+    # SmolLM2 (llama.cpp), asked for the score alone; the parser used to read these as 1 and 5
+    "1. **Structure of Plastics**: Plastics are polymers consisting of long chains",
+    "The answer is 5.",  # not said to be a rating: unscored rather than guessed
+    "The answer to the question is:\n- 5: no problem at all on this axis.",  # the rubric echoed
+]
+
+
+# Replies SmolLM2-135M-Instruct (llama.cpp) gave in bench/real_model.py, with what they mean.
+SMOLLM2_REPLIES = [
+    (
+        "1. The cat sat on the mat.\n2. The cat went to sleep in the sun.\n\nThe score is 2.",
+        2.0,
+        "rating 2 on the scale 1-5",
+    ),
+    (
+        "Overall: How good the answer is as a whole, both as a piece of writing and as an "
+        "answer to the task.\nRating: 6-9\nFinal Score: Overall: 9/10\n\n9/10 - Based on how "
+        "well the answer matches our criterion \n",
+        None,
+        "is a range, not one value",
+    ),
+    (
+        "1. **Physical Description: Mechanical properties**: Plastic is a complex, "
+        "multifunctional material with various physical and chemical characteristics",
+        None,
+        "list and step numbers are not ratings",
+    ),
+    (
+        "95\nRating: Excellent\nThe answer provides a thorough explanation of how plastics "
+        "turn white upon bending, but the source is not provided.",
+        None,
+        "a rating label is not followed by a number",
+    ),
+]
+
+
+@pytest.mark.parametrize(("reply", "score", "reason_part"), SMOLLM2_REPLIES)
+def test_real_model_replies(reply: str, score: float | None, reason_part: str) -> None:
+    result = rating.parse(reply)
+    assert result.score == score and reason_part in result.reason, result
+    assert score_only.parse(reply).score == score  # read (or refused) alike
+
+
+@pytest.mark.parametrize("reply", NOT_A_RATING)
+def test_list_and_step_numbers_are_never_scores(reply: str) -> None:
+    for parser in (score_only, rating, prometheus, hundred):
+        result = parser.parse(reply)
+        assert result.status == "unparsed", (parser.name, result)
+        assert result.score is None
 
 
 # -- 0-100 (AdvEval) --------------------------------------------------------------------------
@@ -262,6 +328,11 @@ def test_hundred_point_refusals(reply: str, reason_part: str) -> None:
         ),
         ("Explanation: both are correct and equally concise.\nVerdict: tie", "tie"),
         ("Answer: A\nExplanation: A is more faithful.", "A"),
+        ("A is better than B.", "A"),
+        ("B is the better answer.", "B"),
+        ("Output (b) is clearly better than Output (a).", "B"),
+        ("I prefer Response A: it keeps every fact.", "A"),
+        ("Summary B is better.", "B"),
     ],
 )
 def test_pairwise_reads_the_verdict(reply: str, expected: str) -> None:
@@ -278,6 +349,11 @@ def test_pairwise_reads_the_verdict(reply: str, expected: str) -> None:
         ("[[A]]\n\nOn second thought: [[B]]", "conflicting verdicts: A, B"),
         ("Verdict: A\n\nOutput (b)", "conflicting verdicts"),
         ("Both are good.", "no explicit verdict"),
+        ("This is a better summary than the other one.", "no explicit verdict"),
+        # SmolLM2 (llama.cpp) in bench/real_model.py
+        ("A:", "no explicit verdict"),
+        ("A:\nAnswer A is not better than answer B.", "no explicit verdict"),
+        ("Response A is better in fluency, but B is better in accuracy.", "conflicting"),
         ("", "empty reply"),
     ],
 )
@@ -388,6 +464,34 @@ def test_geval_without_a_valid_token_is_unparsed() -> None:
     assert "no token of the scale" in result.reason
     assert geval_logprob_score([], LIKERT).status == "unparsed"
     assert geval_logprob_score({"3": -math.inf}, LIKERT).status == "unparsed"
+
+
+def test_geval_finds_the_scale_tokens_wherever_they_are_in_the_top_logprobs() -> None:
+    """The model wrote "The score is 4": no generated token is a digit at first, but the
+    alternatives at some position hold the scale's tokens; renormalised over the scale."""
+    content = [
+        {"token": "The", "logprob": -0.4, "top_logprobs": [{"token": "The", "logprob": -0.4}]},
+        {
+            "token": " answer",
+            "logprob": -0.9,
+            "top_logprobs": [
+                {"token": " answer", "logprob": math.log(0.4)},
+                {"token": "4", "logprob": math.log(0.3)},
+                {"token": "2", "logprob": math.log(0.1)},
+            ],
+        },
+    ]
+    result = logprob_reading(content, LIKERT)
+    assert result.parsed
+    assert result.score == pytest.approx((4 * 0.3 + 2 * 0.1) / 0.4)
+
+
+def test_geval_says_precisely_why_it_has_no_score() -> None:
+    assert logprob_reading(None, LIKERT).reason == "the endpoint returned no logprobs"
+    content = [{"token": "Good", "logprob": -0.1, "top_logprobs": [{"token": "Ok", "logprob": -2}]}]
+    reason = logprob_reading(content, LIKERT).reason
+    assert "logprobs came back for 1 tokens (up to 1 alternatives each)" in reason
+    assert "no token of the scale 1-5 is among them" in reason
 
 
 def test_score_token_is_the_first_scale_token() -> None:

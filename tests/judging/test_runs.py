@@ -79,8 +79,11 @@ def test_server_errors_fail_after_bounded_attempts_and_are_never_cached(
     run = work(
         new_run(demo, judge, "fbi-single-vanilla", criteria=criteria("overall"), item_ids=[item.pk])
     )
-    assert (run.status, run.done, run.failed) == ("done", 0, 4)
-    assert fake_openai_server.request_count == 8  # 2 attempts each, no more
+    # not one reply: the run failed, and says why (in the provider's words)
+    assert (run.status, run.done, run.failed) == ("failed", 0, 4)
+    assert run.error.startswith("every call failed (4); most common: 4 x server_error: ")
+    assert "The server had an error" in run.error
+    assert fake_openai_server.request_count == run.http_requests == 8  # 2 attempts each
     call = run.calls.first()
     assert (call.error_kind, call.score, call.raw_response) == ("server_error", None, "")
     assert "HTTP 503" in call.error
@@ -304,3 +307,22 @@ def test_a_missing_api_key_is_an_error_naming_the_variable(
     assert again.done == 1
     assert not JudgeCall.objects.filter(raw_response__contains="sk-secret").exists()
     assert "sk-secret" not in json.dumps(list(JudgeCall.objects.values_list("request", flat=True)))
+
+
+def test_a_run_whose_calls_make_no_progress_fails_with_the_reason(
+    demo, criteria, item, fake_openai_server, monkeypatch
+):
+    """Calls stuck in flight (here: a hang shorter than the judge's timeout, and a stall limit
+    made tiny) fail the run with the reason, whatever its heartbeat says."""
+    from apps.judging.engine import llm_work
+    from workers.tasks.judging import work_run
+
+    monkeypatch.setattr(llm_work, "stall_limit", lambda endpoint: 1.0)
+    fake_openai_server.add_rule(lambda request: True, Fault.hang(30.0))
+    judge = llm_judge(fake_openai_server, timeout_s=60.0)
+    run = one_text(demo, judge, "fbi-single-vanilla", criteria("overall"), item)
+    work_run.apply(args=(run.pk,))  # plans, then works, as the worker does
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert "RunStalled: no call finished in 1 s with 1 request(s) in flight" in run.error
+    assert run.http_requests == fake_openai_server.request_count == 1

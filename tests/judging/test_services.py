@@ -28,8 +28,27 @@ def queued(monkeypatch):
     from workers.tasks import judging
 
     sent: list[tuple] = []
-    monkeypatch.setattr(judging.work_run, "delay", lambda *args: sent.append(args))
+
+    def record(run_id: int, share: int | None = None, *, metric: bool = False) -> None:
+        sent.append((run_id,) if share is None else (run_id, share))
+
+    monkeypatch.setattr(judging, "queue_run_work", record)
     return sent
+
+
+def test_metric_runs_have_a_queue_of_their_own(monkeypatch):
+    """A metric run (no HTTP) never waits behind LLM runs: its own queue and worker."""
+    from workers.tasks import judging
+
+    sent: list[tuple] = []
+    monkeypatch.setattr(judging.work_run, "apply_async", lambda *a, **kw: sent.append((a, kw)))
+    judging.queue_run_work(7, metric=True)
+    judging.queue_run_work(8, 2)
+    default = judging.current_app.conf.task_default_queue
+    assert sent == [
+        (((7, None),), {"queue": f"{default}-metrics"}),
+        (((8, 2),), {"queue": None}),
+    ]
 
 
 @pytest.mark.django_db

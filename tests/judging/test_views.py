@@ -20,7 +20,11 @@ def queued(monkeypatch):
     from workers.tasks import judging
 
     sent: list[tuple] = []
-    monkeypatch.setattr(judging.work_run, "delay", lambda *args: sent.append(args))
+
+    def record(run_id: int, share: int | None = None, *, metric: bool = False) -> None:
+        sent.append((run_id,) if share is None else (run_id, share))
+
+    monkeypatch.setattr(judging, "queue_run_work", record)
     return sent
 
 
@@ -244,3 +248,27 @@ def test_api_runs_strategies_and_judges(api_client, demo, queued):
         format="json",
     )
     assert judge.status_code == 400 and "default_params" in judge.json()
+
+
+def test_a_run_whose_every_call_failed_shows_failed_with_the_reason(
+    client, demo, fake_openai_server, criteria
+):
+    from tests.fakes.openai_server import Fault
+    from tests.judging.conftest import llm_judge
+
+    body = '{"error": {"message": "The model is overloaded"}}'
+    fake_openai_server.add_rule(lambda request: True, Fault.json_body(body))
+    run = work(
+        new_run(
+            demo,
+            llm_judge(fake_openai_server),
+            "fbi-single-vanilla",
+            criteria=criteria("overall"),
+            include_perturbations=False,
+        )
+    )
+    client.force_login(demo.owner)
+    html = client.get(f"/judging/runs/{run.pk}/").content.decode()
+    assert 'class="status-failed">Failed</strong>' in html
+    assert "The run failed: every call failed (6)" in html
+    assert "the provider answered with an error: The model is overloaded" in html

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
+from celery import current_app, shared_task
 from celery.signals import worker_ready
 from django.db import InterfaceError, OperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -34,6 +34,17 @@ def work_run(self: Any, run_id: int, share: int | None = None) -> None:
     except Exception as exc:
         judge_run_fail(run_id=run_id, error=f"{type(exc).__name__}: {exc}")
         raise
+
+
+def metrics_queue() -> str:
+    """Metric judges' runs have a queue (and a worker) of their own: they need no HTTP and
+    must never wait behind LLM runs (docs/deployment.md)."""
+    return f"{current_app.conf.task_default_queue}-metrics"
+
+
+def queue_run_work(run_id: int, share: int | None = None, *, metric: bool = False) -> None:
+    """Queue ``work_run`` for a run: on the metrics queue for a metric judge."""
+    work_run.apply_async((run_id, share), queue=metrics_queue() if metric else None)
 
 
 @shared_task(name="judging.recover_runs")

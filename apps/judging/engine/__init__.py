@@ -8,10 +8,14 @@ judge's concurrency: with Redis, the task's share of the judge's slots, reserved
 semaphore all workers share (``reserved_slots``), and the judge's requests-per-minute limit.
 
 Modules: ``work`` (claims, saves, leases, cancellation; metric judges), ``llm_work`` (LLM
-judges: prompts, cache, requests), ``loop`` (the asyncio side).
+judges: prompts, cache, requests, stall watch), ``loop`` (the asyncio side), ``once``
+(request counting and prompt claims).
 
-Identical requests in flight at once (same cache key) are asked once; the others reuse the
-reply as cached calls. Errors are never reused: a follower of a failed request asks itself.
+One distinct prompt (cache key) is asked once per run: within a task the calls sharing it
+wait for one request, and across the run's tasks each prompt is claimed by one task
+(``once.PromptClaims``); the others reuse the reply as cached calls. Errors are never reused:
+a follower of a failed request asks itself. Every HTTP attempt is counted just before it is
+sent (``once.RequestCounter``), so the run's request counter equals what the server received.
 """
 
 from __future__ import annotations

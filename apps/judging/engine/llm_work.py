@@ -8,6 +8,7 @@ from collections import deque
 from functools import partial
 from typing import Any
 
+import redis
 import redis.asyncio
 from django.conf import settings
 
@@ -19,9 +20,10 @@ from apps.judging.call_results import (
     fill_from_reply,
 )
 from apps.judging.engine.loop import AsyncLoop, Gate, Prepared, _ask, sampling_params
+from apps.judging.engine.once import PromptClaims, RequestCounter, run_identity
 from apps.judging.engine.work import CANCEL_GRACE_S, FLUSH_EVERY_S, FLUSH_SIZE, Work
 from apps.judging.limits import EndpointLimiter, LocalRateLimiter, RedisRateLimiter, RedisSemaphore
-from apps.judging.llm_client import build_request, call_cache_key, close_clients
+from apps.judging.llm_client import EndpointConfig, build_request, call_cache_key, close_clients
 from apps.judging.models import JudgeCall, JudgeRun, ParseStatus, Strategy
 from apps.judging.prompt_template import TemplateError
 from apps.judging.prompting import PromptError, call_messages
@@ -48,8 +50,16 @@ class LlmWork(Work):
         self.share = max(1, min(share, run.judge.max_concurrency))
         self.results: deque[tuple[str, asyncio.Future[Reply | None]]] = deque()
         self.in_flight: dict[str, list[Prepared]] = {}
+        self.parked: dict[str, list[Prepared]] = {}  # prompts another task of the run asks
         self._redis: Any = None
         self.gate: Gate | None = None
+        redis_url = getattr(settings, "REDIS_URL", "")
+        sync = redis.Redis.from_url(redis_url) if redis_url else None
+        self.counter = RequestCounter(run_identity(run), sync)
+        self.prompts = PromptClaims(run_identity(run), token, sync)
+        self._next_unpark = 0.0
+        self._progress_at = time.monotonic()
+        self.stall_limit_s = stall_limit(self.endpoint)
 
     # -- the loop thread's limiter -------------------------------------------------------------
 
@@ -67,6 +77,7 @@ class LlmWork(Work):
                 limiter.rate = LocalRateLimiter(judge.requests_per_minute)
             return limiter
         self._redis = redis.asyncio.Redis.from_url(redis_url)
+        self.counter.shared = self._redis
         shared = RedisSemaphore(
             self._redis, slots_key(judge.limit_key), judge.max_concurrency, lease_s=SLOT_LEASE_S
         )
@@ -123,17 +134,47 @@ class LlmWork(Work):
         """Cache hits are filled at once; the rest go to the loop, one request per key."""
         prepared = [p for p in map(self._prepare, batch) if p is not None]
         cached = self._cached(sorted({p.key for p in prepared}))
-        leaders = []
+        fresh: dict[str, list[Prepared]] = {}
         for item in prepared:
             if item.key in cached:
                 fill_from_cache(item.call, cached[item.key], self.reader)
                 self.buffer.append(item.call)
             elif item.key in self.in_flight:
                 self.in_flight[item.key].append(item)
+            elif item.key in self.parked:
+                self.parked[item.key].append(item)
             else:
-                self.in_flight[item.key] = [item]
-                leaders.append(item)
-        self._submit(leaders, loop, limiter)
+                fresh.setdefault(item.key, []).append(item)
+        self._lead(fresh, loop, limiter)
+
+    def _lead(
+        self, groups: dict[str, list[Prepared]], loop: AsyncLoop, limiter: EndpointLimiter
+    ) -> None:
+        """Ask the prompts this task wins the claim on; park the others (another task of the
+        run asks them: their reply is taken from the cache once it is stored)."""
+        won = self.prompts.take(groups)
+        for key, group in groups.items():
+            if key in won:
+                self.in_flight[key] = group
+            else:
+                self.parked[key] = group
+        self._submit([self.in_flight[key][0] for key in groups if key in won], loop, limiter)
+
+    def _unpark(self, loop: AsyncLoop, limiter: EndpointLimiter) -> None:
+        """Parked prompts: from the cache once stored; asked here if their claim lapsed (the
+        other task failed the call or died)."""
+        now = time.monotonic()
+        if not self.parked or now < self._next_unpark:
+            return
+        self._next_unpark = now + 0.25
+        cached = self._cached(sorted(self.parked))
+        for key in cached:
+            for item in self.parked.pop(key):
+                fill_from_cache(item.call, cached[key], self.reader)
+                self.buffer.append(item.call)
+            self._progress_at = now
+        groups, self.parked = self.parked, {}
+        self._lead(groups, loop, limiter)
 
     def _submit(self, items: list[Prepared], loop: AsyncLoop, limiter: EndpointLimiter) -> None:
         """Hand a batch to the loop thread with one wake-up (not one per call)."""
@@ -144,7 +185,9 @@ class LlmWork(Work):
         """In the loop thread: one task per request."""
         assert self.gate is not None
         for item in items:
-            task = asyncio.ensure_future(_ask(self.endpoint, limiter, self.gate, self.reader, item))
+            task = asyncio.ensure_future(
+                _ask(self.endpoint, limiter, self.gate, self.reader, item, self.counter.count)
+            )
             task.add_done_callback(partial(self._done, item.key))
 
     def _done(self, key: str, task: asyncio.Future[Reply | None]) -> None:
@@ -165,6 +208,7 @@ class LlmWork(Work):
         reply = task.result()  # an exception here is a bug or Redis down: let it propagate
         if reply is None:
             return  # never asked (the run was cancelled): the calls stay pending
+        self._progress_at = time.monotonic()
         leader, followers = group[0], group[1:]
         fill_from_reply(leader.call, reply, self.reader)
         self.buffer.append(leader.call)
@@ -172,7 +216,10 @@ class LlmWork(Work):
             if followers:  # errors are never reused: the next one asks itself
                 self.in_flight[key] = followers
                 self._submit([followers[0]], loop, limiter)
+            else:
+                self.prompts.release([key])
             return
+        self.prompts.done(key)
         source = {column: getattr(leader.call, column) for column in CACHE_COLUMNS}
         source["id"] = leader.call.pk
         for follower in followers:
@@ -194,7 +241,28 @@ class LlmWork(Work):
         return max(8, 2 * max(held, 1))
 
     def _waiting(self) -> int:
-        return sum(len(group) for group in self.in_flight.values())
+        groups = [*self.in_flight.values(), *self.parked.values()]
+        return sum(len(group) for group in groups)
+
+    def _watch(self) -> None:
+        """A run whose calls make no progress fails with the reason, whatever its heartbeat:
+        every attempt has a deadline, so this means the calls are stuck in this process."""
+        holds = len(self.reserved.tokens) if self.reserved is not None else self.share
+        now = time.monotonic()
+        if not self.in_flight or not holds:
+            self._progress_at = now
+        elif now - self._progress_at > self.stall_limit_s:
+            raise RunStalled(
+                f"no call finished in {self.stall_limit_s:.0f} s with {len(self.in_flight)} "
+                "request(s) in flight; Resume to try again"
+            )
+
+    def requests_report(self) -> tuple[int, int]:
+        return self.counter.report()
+
+    def renew(self) -> None:
+        super().renew()
+        self.prompts.renew()
 
     # -- the main loop -------------------------------------------------------------------------
 
@@ -208,6 +276,7 @@ class LlmWork(Work):
         finally:
             loop.close(self._cleanup)  # cancels whatever is still running
             self.finish()
+            self.prompts.release(list(self.prompts.held))
 
     def _wind_down(self, loop: AsyncLoop, limiter: EndpointLimiter) -> None:
         """Cancelled: ask nothing new, keep the replies of calls already on the wire."""
@@ -241,7 +310,20 @@ class LlmWork(Work):
             stale = time.monotonic() - self._last_flush >= FLUSH_EVERY_S
             if self.buffer and (len(self.buffer) >= FLUSH_SIZE or stale or not self.in_flight):
                 self.flush()
-            if exhausted and not self.in_flight:
+            self._unpark(loop, limiter)
+            self._watch()
+            if exhausted and not self.in_flight and not self.parked:
                 if self.wait_for_others():
                     return
                 exhausted = False
+
+
+class RunStalled(Exception):
+    """No call of the run finished for far longer than any call can take."""
+
+
+def stall_limit(endpoint: EndpointConfig) -> float:
+    """Longer than any one call can take: every attempt and every wait between them."""
+    policy = endpoint.retry
+    longest_wait = max(policy.max_backoff_s, policy.max_retry_after_s)
+    return policy.max_attempts * (endpoint.timeout_s + longest_wait) + 60.0

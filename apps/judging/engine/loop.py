@@ -96,22 +96,31 @@ async def _ask(
     gate: Gate,
     reader: ReplyReader,
     prepared: Prepared,
+    on_attempt: Callable[[], Awaitable[None]] | None = None,
 ) -> Reply | None:
     async with gate.slots:
         if gate.stopping.is_set():
             return None  # cancelled before it was asked: stays pending
-        return await _ask_now(endpoint, limiter, reader, prepared)
+        return await _ask_now(endpoint, limiter, reader, prepared, on_attempt)
 
 
 async def _ask_now(
-    endpoint: EndpointConfig, limiter: EndpointLimiter, reader: ReplyReader, prepared: Prepared
+    endpoint: EndpointConfig,
+    limiter: EndpointLimiter,
+    reader: ReplyReader,
+    prepared: Prepared,
+    on_attempt: Callable[[], Awaitable[None]] | None = None,
 ) -> Reply:
-    outcome = await complete(endpoint, prepared.messages, prepared.params, limiter=limiter)
+    outcome = await complete(
+        endpoint, prepared.messages, prepared.params, limiter=limiter, on_attempt=on_attempt
+    )
     if (
         not (outcome.ok and reader.format_retry)
         or reader.read(outcome.text or "", outcome.logprobs).parsed
     ):
         return Reply(outcome)
     messages = reader.retry_messages(prepared.messages, outcome.text or "")
-    second = await complete(endpoint, messages, prepared.params, limiter=limiter)
+    second = await complete(
+        endpoint, messages, prepared.params, limiter=limiter, on_attempt=on_attempt
+    )
     return Reply(outcome, second, messages)

@@ -33,8 +33,18 @@ class Work:
 
     def flush(self) -> None:
         batch, self.buffer = self.buffer, []
-        claims.results_save(run_id=self.run.pk, token=self.token, calls=batch)
+        added, floor = self.requests_report()
+        claims.results_save(
+            run_id=self.run.pk, token=self.token, calls=batch, requests=(added, floor)
+        )
         self._last_flush = time.monotonic()
+
+    def requests_report(self) -> tuple[int, int]:
+        """HTTP requests sent since the last report: (to add, floor); none for metrics."""
+        return 0, 0
+
+    def renew(self) -> None:
+        claims.claims_renew(run_id=self.run.pk, token=self.token)
 
     def tick(self) -> None:
         """Check for cancellation and keep leases alive (cheap; call often)."""
@@ -45,7 +55,7 @@ class Work:
             self.cancelled = status.first() != RunStatus.RUNNING
         if now >= self._next_renew:
             self._next_renew = now + claims.LEASE_SECONDS / 3
-            claims.claims_renew(run_id=self.run.pk, token=self.token)
+            self.renew()
 
     def wait_for_others(self) -> bool:
         """Nothing left to claim: True to stop (no call pending), else wait and look again
@@ -67,8 +77,7 @@ class Work:
         raise NotImplementedError
 
     def finish(self) -> None:
-        if self.buffer:
-            self.flush()
+        self.flush()  # also counts requests whose replies never came (cancelled, abandoned)
         claims.claims_release(run_id=self.run.pk, token=self.token)
 
 

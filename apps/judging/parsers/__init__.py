@@ -13,7 +13,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from apps.judging.parsers.logprobs import geval_logprob_score, score_token_top_logprobs
+from apps.judging.parsers.logprobs import (
+    geval_logprob_score,
+    logprob_reading,
+    score_token_top_logprobs,
+)
 from apps.judging.parsers.pairwise import PairwiseParser
 from apps.judging.parsers.prometheus import PrometheusParser
 from apps.judging.parsers.rating import AnalysisRatingParser
@@ -71,5 +75,6 @@ __all__ = [
     "Verdict",
     "get_parser",
     "geval_logprob_score",
+    "logprob_reading",
     "score_token_top_logprobs",
 ]

@@ -58,12 +58,34 @@ def geval_logprob_score(top_logprobs: TopLogprobs, scale: Scale) -> ParseResult:
 def score_token_top_logprobs(
     content: Iterable[Mapping[str, Any]], scale: Scale
 ) -> list[tuple[str, float]] | None:
-    """The top logprobs at the first generated token that is a scale value, if any.
+    """The top logprobs at the score position, if any: the first generated token that is a
+    scale value, else the first position whose top alternatives hold a scale value (a model
+    that wrote "The score is 4" or "**4**" still weighed the digits somewhere).
 
     ``content`` is the per-token list ``[{"token", "logprob", "top_logprobs": [...]}, ...]`` as
     stored by the LLM client.
     """
-    for position in content:
+    positions = list(content)
+    for position in positions:
         if scale_value(str(position["token"]), scale) is not None:
-            return _pairs(position.get("top_logprobs") or [])
+            generated = [(position["token"], position["logprob"])]
+            return _pairs(position.get("top_logprobs") or generated)
+    for position in positions:
+        top = _pairs(position.get("top_logprobs") or [])
+        if any(scale_value(token, scale) is not None for token, _ in top):
+            return top
     return None
+
+
+def logprob_reading(content: Sequence[Mapping[str, Any]] | None, scale: Scale) -> ParseResult:
+    """G-Eval's score from stored per-token logprobs, or unparsed saying precisely why not."""
+    if not content:
+        return ParseResult.unparsed("the endpoint returned no logprobs")
+    top = score_token_top_logprobs(content, scale)
+    if top is None:
+        alternatives = max(len(p.get("top_logprobs") or []) for p in content)
+        return ParseResult.unparsed(
+            f"logprobs came back for {len(content)} tokens (up to {alternatives} alternatives "
+            f"each), but no token of the scale {scale} is among them"
+        )
+    return geval_logprob_score(top, scale)

@@ -4,7 +4,9 @@ Only explicit verdict signals count, never prose such as "Response A is more det
 
 - MT-Bench brackets ``[[A]]``, ``[[B]]``, ``[[C]]`` (C is MT-Bench's tie) or ``[[tie]]``;
 - a label: "Verdict: B", "Final decision: Output (a)", "Winner: tie", "Answer: A" (line start);
-- a line that is only a verdict: "A", "Output (b)", "Response A.", "Tie", "Output (a) is better".
+- a line that is only a verdict: "A", "Output (b)", "Response A.", "Tie", "Output (a) is better";
+- a plain sentence of preference: "A is better than B.", "B is the better answer.",
+  "I prefer Response A" (a bare side must be a capital A or B).
 
 All signals must agree; none or several different ones leave the output unparsed.
 """
@@ -37,8 +39,23 @@ _LINE = re.compile(
 )
 
 
+_SIDE_NAMED = r"(?i:(?:output|response|assistant|answer|model|text|candidate|option|summary))"
+_SIDE = (
+    r"(?:" + _SIDE_NAMED + r"[ \t]*[\[(]?[ \t]*(?P<side>(?i:[ab]))[ \t]*[\])]?"
+    r"|[\[(]?(?P<bare>[AB])[\])]?)(?![\w])"
+)  # a bare side must be a capital letter: "a" alone is an article
+_BETTER = re.compile(  # "A is better than B.", "B is the better answer.", "Output (b) is preferred"
+    r"(?<![\w])" + _SIDE + r"[ \t]+is[ \t]+(?:(?i:much|slightly|clearly|far|the|overall|"
+    r"definitely)[ \t]+)*(?i:better|preferred|preferable|superior|stronger)(?![\w])"
+)
+_PREFER = re.compile(  # "I prefer B", "I would choose Response A"
+    r"\b(?i:I(?:[ \t]+would|'d)?[ \t]+(?:prefer|choose|pick|select))[ \t]+" + _SIDE
+)
+
+
 def _verdict(match: re.Match[str]) -> Verdict:
-    side = (match.groupdict().get("side") or "").lower()
+    groups = match.groupdict()
+    side = (groups.get("side") or groups.get("bare") or "").lower()
     if side == "a":
         return "A"
     if side == "b":
@@ -56,7 +73,9 @@ class PairwiseParser:
         if not clean:
             return ParseResult.unparsed("empty reply")
         signals = [
-            _verdict(m) for pattern in (_BRACKETS, _LABELED, _LINE) for m in pattern.finditer(clean)
+            _verdict(m)
+            for pattern in (_BRACKETS, _LABELED, _LINE, _BETTER, _PREFER)
+            for m in pattern.finditer(clean)
         ]
         distinct = sorted(set(signals))
         if not distinct:

@@ -6,7 +6,15 @@ import re
 from dataclasses import dataclass, field
 
 from apps.judging.parsers.result import ParseResult, Scale
-from apps.judging.parsers.text import check_value, find_labeled, judge_values, lone_value, normalize
+from apps.judging.parsers.text import (
+    NO_POSITION,
+    check_value,
+    find_labeled,
+    judge_values,
+    lone_value,
+    normalize,
+    rating_positions,
+)
 
 # "Rating: 4", "Final rating = 4", "Rating (1-5): 4", or a header line "Rating" then the value.
 RATING_LABEL = re.compile(
@@ -18,7 +26,8 @@ RATING_LABEL = re.compile(
 
 @dataclass(frozen=True)
 class AnalysisRatingParser:
-    """Reads the value after "Rating:"; a reply that is only a number is accepted too."""
+    """Reads the value after "Rating:"; without one, a value where a rating stands
+    (``text.rating_positions``: "Score: 4", alone on its line, "4/5"), never a list number."""
 
     scale: Scale = field(default_factory=Scale)
     name = "analysis_rating"
@@ -33,6 +42,10 @@ class AnalysisRatingParser:
         lone = lone_value(clean)
         if lone is not None:
             return check_value(lone, self.scale, "rating")
-        return ParseResult.unparsed("no 'Rating:' found")
+        found = rating_positions(clean, self.scale)
+        if found:
+            return judge_values(found, self.scale, "rating")
+        reason = NO_POSITION.format(hi=self.scale.hi)
+        return ParseResult.unparsed(f"no 'Rating:' found, and {reason}")
 
     __call__ = parse

@@ -1,29 +1,22 @@
 """Score-only outputs: a bare number (vanilla / G-Eval style), and 0-100 scores (AdvEval).
 
-A labeled value ("Score: 4") wins; otherwise the reply must hold exactly one distinct number,
-not counting mentions of the scale itself ("on a 1-5 scale").
+A number counts only where a rating stands (``text.rating_positions``): after "Score:" or
+"Rating:", alone on its line, "n/5", "I would rate it 4"... never a list or step number
+("1. The father of modern taxonomy…", "Step 1: read the text."). All such values must agree.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from apps.judging.parsers.result import ParseResult, Scale
 from apps.judging.parsers.text import (
+    NO_POSITION,
     check_value,
-    find_labeled,
-    free_values,
     judge_values,
     lone_value,
     normalize,
-)
-
-SCORE_LABEL = re.compile(
-    r"\b(?:final[ \t]+|overall[ \t]+)?(?:score|rating|grade)"
-    r"(?:[ \t]*\([^)\n]{0,40}\))?[ \t]*[:=]\s*"
-    r"|\[[ \t]*result[ \t]*\][ \t]*[:=]?\s*",
-    re.IGNORECASE,
+    rating_positions,
 )
 
 
@@ -36,20 +29,13 @@ class ScoreOnlyParser:
         clean = normalize(text or "")
         if not clean:
             return ParseResult.unparsed("empty reply")
-        labeled = find_labeled(SCORE_LABEL, clean)
-        if labeled:
-            return judge_values(labeled, self.scale, "score")
         lone = lone_value(clean)
         if lone is not None:
             return check_value(lone, self.scale, "score")
-        numbers = free_values(clean, self.scale)
-        if not numbers:
-            return ParseResult.unparsed("no number in the reply")
-        distinct = sorted({v.number for v in numbers})
-        if len(distinct) > 1:
-            shown = ", ".join(f"{n:g}" for n in distinct)
-            return ParseResult.unparsed(f"several different numbers ({shown}): no single score")
-        return judge_values(numbers, self.scale, "score")
+        found = rating_positions(clean, self.scale)
+        if not found:
+            return ParseResult.unparsed(NO_POSITION.format(hi=self.scale.hi))
+        return judge_values(found, self.scale, "score")
 
     __call__ = parse
 

@@ -53,8 +53,9 @@ class RawValue:
     @classmethod
     def from_match(cls, match: re.Match[str]) -> RawValue:
         den = match.group("den")
+        whole = match.group("value") if "value" in match.re.groupindex else match.group(0)
         return cls(
-            text=match.group(0).strip(),
+            text=whole.strip(),
             number=float(match.group("num")),
             denominator=float(den) if den is not None else None,
             percent=match.group("pct") is not None,
@@ -81,14 +82,6 @@ def lone_value(text: str) -> RawValue | None:
     """The value if the whole (normalized) text is nothing but one value, e.g. "4" or "**4/5**"."""
     match = _LONE.match(text)
     return RawValue.from_match(match) if match else None
-
-
-def free_values(text: str, scale: Scale) -> list[RawValue]:
-    """Every standalone number in ``text``, ignoring mentions of the scale itself ("1-5")."""
-    mention = re.compile(
-        rf"(?<![\w.]){scale.lo}[ \t]*(?:-|to)[ \t]*{scale.hi}(?![\w]|\.\d)", re.IGNORECASE
-    )
-    return [RawValue.from_match(m) for m in _STANDALONE.finditer(mention.sub(" ", text))]
 
 
 def check_value(value: RawValue, scale: Scale, what: str) -> ParseResult:
@@ -127,3 +120,67 @@ def judge_values(values: Sequence[RawValue | None], scale: Scale, what: str) -> 
     if len(results) > 1:
         return replace(results[0], reason=f"{results[0].reason} (stated {len(results)} times)")
     return results[0]
+
+
+# -- where a rating stands --------------------------------------------------------------------
+# A number counts only where the format says a rating stands; never a list or step number
+# ("1. The father of modern taxonomy is…", "Step 1: read the text.").
+
+_V = "(?P<value>" + VALUE + ")"
+_LABEL = re.compile(  # "Score: 4", "Final rating = 4", "Rating (1-5): 4", "[RESULT] 4"
+    r"\b(?:final[ \t]+|overall[ \t]+)?(?:score|rating|grade)(?:[ \t]*\([^)\n]{0,40}\))?"
+    r"[ \t]*[:=]\s*|\[[ \t]*result[ \t]*\][ \t]*[:=]?\s*",
+    re.IGNORECASE,
+)
+_SOFT_LABEL = re.compile(  # "my rating is 4", "a score of 35"
+    r"\b(?:score|rating|grade)[ \t]+(?:is|of|would[ \t]+be|will[ \t]+be)[ \t]+(?:a[ \t]+)?" + _V,
+    re.IGNORECASE,
+)
+_QUALITY_LINE = re.compile(  # a line "Coherence: 3", "Coherence (1-5): 3"
+    r"^[ \t]*[A-Za-z][A-Za-z \-']{0,40}?(?:[ \t]*\([^)\n]{0,40}\))?[ \t]*[:=][ \t]*"
+    + _V
+    + r"[ \t]*[.!]?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_ALONE = re.compile(r"^[ \t]*" + _V + r"[ \t]*[\])}]*[ \t]*[.!]?[ \t]*$", re.MULTILINE)
+_LEADING = re.compile(r"\A[ \t]*" + _V + r"[ \t]+-[ \t]+\S", re.IGNORECASE)  # "4 - good"
+_WHAT = r"(?:it|this|that|the|summary|text|response|answer|output|translation|story|one)"
+_RATE_VERB = re.compile(  # "I would rate this summary 4 out of 5"
+    r"\b(?:rate|rated|score|scored|grade|graded|deserves?)\b[ \t]+(?:(?:"
+    + _WHAT
+    + r"|as|a|an|at|with|of|score|rating|grade)[ \t]+){0,5}"
+    + _V,
+    re.IGNORECASE,
+)
+_GIVE_VERB = re.compile(  # "I give it a 2", "I'd give the response a score of 35"
+    r"\b(?:give|gives|giving|gave|assign|assigns|assigned)\b[ \t]+(?:it|this|that|the[ \t]+\w+)"
+    r"[ \t]+(?:(?:a|an|score|rating|grade|of)[ \t]+){0,4}" + _V,
+    re.IGNORECASE,
+)
+_OUT_OF = re.compile(r"out[ \t]+of", re.IGNORECASE)
+
+
+def rating_positions(text: str, scale: Scale) -> list[RawValue | None]:
+    """Every value standing where a rating stands: after a score/rating label or [RESULT], a
+    line that is a quality and a value, a value alone on its line, "n/hi" or "n out of m", a
+    rating verb ("rate it 4", "give it a 2"), or "n - why" opening the reply. ``None`` marks a
+    label followed by no number ("Score: N/A"). A value found by several rules counts once."""
+    found: dict[int, RawValue | None] = {}
+    for hit in _LABEL.finditer(text):
+        match = _VALUE_AT.match(text, hit.end())
+        found[hit.end()] = RawValue.from_match(match) if match else None
+    for pattern in (_SOFT_LABEL, _QUALITY_LINE, _ALONE, _LEADING, _RATE_VERB, _GIVE_VERB):
+        for match in pattern.finditer(text):
+            found.setdefault(match.start("value"), RawValue.from_match(match))
+    for match in _STANDALONE.finditer(text):
+        value = RawValue.from_match(match)
+        out_of = value.denominator is not None and _OUT_OF.search(match.group(0))
+        if value.denominator == scale.hi or out_of:
+            found.setdefault(match.start(), value)
+    return list(found.values())
+
+
+NO_POSITION = (
+    "no rating where one stands (after 'Score:' or 'Rating:', alone on its line, as n/{hi}); "
+    "list and step numbers are not ratings"
+)

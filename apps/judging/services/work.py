@@ -36,13 +36,16 @@ def task_shares(run: JudgeRun) -> list[int]:
 
 def _dispatch(run: JudgeRun) -> None:
     """Queue the worker tasks of a running run once the transaction commits."""
-    from workers.tasks.judging import work_run
+    from workers.tasks.judging import queue_run_work
 
+    metric = run.judge.is_metric
     if not run.planned:
-        transaction.on_commit(lambda: work_run.delay(run.pk))
+        transaction.on_commit(lambda: queue_run_work(run.pk, metric=metric))
         return
     for share in task_shares(run):
-        transaction.on_commit(lambda share=share: work_run.delay(run.pk, share))  # type: ignore[misc]
+        transaction.on_commit(
+            lambda share=share: queue_run_work(run.pk, share, metric=metric)  # type: ignore[misc]
+        )
 
 
 @transaction.atomic
@@ -77,10 +80,10 @@ def judge_run_work(*, run_id: int, share: int | None = None, node: str = "") -> 
             return
         shares = task_shares(run)
         share = shares[0]
-        from workers.tasks.judging import work_run
+        from workers.tasks.judging import queue_run_work
 
         for extra in shares[1:]:
-            work_run.delay(run.pk, extra)
+            queue_run_work(run.pk, extra, metric=run.judge.is_metric)
     JudgeRun.objects.filter(pk=run_id, started_at__isnull=True).update(started_at=Now())
     run_work(run, token=claims.new_token(node), share=share, node=node)
     claims.run_finish_if_complete(run_id)
