@@ -28,6 +28,7 @@ from apps.annotation.selectors.work import comparison_item, vetting_brief
 from apps.annotation.services import (
     KeyReused,
     Saved,
+    StaleJudgement,
     WorkRefused,
     comparison_next,
     comparison_skip,
@@ -61,7 +62,7 @@ def _refusals(call):
         return call()
     except WorkRefused as exc:
         raise PermissionDenied(str(exc)) from exc
-    except KeyReused as exc:
+    except (KeyReused, StaleJudgement) as exc:
         raise Conflict(str(exc)) from exc
     except ValueError as exc:
         raise ValidationError(str(exc)) from exc
@@ -315,6 +316,7 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
                 verdict=data["verdict"],
                 note=data["note"],
                 idempotency_key=data["idempotency_key"],
+                based_on=data.get("based_on"),
             )
         )
         return _saved(saved, s.VettingSerializer)

@@ -31,7 +31,7 @@ def demo_load() -> Study:
         task="summarization",
         owner=users["researcher"],
     )
-    dataset = Dataset.objects.get(name="Demo news summaries")
+    dataset = Dataset.objects.get(name="Demo news summaries", owner=users["researcher"])
     study, _ = Study.objects.update_or_create(
         slug="demo",
         defaults={

@@ -18,6 +18,9 @@ class VerdictForm(forms.Form):
     verdict = forms.ChoiceField(choices=Verdict.choices)
     note = forms.CharField(required=False, max_length=5000)
     idempotency_key = forms.UUIDField()
+    based_on = forms.IntegerField(
+        required=False, min_value=0, help_text="The verdict's version the page showed."
+    )
 
 
 class ChoiceForm(forms.Form):

@@ -218,6 +218,13 @@ class VettingInSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=Verdict.choices)
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
     idempotency_key = serializers.UUIDField()
+    based_on = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        help_text="The verdict's version you saw (0: none yet); a verdict changed since is a "
+        "409 and nothing is saved.",
+    )
 
 
 class ComparisonInSerializer(serializers.Serializer):

@@ -23,6 +23,7 @@ from apps.corpus.serializers import (
     SourceItemSerializer,
 )
 from apps.corpus.services import dataset_mark_validated, import_job_start
+from apps.judging.selectors import judges_for_user
 
 EXPORTS = {"jsonl": (export_jsonl, "application/x-ndjson"), "csv": (export_csv, "text/csv")}
 
@@ -146,8 +147,9 @@ class GenerationJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         studies = Study.objects.for_user(user).filter(owner=user) if user.is_authenticated else None
         return {
             **super().get_serializer_context(),
-            "datasets": selectors.datasets_for_user(user),
+            "datasets": selectors.datasets_owned_by(user),
             "studies": studies,
+            "generators": judges_for_user(user).filter(kind="llm"),
         }
 
     def perform_create(self, serializer):

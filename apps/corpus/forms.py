@@ -1,3 +1,5 @@
+from typing import Any
+
 from django import forms
 
 from apps.annotation.models import Study
@@ -37,7 +39,7 @@ class GenerationForm(forms.Form):
         "in the worker, with checks on every output.",
     )
     generator = forms.ModelChoiceField(
-        Judge.objects.filter(kind="llm"),
+        Judge.objects.none(),
         required=False,
         help_text="The OpenAI-compatible endpoint that writes the LLM kinds.",
     )
@@ -61,12 +63,14 @@ class GenerationForm(forms.Form):
         required=False, help_text="Fixed parameters of the kind instead of length-scaled presets."
     )
 
-    def __init__(self, *args, datasets=None, studies=None, **kwargs):
+    def __init__(self, *args, datasets, studies, generators, **kwargs):
+        """Choices are what this user may use: their own datasets and studies, judges they
+        can read (see the views)."""
         super().__init__(*args, **kwargs)
-        if datasets is not None:
-            self.fields["dataset"].queryset = datasets
-        if studies is not None:
-            self.fields["study"].queryset = studies
+        fields: Any = self.fields
+        fields["dataset"].queryset = datasets
+        fields["study"].queryset = studies
+        fields["generator"].queryset = generators
 
     def clean_items(self) -> list[str]:
         raw = self.cleaned_data.get("items") or ""

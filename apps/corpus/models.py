@@ -10,7 +10,9 @@ from apps.corpus.diff import DIFF_VERSION, DiffOp, diff_payload
 
 
 class Dataset(models.Model):
-    name = models.CharField(max_length=200, unique=True)
+    """Source items of one researcher (``owner``); names are unique per owner."""
+
+    name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     task = models.ForeignKey(Task, null=True, blank=True, on_delete=models.PROTECT)
     owner = models.ForeignKey(
@@ -25,6 +27,12 @@ class Dataset(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="dataset_name_per_owner"),
+            models.UniqueConstraint(
+                fields=["name"], condition=models.Q(owner=None), name="dataset_name_unowned"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name

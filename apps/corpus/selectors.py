@@ -6,6 +6,7 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from apps.accounts.models import Role
+from apps.accounts.permissions import owned_by
 from apps.corpus.models import Dataset, GenerationJob, ImportJob, Perturbation, SourceItem
 
 
@@ -34,6 +35,11 @@ def with_item_counts(datasets: QuerySet[Dataset]) -> QuerySet[Dataset]:
     return datasets.annotate(item_count=Coalesce(Subquery(per_dataset), 0))
 
 
+def datasets_owned_by(user) -> QuerySet[Dataset]:
+    """Datasets this user may change (import into, generate in, add to a study): their own."""
+    return owned_by(Dataset.objects.all(), user)
+
+
 def items_for_user(user) -> QuerySet[SourceItem]:
     return SourceItem.objects.filter(dataset__in=datasets_for_user(user))
 
@@ -49,4 +55,9 @@ def import_jobs_for_user(user) -> QuerySet[ImportJob]:
 
 
 def generation_jobs_for_user(user) -> QuerySet[GenerationJob]:
-    return GenerationJob.objects.filter(dataset__in=datasets_for_user(user))
+    """The generations this user started or that wrote into their datasets."""
+    if user.is_superuser:
+        return GenerationJob.objects.all()
+    if not user.is_authenticated:
+        return GenerationJob.objects.none()
+    return GenerationJob.objects.filter(Q(created_by=user) | Q(dataset__owner=user))

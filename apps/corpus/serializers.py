@@ -126,7 +126,7 @@ class GenerationJobSerializer(serializers.ModelSerializer):
     )
     generator = serializers.SlugRelatedField(
         slug_field="name",
-        queryset=Judge.objects.filter(kind="llm"),
+        queryset=Judge.objects.none(),
         required=False,
         allow_null=True,
     )
@@ -159,11 +159,12 @@ class GenerationJobSerializer(serializers.ModelSerializer):
         read_only_fields = ["status", "total", "done", "counts", "problems", "finished_at"]
 
     def __init__(self, *args, **kwargs):
+        """Choices come from the view: the user's own datasets and studies, readable judges."""
         super().__init__(*args, **kwargs)
-        if datasets := self.context.get("datasets"):
-            self.fields["dataset"].queryset = datasets
-        if studies := self.context.get("studies"):
-            self.fields["study"].queryset = studies
+        for field in ("dataset", "study", "generator"):
+            key = {"dataset": "datasets", "study": "studies", "generator": "generators"}[field]
+            if (choices := self.context.get(key)) is not None:
+                self.fields[field].queryset = choices
 
     def validate(self, attrs):
         llm = [k.slug for k in attrs.get("kinds", []) if k.method == Method.LLM]

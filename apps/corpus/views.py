@@ -17,6 +17,7 @@ from apps.corpus.forms import GenerationForm, ImportForm
 from apps.corpus.generation.service import generation_job_start
 from apps.corpus.importing.repeats import DROP, KEEP
 from apps.corpus.services import dataset_mark_validated, import_job_start
+from apps.judging.selectors import judges_for_user
 
 
 def dataset_list(request: AuthedRequest) -> HttpResponse:
@@ -84,10 +85,12 @@ def import_detail(request: AuthedRequest, pk: int) -> HttpResponse:
 def generation_new(request: AuthedRequest) -> HttpResponse:
     if not is_researcher(request.user):
         raise PermissionDenied("Only researchers generate perturbations.")
-    datasets = selectors.datasets_for_user(request.user)
-    studies = Study.objects.for_user(request.user).filter(owner_id=request.user.pk)
     form = GenerationForm(
-        request.POST or None, datasets=datasets, studies=studies, initial=request.GET.dict()
+        request.POST or None,
+        datasets=selectors.datasets_owned_by(request.user),
+        studies=Study.objects.for_user(request.user).filter(owner_id=request.user.pk),
+        generators=judges_for_user(request.user).filter(kind="llm"),
+        initial=request.GET.dict(),
     )
     if request.method == "POST" and form.is_valid():
         options = {k: v for k, v in form.cleaned_data.items() if k != "items"}

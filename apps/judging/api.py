@@ -12,7 +12,7 @@ from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
-from apps.accounts.permissions import is_researcher
+from apps.accounts.permissions import OwnerScoped, is_researcher
 from apps.annotation.models import Study
 from apps.corpus.selectors import datasets_for_user
 from apps.judging import selectors, services
@@ -41,12 +41,19 @@ def _api_error(error: ValidationError) -> ApiValidationError:
     )
 
 
-class JudgeViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
+class JudgeViewSet(
+    OwnerScoped, mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet
+):
+    """Judges a researcher can use; they change only their own (the shipped ones: nobody)."""
+
     serializer_class = JudgeSerializer
     permission_classes = [IsResearcher]
 
-    def get_queryset(self):
-        return selectors.judges_for_user(self.request.user)
+    def readable(self, user):
+        return selectors.judges_for_user(user)
+
+    def writable(self, user):
+        return selectors.judges_owned_by(user)
 
     def perform_create(self, serializer):
         self._save(serializer)
@@ -64,16 +71,20 @@ class JudgeViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
             raise _api_error(error) from error
 
 
-class StrategyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
-    """Latest versions by default; ``?all_versions=1`` lists every version."""
+class StrategyViewSet(OwnerScoped, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Latest versions by default; ``?all_versions=1`` lists every version. A researcher
+    revises only their own strategies."""
 
     serializer_class = StrategySerializer
     permission_classes = [IsResearcher]
 
-    def get_queryset(self):
+    def readable(self, user):
         every = self.action != "list" or self.request.query_params.get("all_versions") == "1"
-        strategies = selectors.strategies_for_user(self.request.user, latest=not every)
+        strategies = selectors.strategies_for_user(user, latest=not every)
         return strategies.order_by("family", "slug", "-version")
+
+    def writable(self, user):
+        return selectors.strategies_owned_by(user)
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)

@@ -38,6 +38,7 @@ import httpx2
 import openai
 
 from apps.judging.cache_key import cache_key
+from apps.judging.key_names import key_name_problem
 from apps.judging.limits import EndpointLimiter, LimiterRegistry
 from apps.judging.retry import (
     AttemptDeadline,
@@ -118,9 +119,15 @@ class MissingApiKeyError(Exception):
 
 
 def resolve_api_key(endpoint: EndpointConfig) -> str:
-    """The key from the environment variable the endpoint names (never from anywhere else)."""
+    """The key from the environment variable the endpoint names (never from anywhere else).
+
+    The only place a key is read: a name outside the allow-list (apps.judging.key_names) is
+    refused here too, whatever the database says.
+    """
     if not endpoint.api_key_env:
         return NO_KEY_PLACEHOLDER
+    if problem := key_name_problem(endpoint.api_key_env):
+        raise MissingApiKeyError(f"key variable {endpoint.api_key_env!r} refused: {problem}")
     value = os.environ.get(endpoint.api_key_env, "")
     if not value:
         raise MissingApiKeyError(f"environment variable {endpoint.api_key_env} is not set")

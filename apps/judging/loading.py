@@ -50,7 +50,9 @@ def _load_strategy(row: dict[str, Any], folder: Path) -> bool:
 def judging_load(folder: Path = FIXTURES) -> dict[str, int]:
     judges = json.loads((folder / "judges.json").read_text(encoding="utf-8"))
     for row in judges:
-        judge = Judge.objects.filter(name=row["name"]).first() or Judge(name=row["name"])
+        judge = Judge.objects.filter(name=row["name"], created_by=None).first() or Judge(
+            name=row["name"]
+        )
         for name, value in row.items():
             setattr(judge, name, value)
         judge_save(judge=judge)

@@ -1,5 +1,7 @@
 """Judging reads that depend on who asks. Judging is for researchers: annotators and experts
-reach no judge, strategy or run. A researcher reaches only the runs they created."""
+reach no judge, strategy or run. A researcher reads their own judges and strategies and the
+shipped ones (no owner: read-only for everyone), and reaches only the runs they created; they
+change only their own (``*_owned_by``, see apps.accounts.permissions)."""
 
 from __future__ import annotations
 
@@ -12,21 +14,50 @@ from django.db.models import Avg, Count, F, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from apps.accounts.permissions import is_researcher
+from apps.accounts.permissions import is_researcher, owned_by
 from apps.judging.models import Judge, JudgeCall, JudgeRun, ParseStatus, RunStatus, Strategy
 
 RATE_WINDOW_S = 10
 
 
 def judges_for_user(user: Any) -> QuerySet[Judge]:
-    return Judge.objects.all() if is_researcher(user) else Judge.objects.none()
+    """Judges this researcher may see and use: their own and the shipped ones."""
+    if not is_researcher(user):
+        return Judge.objects.none()
+    if user.is_superuser:
+        return Judge.objects.all()
+    return Judge.objects.filter(Q(created_by=user) | Q(created_by=None))
+
+
+def judges_owned_by(user: Any) -> QuerySet[Judge]:
+    """Judges this user may change: their own."""
+    return owned_by(Judge.objects.all(), user, "created_by")
+
+
+def _slugs_created_by(user: Any) -> QuerySet[Strategy, Any]:
+    """A strategy (every version of a slug) belongs to whoever created its first version."""
+    return Strategy.objects.filter(version=1, created_by=user).values("slug")
 
 
 def strategies_for_user(user: Any, *, latest: bool = True) -> QuerySet[Strategy]:
+    """Their own strategies and the shipped ones (first version with no owner)."""
     if not is_researcher(user):
         return Strategy.objects.none()
     strategies = Strategy.objects.all()
+    if not user.is_superuser:
+        strategies = strategies.filter(
+            Q(slug__in=_slugs_created_by(user)) | Q(slug__in=_slugs_created_by(None))
+        )
     return strategies.latest_versions() if latest else strategies
+
+
+def strategies_owned_by(user: Any) -> QuerySet[Strategy]:
+    """Strategy versions this user may revise: of the strategies they created."""
+    if not is_researcher(user):
+        return Strategy.objects.none()
+    if user.is_superuser:
+        return Strategy.objects.all()
+    return Strategy.objects.filter(slug__in=_slugs_created_by(user))
 
 
 def runs_for_user(user: Any) -> QuerySet[JudgeRun]:

@@ -120,12 +120,13 @@ def run_export(request: AuthedRequest, pk: int, file_format: str) -> StreamingHt
 @researchers_only
 def judge_list(request: AuthedRequest) -> HttpResponse:
     judges = selectors.judges_for_user(request.user)
-    return render(request, "judging/judge_list.html", {"judges": judges})
+    mine = set(selectors.judges_owned_by(request.user).values_list("pk", flat=True))
+    return render(request, "judging/judge_list.html", {"judges": judges, "mine": mine})
 
 
 @researchers_only
 def judge_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse:
-    judge = get_object_or_404(selectors.judges_for_user(request.user), pk=pk) if pk else None
+    judge = get_object_or_404(selectors.judges_owned_by(request.user), pk=pk) if pk else None
     form = JudgeForm(request.POST or None, instance=judge)
     if request.method == "POST" and form.is_valid():
         try:
@@ -150,9 +151,9 @@ def strategy_list(request: AuthedRequest) -> HttpResponse:
 def strategy_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     strategy = get_object_or_404(selectors.strategies_for_user(request.user, latest=False), pk=pk)
     versions = Strategy.objects.filter(slug=strategy.slug).order_by("-version")
-    return render(
-        request, "judging/strategy_detail.html", {"strategy": strategy, "versions": versions}
-    )
+    mine = selectors.strategies_owned_by(request.user).filter(pk=pk).exists()
+    context = {"strategy": strategy, "versions": versions, "mine": mine}
+    return render(request, "judging/strategy_detail.html", context)
 
 
 @researchers_only
@@ -160,7 +161,7 @@ def strategy_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse
     """New strategy (no pk), or a new version of strategy ``pk``."""
     base = None
     if pk is not None:
-        base = get_object_or_404(selectors.strategies_for_user(request.user, latest=False), pk=pk)
+        base = get_object_or_404(selectors.strategies_owned_by(request.user), pk=pk)
     form = StrategyForm(request.POST or None, instance=base, revising=base is not None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

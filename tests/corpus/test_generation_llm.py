@@ -38,13 +38,13 @@ def negating_reply(request) -> str:
 def generator(monkeypatch, catalog):
     server = FakeOpenAIServer(reply=negating_reply)
     server.__enter__()
-    monkeypatch.setenv("FAKE_GENERATOR_KEY", "sk-test-not-a-real-key")
+    monkeypatch.setenv("DISCERN_KEY_FAKE_GENERATOR", "sk-test-not-a-real-key")
     judge = Judge.objects.create(
         name="generator",
         kind="llm",
         base_url=server.base_url,
         model="fake-writer",
-        api_key_env="FAKE_GENERATOR_KEY",
+        api_key_env="DISCERN_KEY_FAKE_GENERATOR",
         max_concurrency=4,
     )
     yield judge, server

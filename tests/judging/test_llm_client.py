@@ -408,12 +408,12 @@ def test_api_key_comes_from_the_named_env_var(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     secret = "sk-test-discern-0123456789"
-    monkeypatch.setenv("DISCERN_TEST_JUDGE_KEY", secret)
+    monkeypatch.setenv("DISCERN_KEY_TEST_JUDGE", secret)
     caplog.set_level(logging.DEBUG)
     with FakeOpenAIServer(api_key=secret) as server:
-        good = call(server, api_key_env="DISCERN_TEST_JUDGE_KEY")
-        monkeypatch.setenv("DISCERN_TEST_JUDGE_KEY", "sk-wrong-key-9876543210")
-        bad = call(server, api_key_env="DISCERN_TEST_JUDGE_KEY")
+        good = call(server, api_key_env="DISCERN_KEY_TEST_JUDGE")
+        monkeypatch.setenv("DISCERN_KEY_TEST_JUDGE", "sk-wrong-key-9876543210")
+        bad = call(server, api_key_env="DISCERN_KEY_TEST_JUDGE")
     assert good.ok
     assert server.requests[0].headers["authorization"] == f"Bearer {secret}"
     assert not bad.ok and bad.error_kind == "auth" and bad.attempts == 1
@@ -424,12 +424,12 @@ def test_api_key_comes_from_the_named_env_var(
 def test_missing_env_var_fails_without_calling(
     server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("DISCERN_TEST_ABSENT_KEY", raising=False)
-    outcome = call(server, api_key_env="DISCERN_TEST_ABSENT_KEY")
+    monkeypatch.delenv("DISCERN_KEY_TEST_ABSENT", raising=False)
+    outcome = call(server, api_key_env="DISCERN_KEY_TEST_ABSENT")
     assert not outcome.ok
     assert outcome.error_kind == "config"
     assert outcome.attempts == 0
-    assert "DISCERN_TEST_ABSENT_KEY" in (outcome.error_message or "")
+    assert "DISCERN_KEY_TEST_ABSENT" in (outcome.error_message or "")
     assert server.request_count == 0
 
 

@@ -295,13 +295,13 @@ def test_identical_requests_in_one_run_are_asked_once(demo, criteria, item, fake
 def test_a_missing_api_key_is_an_error_naming_the_variable(
     demo, criteria, item, fake_openai_server, monkeypatch
 ):
-    monkeypatch.delenv("DISCERN_TEST_KEY", raising=False)
-    judge = llm_judge(fake_openai_server, api_key_env="DISCERN_TEST_KEY")
+    monkeypatch.delenv("DISCERN_KEY_TEST", raising=False)
+    judge = llm_judge(fake_openai_server, api_key_env="DISCERN_KEY_TEST")
     run = work(one_text(demo, judge, "fbi-single-vanilla", criteria("overall"), item))
     call = run.calls.get()
-    assert call.parse_status == ParseStatus.ERROR and "DISCERN_TEST_KEY" in call.error
+    assert call.parse_status == ParseStatus.ERROR and "DISCERN_KEY_TEST" in call.error
     assert fake_openai_server.request_count == 0
-    monkeypatch.setenv("DISCERN_TEST_KEY", "sk-secret-value")
+    monkeypatch.setenv("DISCERN_KEY_TEST", "sk-secret-value")
     fake_openai_server.api_key = "sk-secret-value"
     again = work(judge_run_rerun(run=run, user=demo.owner))
     assert again.done == 1

@@ -11,6 +11,7 @@ from apps.annotation.models.judgements import (
     Vetting,
     outcome_of,
     vetting_consensus,
+    vetting_version,
 )
 from apps.annotation.models.study import (
     CriterionAssignment,
@@ -40,4 +41,5 @@ __all__ = [
     "VettingSlot",
     "outcome_of",
     "vetting_consensus",
+    "vetting_version",
 ]

@@ -202,3 +202,10 @@ class JudgementChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judgement} change by {self.user_id} ({self.idempotency_key})"
+
+
+def vetting_version(vetting: Vetting | None) -> int:
+    """The verdict's version: the id of its latest change (0: no verdict yet)."""
+    if vetting is None:
+        return 0
+    return vetting.changes.order_by("-id").values_list("id", flat=True).first() or 0

@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 
 from django.http import Http404
 
-from apps.annotation.models import Comparison, ComparisonSlot, Study, Vetting, VettingSlot
+from apps.annotation.models import (
+    Comparison,
+    ComparisonSlot,
+    Study,
+    Vetting,
+    VettingSlot,
+    vetting_version,
+)
 from apps.annotation.selectors.progress import AnnotatorProgress, annotator_progress
 from apps.annotation.services.comparing import original_shown_first
 from apps.catalog.models import Criterion
@@ -52,6 +59,7 @@ class VettingItem:
     previous: Vetting | None
     recent: list[Vetting]
     progress: AnnotatorProgress
+    based_on: int = 0  # the verdict's version shown (see vetting_version)
     idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
 
 
@@ -83,6 +91,7 @@ def vetting_item(*, study: Study, annotator, perturbation_id: int) -> VettingIte
         previous=_previous(mine_all, vetting) if vetting else (recent[0] if recent else None),
         recent=recent,
         progress=annotator_progress(study, annotator),
+        based_on=vetting_version(vetting),
     )
 
 

@@ -6,7 +6,7 @@ from apps.annotation.services.comparing import (
     comparison_submit,
     original_shown_first,
 )
-from apps.annotation.services.errors import KeyReused, WorkRefused
+from apps.annotation.services.errors import KeyReused, StaleJudgement, WorkRefused
 from apps.annotation.services.leases import vetting_next, vetting_skip
 from apps.annotation.services.plan import PlanSummary, study_plan_build, study_plan_request
 from apps.annotation.services.vetting import (
@@ -21,6 +21,7 @@ __all__ = [
     "KeyReused",
     "PlanSummary",
     "Saved",
+    "StaleJudgement",
     "WorkRefused",
     "comparison_next",
     "comparison_skip",

@@ -128,6 +128,7 @@ def comparison_submit(
         key=idempotency_key,
         user=annotator,
         judgement=JudgementChange.Judgement.COMPARISON,
+        answer={"choice": choice},
         save=save,
     )
     assert change.comparison is not None

@@ -10,7 +10,7 @@ same judgement (different keys) end with one row, the later save updating it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from django.db import IntegrityError, models, transaction
@@ -22,30 +22,47 @@ M = TypeVar("M", bound=models.Model)
 
 
 def submit_once(
-    *, key: uuid.UUID, user, judgement: str, save: Callable[[], JudgementChange]
+    *,
+    key: uuid.UUID,
+    user,
+    judgement: str,
+    answer: Mapping[str, Any],
+    save: Callable[[], JudgementChange],
 ) -> tuple[JudgementChange, bool]:
     """Run `save` (which records a JudgementChange carrying `key`) unless `key` was seen.
 
-    Returns the change and whether it is new. Not wrapped in @transaction.atomic on purpose:
-    the unique-key violation of a racing duplicate must roll back only the inner block.
+    Returns the change and whether it is new. A key seen with a different `answer` (what was
+    submitted, as stored in the change's `after` plus the judged object's ids in `target`) is
+    refused with KeyReused (409), never answered as if the new answer had been saved. Not
+    wrapped in @transaction.atomic on purpose: the unique-key violation of a racing duplicate
+    must roll back only the inner block.
     """
-    seen = _seen(key, user, judgement)
+    seen = _seen(key, user, judgement, answer)
     if seen is not None:
         return seen, False
     try:
         with transaction.atomic():
             return save(), True
     except IntegrityError:
-        seen = _seen(key, user, judgement)
+        seen = _seen(key, user, judgement, answer)
         if seen is None:
             raise
         return seen, False
 
 
-def _seen(key: uuid.UUID, user, judgement: str) -> JudgementChange | None:
+def _seen(
+    key: uuid.UUID, user, judgement: str, answer: Mapping[str, Any]
+) -> JudgementChange | None:
     change = JudgementChange.objects.filter(idempotency_key=key).first()
-    if change is not None and (change.user_id != user.pk or change.judgement != judgement):
+    if change is None:
+        return None
+    if change.user_id != user.pk or change.judgement != judgement:
         raise KeyReused("this idempotency key was used for another judgement")
+    if any(change.after.get(name, value) != value for name, value in answer.items()):
+        raise KeyReused(
+            "this idempotency key was already used for a different answer; the first answer "
+            "is kept (send a new key to change it)"
+        )
     return change
 
 

@@ -15,8 +15,9 @@ from apps.annotation.models import (
     Verdict,
     Vetting,
     VettingSlot,
+    vetting_version,
 )
-from apps.annotation.services.errors import WorkRefused
+from apps.annotation.services.errors import StaleJudgement, WorkRefused
 from apps.annotation.services.leases import vetting_slot_close
 from apps.annotation.services.plan import comparable_refresh_one, comparison_slots_sync
 from apps.annotation.services.saving import locked_or_created, snapshot, submit_once
@@ -42,10 +43,13 @@ def vetting_submit(
     verdict: str,
     note: str = "",
     idempotency_key: uuid.UUID,
+    based_on: int | None = None,
 ) -> Saved[Vetting]:
     """Save (or change) this annotator's verdict; a repeated key saves nothing again.
 
     The vetting points at the annotator's own latest edit of the text, if they made one.
+    ``based_on`` is the verdict's version the form showed (``vetting_version``); when the
+    verdict changed since (another tab saved), StaleJudgement is raised and nothing is saved.
     """
     if verdict not in Verdict.values:
         raise ValueError(f"unknown verdict {verdict!r}")
@@ -62,6 +66,12 @@ def vetting_submit(
             raise WorkRefused("This perturbation is not part of the study.")
         lookup = {"study": study, "perturbation_id": perturbation_id, "annotator": annotator}
         earlier = Vetting.objects.select_for_update().filter(**lookup).first()
+        if based_on is not None and vetting_version(earlier) != based_on:
+            raise StaleJudgement(
+                "Your verdict on this item was changed in another tab or window since this page "
+                f"was opened (it is now: {earlier.get_verdict_display() if earlier else 'none'})."
+                " Nothing was saved; reload the page to see it and answer again."
+            )
         vetting_slot_close(
             study=study,
             annotator=annotator,
@@ -97,6 +107,7 @@ def vetting_submit(
         key=idempotency_key,
         user=annotator,
         judgement=JudgementChange.Judgement.VETTING,
+        answer={"verdict": verdict, "note": note},
         save=save,
     )
     assert change.vetting is not None

@@ -57,6 +57,7 @@ def expert_vote_submit(
         key=idempotency_key,
         user=expert,
         judgement=JudgementChange.Judgement.EXPERT_VOTE,
+        answer={"metric": metric.pk},
         save=save,
     )
     assert change.expert_vote is not None

@@ -18,6 +18,7 @@ from apps.annotation.selectors.progress import annotator_progress
 from apps.annotation.selectors.work import diff_preview, vetting_item
 from apps.annotation.services import (
     KeyReused,
+    StaleJudgement,
     WorkRefused,
     perturbation_edit,
     vetting_next,
@@ -55,10 +56,11 @@ def vet_submit(request: AuthedRequest, pk: int, perturbation_pk: int) -> HttpRes
             verdict=form.cleaned_data["verdict"],
             note=form.cleaned_data["note"],
             idempotency_key=form.cleaned_data["idempotency_key"],
+            based_on=form.cleaned_data["based_on"],
         )
     except WorkRefused as exc:
         raise PermissionDenied(str(exc)) from exc
-    except KeyReused as exc:
+    except (KeyReused, StaleJudgement) as exc:
         return conflict(str(exc))
     if not request.htmx:
         return redirect("vet-next", pk=study.pk)

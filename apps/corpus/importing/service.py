@@ -77,10 +77,12 @@ def items_import(
     progress: Progress | None = None,
     repeats: str = DROP,
 ) -> ImportSummary:
-    """Import source items (and ready-made perturbations) into a dataset.
+    """Import source items (and ready-made perturbations) into ``owner``'s dataset of that name.
 
-    Raises ImportFailed, having written nothing, if any record has a problem. Records whose
-    external id is already stored are skipped, so importing the same file twice adds nothing.
+    The dataset is looked up by owner and name, so a name never reaches another researcher's
+    dataset: it names (or creates) one of ``owner``'s own. Raises ImportFailed, having written
+    nothing, if any record has a problem or the file holds no record. Records whose external id
+    is already stored are skipped, so importing the same file twice adds nothing.
     An FBI folder's rows repeating a row of another kind are named, and dropped from the
     degrading kind when they copy a score-invariant row (``repeats``: drop or keep); the
     dataset is marked validated by its publisher.
@@ -102,11 +104,13 @@ def items_import(
     tasks = dict(Task.objects.values_list("slug", "id"))
     problems += validate_records(records, kinds=set(kinds), tasks=set(tasks), default_task=task)
     problems += _dataset_name_problems(path.name, dataset_name)
+    if not records and not problems:
+        problems.append(ImportProblem(path.name, "no rows to import: the file holds no record"))
     if problems:
         raise ImportFailed(problems)
     with transaction.atomic():
         dataset, _ = Dataset.objects.get_or_create(
-            name=dataset_name, defaults={"owner": owner, "task_id": tasks.get(task)}
+            owner=owner, name=dataset_name, defaults={"task_id": tasks.get(task)}
         )
         if summary.publisher_validated and not dataset.publisher_validated:
             Dataset.objects.filter(pk=dataset.pk).update(publisher_validated=True)

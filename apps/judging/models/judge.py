@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.validators import MinValueValidator, RegexValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from apps.judging.key_names import key_name_problem
 from apps.judging.llm_client import EndpointConfig
 from apps.judging.retry import RetryPolicy
 
-ENV_NAME = RegexValidator(r"^[A-Za-z_][A-Za-z0-9_]*$", "The name of an environment variable.")
+
+def validate_key_variable(name: str) -> None:
+    """Only allowed key variables (apps.judging.key_names): never the workers' own secrets."""
+    if problem := key_name_problem(name):
+        raise ValidationError(problem)
+
+
+def validate_http_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValidationError("an http:// or https:// address, e.g. https://api.openai.com/v1")
+
+
 #: Keys a judge's default_params may hold; a strategy's own settings win over them.
 DEFAULT_PARAM_KEYS = frozenset({"temperature", "top_p", "seed", "stop"})
 
@@ -29,18 +44,26 @@ class MetricName(models.TextChoices):
 
 
 class Judge(models.Model):
-    """An evaluator. The API key is never stored: `api_key_env` names the variable holding it."""
+    """An evaluator. The API key is never stored: `api_key_env` names the variable holding it.
 
-    name = models.CharField(max_length=100, unique=True)
+    A judge belongs to the researcher who made it (``created_by``), who alone may change it;
+    the shipped metric judges have no owner and are read-only for everyone.
+    """
+
+    name = models.CharField(max_length=100)
     kind = models.CharField(max_length=8, choices=JudgeKind.choices, default=JudgeKind.LLM)
     base_url = models.CharField(
-        max_length=300, blank=True, help_text="e.g. https://api.openai.com/v1"
+        max_length=300,
+        blank=True,
+        validators=[validate_http_url],
+        help_text="e.g. https://api.openai.com/v1",
     )
     api_key_env = models.CharField(
         max_length=100,
         blank=True,
-        validators=[ENV_NAME],
-        help_text="The NAME of the environment variable holding the key (empty: no key).",
+        validators=[validate_key_variable],
+        help_text="The NAME of the environment variable holding the key: DISCERN_KEY_... "
+        "(empty: no key).",
     )
     model = models.CharField(max_length=200, blank=True)
     default_params = models.JSONField(
@@ -74,6 +97,10 @@ class Judge(models.Model):
     class Meta:
         ordering = ["kind", "name"]
         constraints = [
+            models.UniqueConstraint(fields=["created_by", "name"], name="judge_name_per_owner"),
+            models.UniqueConstraint(
+                fields=["name"], condition=Q(created_by=None), name="judge_name_shipped"
+            ),
             models.CheckConstraint(
                 condition=Q(kind="metric", metric__in=["bleu", "chrf", "rougeL"])
                 | (Q(kind="llm", metric="") & ~Q(base_url="") & ~Q(model="")),

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Max
 
+from apps.judging import selectors
 from apps.judging.models import Judge, Strategy
 from apps.judging.models.judge import DEFAULT_PARAM_KEYS
 from apps.judging.prompt_template import template_problems
@@ -61,8 +62,19 @@ def judge_problems(judge: Judge) -> dict[str, str]:
 
 @transaction.atomic
 def judge_save(*, judge: Judge, user: Any = None) -> Judge:
-    """Create or update a judge after checking it (keys are never stored, only their name)."""
+    """Create or update a judge after checking it (keys are never stored, only their name).
+
+    ``user`` None is the shipped data's loader: such judges have no owner. Otherwise only the
+    owner changes a judge, and a name must not repeat one of the judges the user can use.
+    """
+    if user is not None:
+        _check_owner(judge, user)
     problems = judge_problems(judge)
+    if (
+        user is not None
+        and selectors.judges_for_user(user).filter(name=judge.name).exclude(pk=judge.pk).exists()
+    ):
+        problems["name"] = "you already have (or can use) a judge with this name"
     if problems:
         raise ValidationError(problems)
     if judge.pk is None and user is not None and user.is_authenticated:
@@ -70,6 +82,11 @@ def judge_save(*, judge: Judge, user: Any = None) -> Judge:
     judge.full_clean()
     judge.save()
     return judge
+
+
+def _check_owner(judge: Judge, user: Any) -> None:
+    if judge.pk is not None and not selectors.judges_owned_by(user).filter(pk=judge.pk).exists():
+        raise PermissionDenied("Only the judge's owner may change it.")
 
 
 # -- strategies --------------------------------------------------------------------------------
@@ -118,7 +135,12 @@ def strategy_create(*, slug: str, user: Any = None, **fields: Any) -> Strategy:
 def strategy_revise(
     *, strategy: Strategy, user: Any = None, note: str = "", **changes: Any
 ) -> Strategy:
-    """A new version with ``changes``; the old one stays as it was (runs may pin it)."""
+    """A new version with ``changes``; the old one stays as it was (runs may pin it).
+
+    Only the strategy's owner revises it (``user`` None: the shipped data's loader).
+    """
+    if user is not None and not selectors.strategies_owned_by(user).filter(pk=strategy.pk):
+        raise PermissionDenied("Only the strategy's owner may revise it; save a copy instead.")
     unknown = set(changes) - set(STRATEGY_FIELDS)
     if unknown:
         raise ValidationError({"__all__": f"not strategy fields: {', '.join(sorted(unknown))}"})

@@ -11,9 +11,11 @@ from django.db import transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from apps.annotation.models import Study
 from apps.catalog.models import Criterion, Metric, PerturbationKind
 from apps.corpus.models import Dataset
-from apps.judging import claims
+from apps.corpus.selectors import datasets_for_user
+from apps.judging import claims, selectors
 from apps.judging.models import Judge, JudgeRun, RunStatus, Strategy
 from apps.judging.services.work import _dispatch
 
@@ -48,6 +50,26 @@ def _run_problems(
     return problems
 
 
+def _access_problems(
+    user: Any, judge: Judge, strategy: Strategy | None, study: Any, dataset: Dataset | None
+) -> dict[str, str]:
+    """What this user may not use, named as if it did not exist (ids reveal nothing).
+    ``user`` None: a trusted caller (a benchmark, the shell)."""
+    if user is None:
+        return {}
+    reachable = {
+        "judge": (judge, selectors.judges_for_user(user)),
+        "strategy": (strategy, selectors.strategies_for_user(user, latest=False)),
+        "study": (study, Study.objects.for_user(user)),
+        "dataset": (dataset, datasets_for_user(user)),
+    }
+    return {
+        name: "no such " + name
+        for name, (chosen, allowed) in reachable.items()
+        if chosen is not None and not allowed.filter(pk=chosen.pk).exists()
+    }
+
+
 @transaction.atomic
 def judge_run_create(
     *,
@@ -69,7 +91,8 @@ def judge_run_create(
 ) -> JudgeRun:
     """Record a run (selection checked) and, unless ``start`` is False, start it."""
     criteria, metrics = list(criteria), list(metrics)
-    problems = _run_problems(judge, strategy, study, dataset, criteria, metrics)
+    problems = _access_problems(user, judge, strategy, study, dataset)
+    problems = problems or _run_problems(judge, strategy, study, dataset, criteria, metrics)
     if problems:
         raise ValidationError(problems)
     run = JudgeRun.objects.create(

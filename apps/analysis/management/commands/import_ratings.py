@@ -27,6 +27,8 @@ class Command(BaseCommand):
             found = Dataset.objects.get(name=dataset)
         except Dataset.DoesNotExist as exc:
             raise CommandError(f"no dataset named '{dataset}'") from exc
+        except Dataset.MultipleObjectsReturned as exc:
+            raise CommandError(f"several researchers have a dataset named '{dataset}'") from exc
         try:
             summary = human_ratings_import(
                 path=path,

@@ -22,6 +22,8 @@ class Command(BaseCommand):
             found = Dataset.objects.get(name=dataset)
         except Dataset.DoesNotExist as exc:
             raise CommandError(f"no dataset named '{dataset}'") from exc
+        except Dataset.MultipleObjectsReturned as exc:
+            raise CommandError(f"several researchers have a dataset named '{dataset}'") from exc
         chunks = export_jsonl(found) if format == "jsonl" else export_csv(found)
         if output is None:
             _write_to_stdout(chunks)
