@@ -113,9 +113,9 @@ def test_judges_are_checked_and_keep_only_the_name_of_their_key(db):
             )
         )
     judge = judge_save(
-        judge=Judge(name="ok", base_url="http://h/v1", model="m", api_key_env="OPENAI_API_KEY")
+        judge=Judge(name="ok", base_url="http://h/v1", model="m", api_key_env="DISCERN_KEY_OPENAI")
     )
-    assert judge.endpoint().api_key_env == "OPENAI_API_KEY"
+    assert judge.endpoint().api_key_env == "DISCERN_KEY_OPENAI"
 
 
 @pytest.mark.django_db(transaction=True)
