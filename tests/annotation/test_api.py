@@ -92,6 +92,28 @@ def test_vetting_through_the_api(api_client, setup):
     assert listed["count"] == 1 and listed["results"][0]["verdict"] == "score-invariant"
     bad = api_client.post(api(setup.study, "vettings/"), {**body, "verdict": "x"}, format="json")
     assert bad.status_code == 400
+    changed = api_client.post(api(setup.study, "vettings/"), {**body, "verdict": "valid"}, "json")
+    assert changed.status_code == 409 and "different answer" in changed.json()[0]
+    assert Vetting.objects.get().verdict == "score-invariant"  # the first answer is kept
+
+
+def test_a_stale_version_is_a_conflict(api_client, setup):
+    as_user(api_client, setup.annotators[0])
+    item = api_client.post(api(setup.study, "vetting/next/")).json()
+
+    def submit(verdict: str, based_on: int) -> object:
+        body = {
+            "perturbation": item["perturbation"],
+            "verdict": verdict,
+            "based_on": based_on,
+            "idempotency_key": str(uuid.uuid4()),
+        }
+        return api_client.post(api(setup.study, "vettings/"), body, format="json")
+
+    assert submit("valid", based_on=0).status_code == 201
+    stale = submit("invalid", based_on=0)  # written before the first save was seen
+    assert stale.status_code == 409 and "another tab" in stale.json()[0]
+    assert Vetting.objects.get().verdict == "valid"
 
 
 def test_refusals_and_reused_keys(api_client, setup):

@@ -6,6 +6,7 @@ import pytest
 
 from apps.annotation.models import Comparison, ComparisonSlot, outcome_of, vetting_consensus
 from apps.annotation.services import (
+    KeyReused,
     WorkRefused,
     comparison_next,
     comparison_skip,
@@ -104,7 +105,9 @@ def test_same_key_saves_once_and_a_change_is_kept(compare_study):
     }
     key = uuid.uuid4()
     assert comparison_submit(**args, choice="A", idempotency_key=key).new
-    assert not comparison_submit(**args, choice="B", idempotency_key=key).new
+    assert not comparison_submit(**args, choice="A", idempotency_key=key).new
+    with pytest.raises(KeyReused, match="different answer"):
+        comparison_submit(**args, choice="B", idempotency_key=key)
     changed = comparison_submit(**args, choice="C", idempotency_key=uuid.uuid4())
     assert changed.judgement.outcome == "same" and Comparison.objects.count() == 1
     assert changed.judgement.changes.count() == 2

@@ -119,6 +119,25 @@ def test_submit_saves_and_answers_the_next_item(client, setup):
     )
 
 
+def test_a_stale_second_tab_does_not_overwrite_a_verdict(client, setup):
+    ann = setup.annotators[0]
+    client.force_login(ann)
+    slot = vetting_next(study=setup.study, annotator=ann)
+    page = url(setup.study, f"vet/{slot.perturbation_id}/")
+    submit = url(setup.study, f"vet/{slot.perturbation_id}/verdict/")
+    tab_one, tab_two = client.get(page).context["item"], client.get(page).context["item"]
+    first = {**verdict(value="invalid"), "based_on": tab_one.based_on}
+    assert client.post(submit, first, **HTMX).status_code == 200
+    stale = client.post(submit, {**verdict(value="valid"), "based_on": tab_two.based_on}, **HTMX)
+    assert stale.status_code == 409
+    assert "another tab" in stale.content.decode() and "Invalid" in stale.content.decode()
+    assert Vetting.objects.get().verdict == "invalid" and JudgementChange.objects.count() == 1
+    fresh = client.get(page).context["item"]  # reloaded: the form knows the new version
+    again = {**verdict(value="valid"), "based_on": fresh.based_on}
+    assert client.post(submit, again, **HTMX).status_code == 200
+    assert Vetting.objects.get().verdict == "valid"
+
+
 def test_submit_without_htmx_redirects(client, setup):
     ann = setup.annotators[0]
     client.force_login(ann)

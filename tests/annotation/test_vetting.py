@@ -40,10 +40,11 @@ def test_submit_saves_once_per_key(vetting_study):
     slot = vetting_next(study=vetting_study.study, annotator=ann)
     key = uuid.uuid4()
     first = vet(vetting_study, ann, slot.perturbation_id, key=key)
-    again = vet(vetting_study, ann, slot.perturbation_id, key=key, verdict="invalid")
-    assert first.new and not again.new
-    assert again.judgement.pk == first.judgement.pk and again.judgement.verdict == "valid"
-    assert Vetting.objects.count() == 1 and JudgementChange.objects.count() == 1
+    again = vet(vetting_study, ann, slot.perturbation_id, key=key)
+    assert first.new and not again.new and again.judgement.pk == first.judgement.pk
+    with pytest.raises(KeyReused, match="different answer"):  # the API's 409
+        vet(vetting_study, ann, slot.perturbation_id, key=key, verdict="invalid")
+    assert Vetting.objects.get().verdict == "valid" and JudgementChange.objects.count() == 1
     assert VettingSlot.objects.get(pk=slot.pk).done_at is not None
 
 

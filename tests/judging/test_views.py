@@ -8,6 +8,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from apps.judging.models import Judge, JudgeRun, Strategy
+from apps.judging.services import STRATEGY_FIELDS, strategy_create
 from tests.factories import UserFactory
 from tests.judging.conftest import new_run, strategy, work
 
@@ -26,6 +27,12 @@ def queued(monkeypatch):
 
     monkeypatch.setattr(judging, "queue_run_work", record)
     return sent
+
+
+def own_copy(shipped: Strategy, user) -> Strategy:
+    """A researcher's own strategy made from a shipped one (shipped ones are read-only)."""
+    fields = {name: getattr(shipped, name) for name in STRATEGY_FIELDS}
+    return strategy_create(slug=f"{shipped.slug}-mine", user=user, **fields)
 
 
 @pytest.fixture
@@ -191,7 +198,10 @@ def test_judges_and_strategy_versions_from_the_pages(client, demo):
     )
     assert response.status_code == 302
     assert Judge.objects.get(name="local llama").created_by == demo.owner
-    vanilla = strategy("fbi-single-vanilla")
+    shipped = strategy("fbi-single-vanilla")
+    assert client.get(f"/judging/strategies/{shipped.pk}/revise/").status_code == 404
+    assert b"read-only" in client.get(f"/judging/strategies/{shipped.pk}/").content
+    vanilla = own_copy(shipped, demo.owner)
     page = client.get(f"/judging/strategies/{vanilla.pk}/revise/")
     form = page.context["form"]
     data = {name: form[name].value() for name in form.fields}
@@ -201,7 +211,7 @@ def test_judges_and_strategy_versions_from_the_pages(client, demo):
     data["note"] = "1-3 scale"
     response = client.post(f"/judging/strategies/{vanilla.pk}/revise/", data)
     assert response.status_code == 302, response.context["form"].errors
-    newest = Strategy.objects.filter(slug="fbi-single-vanilla").latest("version")
+    newest = Strategy.objects.filter(slug=vanilla.slug).latest("version")
     assert (newest.version, newest.scale_max, newest.note) == (2, 3, "1-3 scale")
     assert Strategy.objects.get(pk=vanilla.pk).scale_max == 5
     assert b"v2" in client.get(f"/judging/strategies/{newest.pk}/").content
@@ -233,7 +243,10 @@ def test_api_runs_strategies_and_judges(api_client, demo, queued):
 
     listed = api_client.get("/api/v1/strategies/?limit=100").json()
     assert listed["count"] == Strategy.objects.values("slug").distinct().count()
-    vanilla = strategy("fbi-single-vanilla")
+    shipped = strategy("fbi-single-vanilla")
+    refused = api_client.post(f"/api/v1/strategies/{shipped.pk}/revise/", {"samples": 3})
+    assert refused.status_code == 404
+    vanilla = own_copy(shipped, demo.owner)
     revised = api_client.post(
         f"/api/v1/strategies/{vanilla.pk}/revise/",
         {"samples": 3, "note": "three samples"},
