@@ -12,7 +12,7 @@ from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS
 from apps.analysis.selectors import report_run, report_study_for_user
 from apps.analysis.services import report_get
 from apps.corpus.importing import ImportFailed
-from apps.corpus.selectors import datasets_for_user
+from apps.corpus.selectors import datasets_owned_by
 
 
 class ReportView(APIView):
@@ -61,7 +61,7 @@ class RatingsImportView(APIView):
     def post(self, request, pk: int):
         if not is_researcher(request.user):
             return Response({"detail": "Only researchers import ratings."}, status=403)
-        dataset = get_object_or_404(datasets_for_user(request.user), pk=pk)
+        dataset = get_object_or_404(datasets_owned_by(request.user), pk=pk)
         upload = request.data.get("file")
         if upload is None:
             return Response({"errors": ["file: this field is required"]}, status=400)
