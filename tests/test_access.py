@@ -108,7 +108,8 @@ def schema_requests() -> set[tuple[str, str]]:
             ints = [
                 p["name"]
                 for p in operation.get("parameters", [])
-                if p.get("in") == "query" and p.get("schema", {}).get("type") == "integer"
+                if p.get("in") == "query"
+                and p.get("schema", {}).get("type") == "integer"
                 and p["name"] not in ("limit", "offset", "page")
             ]
             query = "&".join(f"{name}={FOREIGN}" for name in ints)
@@ -206,7 +207,7 @@ def table_digests() -> dict[str, str]:
             column = "t::text"
             if table == "accounts_user":
                 column = "(t.id, t.username, t.password, t.role, t.is_staff, t.is_superuser)::text"
-            cursor.execute(f'SELECT string_agg({column}, \'|\' ORDER BY {column}) FROM "{table}" t')
+            cursor.execute(f"SELECT string_agg({column}, '|' ORDER BY {column}) FROM \"{table}\" t")
             digests[table] = hashlib.sha256(str(cursor.fetchone()[0]).encode()).hexdigest()
     return digests
 

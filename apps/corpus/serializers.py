@@ -114,6 +114,21 @@ class ImportRequestSerializer(serializers.Serializer):
     )
 
 
+class JudgeNameField(serializers.SlugRelatedField):
+    """A judge by name among those the user can use; a name two of them share is an error."""
+
+    def to_internal_value(self, data):
+        found = list(self.get_queryset().filter(name=str(data))[:2])
+        if len(found) != 1:
+            self.fail("does_not_exist" if not found else "ambiguous", slug_name="name", value=data)
+        return found[0]
+
+    default_error_messages = {
+        **serializers.SlugRelatedField.default_error_messages,
+        "ambiguous": "Several judges you can use are named {value}; rename yours.",
+    }
+
+
 class GenerationJobSerializer(serializers.ModelSerializer):
     """Start a generation (dataset, kinds, degree, seed) and follow its progress."""
 
@@ -124,7 +139,7 @@ class GenerationJobSerializer(serializers.ModelSerializer):
     study = serializers.PrimaryKeyRelatedField(
         queryset=Study.objects.none(), required=False, allow_null=True
     )
-    generator = serializers.SlugRelatedField(
+    generator = JudgeNameField(
         slug_field="name",
         queryset=Judge.objects.none(),
         required=False,

@@ -63,10 +63,14 @@ class JudgeViewSet(
 
     def _save(self, serializer):
         judge = serializer.instance or serializer.Meta.model()
-        for name, value in serializer.validated_data.items():
+        data = dict(serializer.validated_data)
+        shared_with = data.pop("shared_with", None)
+        for name, value in data.items():
             setattr(judge, name, value)
         try:
-            serializer.instance = services.judge_save(judge=judge, user=self.request.user)
+            serializer.instance = services.judge_save(
+                judge=judge, user=self.request.user, shared_with=shared_with
+            )
         except ValidationError as error:
             raise _api_error(error) from error
 

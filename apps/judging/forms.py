@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from apps.accounts.models import Role, User
 from apps.annotation.models import Study
 from apps.catalog.models import Criterion, Metric, PerturbationKind
 from apps.corpus.models import Dataset
@@ -94,7 +95,14 @@ class JudgeForm(forms.ModelForm):
             "metric",
             "price_per_1k_prompt_tokens",
             "price_per_1k_completion_tokens",
+            "shared_with",
         ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field: Any = self.fields["shared_with"]
+        field.queryset = User.objects.filter(role=Role.RESEARCHER).order_by("username")
+        field.required = False
 
 
 class StrategyForm(forms.ModelForm):

@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from apps.accounts.models import Role, User
 from apps.annotation.models import Study
 from apps.catalog.models import Criterion, Metric, PerturbationKind
 from apps.corpus.models import Dataset
@@ -10,6 +11,14 @@ from apps.judging.services import STRATEGY_FIELDS
 
 
 class JudgeSerializer(serializers.ModelSerializer):
+    shared_with = serializers.SlugRelatedField(
+        slug_field="username",
+        many=True,
+        required=False,
+        queryset=User.objects.filter(role=Role.RESEARCHER),
+        help_text="Researchers who may use (not change) this judge; only its owner sets this.",
+    )
+
     class Meta:
         model = Judge
         fields = [
@@ -28,6 +37,7 @@ class JudgeSerializer(serializers.ModelSerializer):
             "metric",
             "price_per_1k_prompt_tokens",
             "price_per_1k_completion_tokens",
+            "shared_with",
             "created_at",
         ]
         read_only_fields = ["created_at"]

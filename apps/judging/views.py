@@ -130,7 +130,11 @@ def judge_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse:
     form = JudgeForm(request.POST or None, instance=judge)
     if request.method == "POST" and form.is_valid():
         try:
-            services.judge_save(judge=form.instance, user=request.user)
+            services.judge_save(
+                judge=form.instance,
+                user=request.user,
+                shared_with=form.cleaned_data.get("shared_with"),
+            )
         except ValidationError as error:
             _errors_to_form(form, error)
         else:

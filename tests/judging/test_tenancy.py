@@ -39,9 +39,7 @@ def alpha_judge(demo, server, **options) -> Judge:
 # --- another researcher's judge ---------------------------------------------------------------
 
 
-def test_another_researcher_cannot_edit_or_use_a_judge(
-    demo, beta, api_client, fake_openai_server
-):
+def test_another_researcher_cannot_edit_or_use_a_judge(demo, beta, api_client, fake_openai_server):
     judge = alpha_judge(demo, fake_openai_server, api_key_env="DISCERN_KEY_ALPHA")
     before = model_to_dict(Judge.objects.get(pk=judge.pk))
     api = token_client(api_client, beta)
@@ -116,7 +114,9 @@ def test_settings_may_allow_more_names(demo, fake_openai_server, settings):
         alpha_judge(demo, fake_openai_server, name="other", api_key_env="DATABASE_URL")
 
 
-@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://h/v1", "127.0.0.1:8000/v1", "http://"])
+@pytest.mark.parametrize(
+    "url", ["file:///etc/passwd", "ftp://h/v1", "127.0.0.1:8000/v1", "http://"]
+)
 def test_the_address_must_be_http(demo, api_client, url):
     api = token_client(api_client, demo.owner)
     response = api.post("/api/v1/judges/", {"name": "j", "base_url": url, "model": "m"}, "json")
@@ -146,3 +146,32 @@ def test_the_worker_never_sends_a_variable_outside_the_allow_list(
     assert sent == {f"Bearer {SECRET}"}  # the allowed variable, and only it
     stored = [str(v) for v in JudgeCall.objects.values_list("request", "raw_response", "error")]
     assert not any(SECRET in v for v in stored)
+
+
+def test_a_shared_judge_is_usable_but_read_only(
+    demo, beta, api_client, fake_openai_server, monkeypatch
+):
+    from workers.tasks import judging
+
+    monkeypatch.setattr(judging.work_run, "delay", lambda *args: None)  # no worker needed
+    judge = alpha_judge(demo, fake_openai_server)
+    api = token_client(api_client, demo.owner)
+    shared = api.patch(f"/api/v1/judges/{judge.pk}/", {"shared_with": ["beta"]}, format="json")
+    assert shared.status_code == 200 and shared.json()["shared_with"] == ["beta"]
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=beta)}")
+    assert api.get(f"/api/v1/judges/{judge.pk}/").status_code == 200
+    refused = api.patch(f"/api/v1/judges/{judge.pk}/", {"base_url": "http://x/v1"}, "json")
+    assert refused.status_code == 404
+    own = SourceItemFactory(dataset=DatasetFactory(owner=beta)).dataset
+    run = api.post(
+        "/api/v1/judge-runs/",
+        {
+            "judge": judge.pk,
+            "strategy": strategy("fbi-single-vanilla").pk,
+            "dataset": own.pk,
+            "criteria": [c.pk for c in demo.criteria.all()[:1]],
+        },
+        format="json",
+    )
+    assert run.status_code == 201, run.json()
+    assert Judge.objects.get(pk=judge.pk).base_url == fake_openai_server.base_url

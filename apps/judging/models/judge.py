@@ -46,7 +46,8 @@ class MetricName(models.TextChoices):
 class Judge(models.Model):
     """An evaluator. The API key is never stored: `api_key_env` names the variable holding it.
 
-    A judge belongs to the researcher who made it (``created_by``), who alone may change it;
+    A judge belongs to the researcher who made it (``created_by``), who alone may change it and
+    may share it, read-only, with other researchers (``shared_with``, e.g. a study's owner);
     the shipped metric judges have no owner and are read-only for everyone.
     """
 
@@ -91,6 +92,12 @@ class Judge(models.Model):
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    shared_with = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="+",
+        help_text="Researchers who may use this judge (its key included), not change it.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

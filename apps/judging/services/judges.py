@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -61,11 +62,14 @@ def judge_problems(judge: Judge) -> dict[str, str]:
 
 
 @transaction.atomic
-def judge_save(*, judge: Judge, user: Any = None) -> Judge:
+def judge_save(
+    *, judge: Judge, user: Any = None, shared_with: Iterable[Any] | None = None
+) -> Judge:
     """Create or update a judge after checking it (keys are never stored, only their name).
 
     ``user`` None is the shipped data's loader: such judges have no owner. Otherwise only the
     owner changes a judge, and a name must not repeat one of the judges the user can use.
+    ``shared_with``: the researchers who may use it, read-only (None: unchanged).
     """
     if user is not None:
         _check_owner(judge, user)
@@ -81,6 +85,8 @@ def judge_save(*, judge: Judge, user: Any = None) -> Judge:
         judge.created_by = user
     judge.full_clean()
     judge.save()
+    if shared_with is not None:
+        judge.shared_with.set([u for u in shared_with if u.is_researcher and u != judge.created_by])
     return judge
 
 
