@@ -76,13 +76,12 @@ def test_the_owner_edits_their_judge_and_nobody_edits_the_shipped_ones(
     assert client.get(f"/judging/judges/{bleu.pk}/").status_code == 404
 
 
-def test_names_are_unique_per_owner(demo, beta, fake_openai_server):
+def test_names_are_unique_per_owner(demo, beta, api_client, fake_openai_server):
     alpha_judge(demo, fake_openai_server)
-    theirs = judge_save(
-        judge=Judge(name="alpha judge", base_url=fake_openai_server.base_url, model="m"),
-        user=beta,
-    )
-    assert theirs.created_by == beta
+    body = {"name": "alpha judge", "base_url": fake_openai_server.base_url, "model": "m"}
+    theirs = token_client(api_client, beta).post("/api/v1/judges/", body, format="json")
+    assert theirs.status_code == 201, theirs.json()
+    assert Judge.objects.get(pk=theirs.json()["id"]).created_by == beta
     with pytest.raises(ValidationError) as error:
         alpha_judge(demo, fake_openai_server)
     assert "name" in error.value.message_dict
