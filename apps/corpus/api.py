@@ -23,7 +23,6 @@ from apps.corpus.serializers import (
     SourceItemSerializer,
 )
 from apps.corpus.services import dataset_mark_validated, import_job_start
-from apps.judging.selectors import judges_for_user
 
 EXPORTS = {"jsonl": (export_jsonl, "application/x-ndjson"), "csv": (export_csv, "text/csv")}
 
@@ -149,7 +148,6 @@ class GenerationJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
             **super().get_serializer_context(),
             "datasets": selectors.datasets_owned_by(user),
             "studies": studies,
-            "generators": judges_for_user(user).filter(kind="llm"),
         }
 
     def perform_create(self, serializer):

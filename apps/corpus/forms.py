@@ -63,14 +63,14 @@ class GenerationForm(forms.Form):
         required=False, help_text="Fixed parameters of the kind instead of length-scaled presets."
     )
 
-    def __init__(self, *args, datasets, studies, generators, **kwargs):
-        """Choices are what this user may use: their own datasets and studies, judges they
-        can read (see the views)."""
+    def __init__(self, *args, datasets, studies, user, **kwargs):
+        """Choices are what this user may use: their own datasets and studies (from the view),
+        the judges they can use."""
         super().__init__(*args, **kwargs)
         fields: Any = self.fields
         fields["dataset"].queryset = datasets
         fields["study"].queryset = studies
-        fields["generator"].queryset = generators
+        fields["generator"].queryset = Judge.objects.for_user(user).filter(kind="llm")
 
     def clean_items(self) -> list[str]:
         raw = self.cleaned_data.get("items") or ""

@@ -174,12 +174,16 @@ class GenerationJobSerializer(serializers.ModelSerializer):
         read_only_fields = ["status", "total", "done", "counts", "problems", "finished_at"]
 
     def __init__(self, *args, **kwargs):
-        """Choices come from the view: the user's own datasets and studies, readable judges."""
+        """Choices: the user's own datasets and studies (from the view), the judges they can
+        use."""
         super().__init__(*args, **kwargs)
-        for field in ("dataset", "study", "generator"):
-            key = {"dataset": "datasets", "study": "studies", "generator": "generators"}[field]
-            if (choices := self.context.get(key)) is not None:
-                self.fields[field].queryset = choices
+        if datasets := self.context.get("datasets"):
+            self.fields["dataset"].queryset = datasets
+        if studies := self.context.get("studies"):
+            self.fields["study"].queryset = studies
+        if request := self.context.get("request"):
+            judges = Judge.objects.for_user(request.user).filter(kind="llm")
+            self.fields["generator"].queryset = judges
 
     def validate(self, attrs):
         llm = [k.slug for k in attrs.get("kinds", []) if k.method == Method.LLM]

@@ -17,7 +17,6 @@ from apps.corpus.forms import GenerationForm, ImportForm
 from apps.corpus.generation.service import generation_job_start
 from apps.corpus.importing.repeats import DROP, KEEP
 from apps.corpus.services import dataset_mark_validated, import_job_start
-from apps.judging.selectors import judges_for_user
 
 
 def dataset_list(request: AuthedRequest) -> HttpResponse:
@@ -89,7 +88,7 @@ def generation_new(request: AuthedRequest) -> HttpResponse:
         request.POST or None,
         datasets=selectors.datasets_owned_by(request.user),
         studies=Study.objects.for_user(request.user).filter(owner_id=request.user.pk),
-        generators=judges_for_user(request.user).filter(kind="llm"),
+        user=request.user,
         initial=request.GET.dict(),
     )
     if request.method == "POST" and form.is_valid():

@@ -21,14 +21,8 @@ RATE_WINDOW_S = 10
 
 
 def judges_for_user(user: Any) -> QuerySet[Judge]:
-    """Judges this researcher may see and use: their own, those shared with them, the shipped
-    ones."""
-    if not is_researcher(user):
-        return Judge.objects.none()
-    if user.is_superuser:
-        return Judge.objects.all()
-    shared = Judge.shared_with.through.objects.filter(user=user).values("judge_id")
-    return Judge.objects.filter(Q(created_by=user) | Q(created_by=None) | Q(pk__in=shared))
+    """Judges this researcher may see and use (see JudgeQuerySet.for_user)."""
+    return Judge.objects.for_user(user)
 
 
 def judges_owned_by(user: Any) -> QuerySet[Judge]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -41,6 +42,18 @@ class MetricName(models.TextChoices):
     BLEU = "bleu", "BLEU"
     CHRF = "chrf", "chrF"
     ROUGE_L = "rougeL", "ROUGE-L"
+
+
+class JudgeQuerySet(models.QuerySet["Judge"]):
+    def for_user(self, user: Any) -> JudgeQuerySet:
+        """Judges this researcher may see and use: their own, those shared with them, and the
+        shipped ones (no owner). Nobody else's; annotators and experts none."""
+        if not (user.is_authenticated and user.is_researcher):
+            return self.none()
+        if user.is_superuser:
+            return self
+        shared = Judge.shared_with.through.objects.filter(user=user).values("judge_id")
+        return self.filter(Q(created_by=user) | Q(created_by=None) | Q(pk__in=shared))
 
 
 class Judge(models.Model):
@@ -100,6 +113,8 @@ class Judge(models.Model):
         help_text="Researchers who may use this judge (its key included), not change it.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = JudgeQuerySet.as_manager()
 
     class Meta:
         ordering = ["kind", "name"]
