@@ -7,7 +7,7 @@ from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from apps.accounts.permissions import ResearcherWrites, is_researcher
+from apps.accounts.permissions import OwnerScoped, ResearcherWrites, is_researcher
 from apps.annotation.models import Study
 from apps.corpus import selectors
 from apps.corpus.exporting import export_csv, export_jsonl
@@ -27,14 +27,18 @@ from apps.corpus.services import dataset_mark_validated, import_job_start
 EXPORTS = {"jsonl": (export_jsonl, "application/x-ndjson"), "csv": (export_csv, "text/csv")}
 
 
-class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
+class DatasetViewSet(OwnerScoped, viewsets.ReadOnlyModelViewSet):
+    """Datasets the user may see; only their owner changes one."""
+
     queryset = Dataset.objects.none()  # for the schema; get_queryset scopes it
     serializer_class = DatasetSerializer
 
-    def get_queryset(self):
-        return selectors.with_item_counts(
-            selectors.datasets_for_user(self.request.user)
-        ).select_related("task")
+    def readable(self, user):
+        datasets = selectors.with_item_counts(selectors.datasets_for_user(user))
+        return datasets.select_related("task")
+
+    def writable(self, user):
+        return selectors.with_item_counts(selectors.datasets_owned_by(user))
 
     @extend_schema(
         parameters=[OpenApiParameter("file_format", enum=list(EXPORTS))],

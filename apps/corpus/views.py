@@ -42,7 +42,7 @@ def dataset_validated(request: AuthedRequest, pk: int) -> HttpResponse:
     """Set whether the dataset's perturbations were already validated by their publisher."""
     if not is_researcher(request.user):
         raise PermissionDenied("Only researchers change datasets.")
-    dataset = get_object_or_404(selectors.datasets_for_user(request.user), pk=pk)
+    dataset = get_object_or_404(selectors.datasets_owned_by(request.user), pk=pk)
     dataset_mark_validated(dataset=dataset, validated=request.POST.get("validated") == "on")
     return redirect("dataset-detail", pk=pk)
 
