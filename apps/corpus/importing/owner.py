@@ -25,9 +25,17 @@ def import_owner_resolve(*, username: str | None, dataset_name: str):
         if not user.is_researcher:
             raise OwnerNeeded(f"'{username}' is not a researcher; only researchers own datasets")
         return user
-    existing = Dataset.objects.filter(name=dataset_name).select_related("owner").first()
-    if existing is not None and existing.owner is not None:
-        return existing.owner
+    owners = set(
+        Dataset.objects.filter(name=dataset_name, owner__isnull=False).values_list(
+            "owner", flat=True
+        )[:2]
+    )
+    if len(owners) == 1:
+        return users.get(pk=owners.pop())
+    if owners:  # names are unique per owner, not across them
+        raise OwnerNeeded(
+            f"several researchers have a dataset named '{dataset_name}': pass --owner USERNAME"
+        )
     researchers = list(users.filter(Q(role=Role.RESEARCHER) | Q(is_superuser=True))[:2])
     if len(researchers) == 1:
         return researchers[0]
