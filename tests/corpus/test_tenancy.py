@@ -116,3 +116,13 @@ def test_nobody_imports_ratings_into_another_researchers_dataset(alpha, beta, ap
         f"/api/v1/datasets/{theirs.pk}/ratings/", {"file": upload}, format="multipart"
     )
     assert response.status_code == 404
+
+
+def test_the_command_line_asks_whose_dataset_when_two_researchers_share_a_name(alpha, beta):
+    from apps.corpus.importing.owner import OwnerNeeded, import_owner_resolve
+
+    assert import_owner_resolve(username=None, dataset_name=NAME) == alpha
+    Dataset.objects.create(name=NAME, owner=beta)
+    with pytest.raises(OwnerNeeded, match="several researchers"):
+        import_owner_resolve(username=None, dataset_name=NAME)
+    assert import_owner_resolve(username="beta", dataset_name=NAME) == beta
