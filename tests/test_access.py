@@ -46,9 +46,10 @@ pytestmark = pytest.mark.django_db
 FOREIGN = 900_001
 SHARED = 900_002  # a catalog criterion: the catalog is everyone's
 SECRET = "alpha-private"
-#: URLs anyone may open (the login page, the health check, the schema, token exchange).
+#: URLs anyone may open: the login page, the health check, token exchange, invitation links
+#: (their own token is the check). Still never a 500 nor alpha's data.
 PUBLIC = {"/healthz", "/accounts/login/", "/accounts/logout/", "/api/v1/schema/", "/admin/login/"}
-PUBLIC_PREFIXES = ("/api/v1/auth/",)
+PUBLIC_PREFIXES = ("/api/v1/auth/", "/accounts/invite/")
 #: Values of path parameters that are not ids.
 VALUES = {
     "file_format": "csv",

@@ -11,7 +11,7 @@ from apps.accounts.models import Role
 from apps.annotation.models import Choice, Study, Verdict
 from apps.catalog.choices import criterion_checkboxes, kind_checkboxes
 from apps.catalog.models import Criterion
-from apps.corpus.selectors import datasets_for_user
+from apps.corpus.selectors import datasets_attachable
 
 
 class VerdictForm(forms.Form):
@@ -90,7 +90,7 @@ class StudyForm(forms.ModelForm):
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         fields: Any = self.fields
-        fields["datasets"].queryset = datasets_for_user(user)
+        fields["datasets"].queryset = datasets_attachable(user, self.instance)
         fields["criteria"].queryset = Criterion.objects.select_related("aspect")
 
 

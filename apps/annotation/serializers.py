@@ -16,7 +16,7 @@ from apps.annotation.models import (
 )
 from apps.catalog.models import Criterion, PerturbationKind
 from apps.corpus.models import Dataset
-from apps.corpus.selectors import datasets_for_user
+from apps.corpus.selectors import datasets_attachable
 
 
 class MembershipSerializer(serializers.ModelSerializer):
@@ -150,7 +150,7 @@ class StudyWriteSerializer(serializers.ModelSerializer):
         super().__init__(*args, **kwargs)
         if user is not None:
             datasets: Any = self.fields["datasets"]
-            datasets.child_relation.queryset = datasets_for_user(user)
+            datasets.child_relation.queryset = datasets_attachable(user, self.instance)
 
 
 class StudySettingsSerializer(serializers.ModelSerializer):

@@ -6,7 +6,7 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from apps.accounts.models import Role
-from apps.accounts.permissions import owned_by
+from apps.accounts.permissions import is_researcher, owned_by
 from apps.corpus.models import Dataset, GenerationJob, ImportJob, Perturbation, SourceItem
 
 
@@ -38,6 +38,15 @@ def with_item_counts(datasets: QuerySet[Dataset]) -> QuerySet[Dataset]:
 def datasets_owned_by(user) -> QuerySet[Dataset]:
     """Datasets this user may change (import into, generate in, add to a study): their own."""
     return owned_by(Dataset.objects.all(), user)
+
+
+def datasets_attachable(user, study=None) -> QuerySet[Dataset]:
+    """Datasets this user may put in a study: their own, and those the study already has
+    (sharing a dataset with a study is its owner's decision, never a member's)."""
+    owned = Q(owner=user) if not user.is_superuser else Q()
+    if study is not None and study.pk:
+        owned |= Q(pk__in=study.datasets.values("pk"))
+    return Dataset.objects.filter(owned) if is_researcher(user) else Dataset.objects.none()
 
 
 def items_for_user(user) -> QuerySet[SourceItem]:

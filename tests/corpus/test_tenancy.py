@@ -126,3 +126,18 @@ def test_the_command_line_asks_whose_dataset_when_two_researchers_share_a_name(a
     with pytest.raises(OwnerNeeded, match="several researchers"):
         import_owner_resolve(username=None, dataset_name=NAME)
     assert import_owner_resolve(username="beta", dataset_name=NAME) == beta
+
+
+def test_a_study_member_cannot_put_the_owners_dataset_in_a_study_of_their_own(
+    alpha, beta, api_client
+):
+    from tests.factories import MembershipFactory, StudyFactory
+
+    theirs = Dataset.objects.get(name=NAME, owner=alpha)
+    study = StudyFactory(owner=alpha)
+    study.datasets.add(theirs)
+    MembershipFactory(study=study, user=beta, role="expert")  # beta may read alpha's dataset
+    api_client.force_authenticate(beta)
+    created = api_client.post("/api/v1/studies/", {"name": "b", "datasets": [NAME]}, "json")
+    assert created.status_code == 400 and "datasets" in created.json()
+    assert list(theirs.studies.all()) == [study]
