@@ -33,6 +33,8 @@ COLUMN_LABELS = {
     "dimension": "Criterion or metric",
     "expected": "Expected impact",
     "failure_rate": "Failure rate",
+    "group": "Group",
+    "grouping": "Grouping (all, dataset, source)",
     "human_verdict_vote_all": "Human verdict (all votes pooled)",
     "judge": "Judge",
     "judgement": "Judgement",

@@ -13,14 +13,10 @@ import numpy as np
 
 from apps.analysis.reports import figures
 from apps.analysis.reports.base import Report, Section, Table, rounded
+from apps.analysis.reports.imported_agreement import agreement_cells, imported_section
 from apps.analysis.reports.judge_vs_human import human_ratings
 from apps.analysis.reports.rater_quality import rater_warnings
-from apps.analysis.stats.agreement import (
-    AgreementResult,
-    alpha_with_ci,
-    cohen_kappa,
-    percent_agreement,
-)
+from apps.analysis.stats.agreement import cohen_kappa
 from apps.analysis.stats.comparisons import (
     AFFECTED,
     annotation_consistency,
@@ -33,7 +29,6 @@ from apps.catalog.tree import lineage_slugs
 
 CANONICAL = {"worse": "A", "better": "B", "same": "C", "uncertain": "D"}
 VERDICTS = ["valid", "invalid", "score-invariant", "not-relevant", "not-sure"]
-BOOTSTRAP = 500
 
 
 def reliability_matrix(rows: list[tuple[object, object, object]]) -> np.ndarray:
@@ -49,20 +44,9 @@ def reliability_matrix(rows: list[tuple[object, object, object]]) -> np.ndarray:
 
 
 def agreement_row(label: str, matrix: np.ndarray) -> list[object]:
-    if matrix.size == 0:
-        return [label, None, None, None, None, None, 0, 0]
-    result: AgreementResult = alpha_with_ci(matrix, "nominal", n_resamples=BOOTSTRAP)
-    kappa = cohen_kappa(matrix) if matrix.shape[0] == 2 else None
-    return [
-        label,
-        rounded(result.value),
-        rounded(result.ci_low),
-        rounded(result.ci_high),
-        rounded(percent_agreement(matrix)),
-        rounded(kappa),
-        result.n_units,
-        result.n_raters,
-    ]
+    alpha, low, high, percent, n_units, n_raters = agreement_cells(matrix, "nominal")
+    kappa = cohen_kappa(matrix) if matrix.size and matrix.shape[0] == 2 else None
+    return [label, alpha, low, high, percent, rounded(kappa), n_units, n_raters]
 
 
 AGREEMENT_COLUMNS = [
@@ -101,9 +85,11 @@ def build(study: Study) -> Report:
     report.sections.append(_agreement_section(vettings, comparisons))
     report.sections.append(_vetting_section(vettings))
     report.sections.extend(_comparison_sections(comparisons))
+    report.sections.append(imported_section(study))
     report.notes.append(
         "Alpha is nominal, with a bootstrap 95% interval over units; percent agreement is "
-        "pairwise over units with two or more ratings; Cohen's kappa only for two raters."
+        "pairwise over units with two or more ratings; Cohen's kappa only for two raters. "
+        "Imported human ratings use ordinal alpha, the same interval and exact score match."
     )
     return report
 

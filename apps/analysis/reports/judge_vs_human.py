@@ -15,6 +15,7 @@ import numpy as np
 from apps.analysis.models import HumanRating
 from apps.analysis.reports import description_types, prompting_strategies
 from apps.analysis.reports.base import Report, Section, Table, rounded
+from apps.analysis.reports.imported_agreement import agreement_cells, texts_matrix
 from apps.analysis.reports.judge_data import RunScores, run_scores
 from apps.analysis.reports.rater_quality import rater_section, rater_warnings
 from apps.analysis.reports.sentiment import sentiment_section
@@ -114,15 +115,27 @@ def _wide(run: JudgeRun) -> bool:
 
 
 def _human_consistency(humans) -> Section:
-    rows = []
-    for criterion, texts in sorted(humans.items()):
-        raters = sorted({r for scores in texts.values() for r in scores})
-        matrix = [[texts[u].get(r, np.nan) for u in texts] for r in raters]
-        rows.append(
-            [criterion, rounded(krippendorff_alpha(matrix, "ordinal")), len(texts), len(raters)]
-        )
+    rows = [
+        [criterion, *agreement_cells(texts_matrix(texts))]
+        for criterion, texts in sorted(humans.items())
+    ]
     return Section(
         "Human consistency",
-        "Ordinal alpha among the human raters.",
-        tables=[Table("human_alpha", ["criterion", "alpha", "n_texts", "n_raters"], rows)],
+        "Ordinal alpha among the human raters, with a bootstrap 95% interval over texts, and "
+        "percent agreement (exact score match among rater pairs); texts rated by two or more.",
+        tables=[
+            Table(
+                "human_alpha",
+                [
+                    "criterion",
+                    "alpha",
+                    "ci_low",
+                    "ci_high",
+                    "percent_agreement",
+                    "n_texts",
+                    "n_raters",
+                ],
+                rows,
+            )
+        ],
     )

@@ -1,0 +1,86 @@
+"""Agreement among imported human raters (docs/analysis.md, `human-agreement`): ordinal
+Krippendorff's alpha with a bootstrap 95% interval over texts, percent agreement (exact score
+match among rater pairs) and N, per criterion, pooled and per dataset and per source."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from apps.analysis.models import HumanRating
+from apps.analysis.reports.base import Section, Table, rounded
+from apps.analysis.stats.agreement import Level, alpha_with_ci, percent_agreement
+from apps.annotation.models import Study
+
+BOOTSTRAP = 500
+NO_SOURCE = "(no source)"
+COLUMNS = [
+    "criterion",
+    "grouping",
+    "group",
+    "alpha",
+    "ci_low",
+    "ci_high",
+    "percent_agreement",
+    "n_texts",
+    "n_raters",
+]
+
+Texts = dict[tuple[int, int | None], dict[str, float]]
+
+
+def agreement_cells(matrix: np.ndarray, level: Level = "ordinal") -> list[object]:
+    """[alpha, ci_low, ci_high, percent agreement, pairable texts, raters] of a raters x
+    texts matrix (NaN or None where a rater did not rate a text)."""
+    if matrix.size == 0:
+        return [None, None, None, None, 0, 0]
+    result = alpha_with_ci(matrix, level, n_resamples=BOOTSTRAP)
+    return [
+        rounded(result.value),
+        rounded(result.ci_low),
+        rounded(result.ci_high),
+        rounded(percent_agreement(matrix)),
+        result.n_units,
+        result.n_raters,
+    ]
+
+
+def texts_matrix(texts: Texts) -> np.ndarray:
+    """text → rater → score as a raters x texts float matrix."""
+    raters = sorted({r for scores in texts.values() for r in scores})
+    return np.array([[texts[u].get(r, np.nan) for u in texts] for r in raters], dtype=float)
+
+
+def imported_section(study: Study) -> Section:
+    rows = HumanRating.objects.filter(item__dataset__studies=study).values_list(
+        "item_id",
+        "perturbation_id",
+        "aspect__slug",
+        "metric__slug",
+        "criterion_name",
+        "item__dataset__name",
+        "source",
+        "rater",
+        "score",
+    )
+    groups: dict[tuple[str, str, str], Texts] = defaultdict(lambda: defaultdict(dict))
+    for item, pert, aspect, metric, name, dataset, source, rater, score in rows:
+        criterion = aspect or metric or name.lower()
+        for grouping, group in (("all", "pooled"), ("dataset", dataset), ("source", source)):
+            groups[(criterion, grouping, group or NO_SOURCE)][(item, pert)][rater] = score
+    order = {"all": 0, "dataset": 1, "source": 2}
+    table_rows = [
+        [*key, *agreement_cells(texts_matrix(groups[key]))]
+        for key in sorted(groups, key=lambda k: (k[0], order[k[1]], k[2]))
+    ]
+    return Section(
+        "Imported human ratings",
+        "Ordinal Krippendorff's alpha among the raters of the imported ratings, with a "
+        "bootstrap 95% interval over texts, and percent agreement (exact score match among "
+        "rater pairs), per criterion: pooled, per dataset and per source. Texts counts those "
+        "rated by two or more raters."
+        if table_rows
+        else "This study's datasets have no imported human ratings.",
+        tables=[Table("imported_agreement", COLUMNS, table_rows)] if table_rows else [],
+    )
