@@ -1,54 +1,51 @@
-"""Adversarial search scoring (methods §6, Chen et al. 2024, AdvEval).
+"""Adversarial search statistics (methods §6, Chen et al. 2024, AdvEval).
 
-Scores are on 0-100. R+ seeks good text the victim judge scores low; R- seeks bad text the
-victim scores high. Success thresholds default to the paper's: tau1 = 70 for R+, 30 for R-,
-tau2 = 40.
+The search's own formulas (S_fb, the 0-100 scale, the success rule with its strict
+inequalities) are defined once, in ``apps.judging.adversarial.objective`` (the search needs
+them, and judging sits below analysis); they are re-exported here. This module adds what
+reports compute from many searches: attack success rates with their Wilson interval and N,
+and the gold validation by annotators (accuracy of the gold label against the annotators'
+majority, and the annotators' agreement as nominal Krippendorff's alpha with its interval).
 """
 
+from __future__ import annotations
+
 import math
-from collections.abc import Sequence
-from typing import Final, Literal
+from collections import defaultdict
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 
-from apps.analysis.stats.intervals import Estimate, share_of
+from apps.analysis.stats.agreement import AgreementResult, alpha_with_ci
+from apps.analysis.stats.intervals import Estimate, share_interval, share_of
+from apps.judging.adversarial.objective import (
+    DEFAULT_TAU1,
+    DEFAULT_TAU2,
+    GOLD_GOOD_THRESHOLD,
+    Direction,
+    feedback_score,
+    gold_label,
+    is_success,
+    to_percent_scale,
+)
 
-Target = Literal["R+", "R-"]
+Target = Direction
 
-DEFAULT_TAU1: Final[dict[str, float]] = {"R+": 70.0, "R-": 30.0}
-DEFAULT_TAU2: Final = 40.0
-GOLD_GOOD_THRESHOLD: Final = 50.0
-
-
-def to_percent_scale(score: float, lo: float, hi: float) -> float:
-    """Map a score on [lo, hi] linearly onto 0-100."""
-    if not lo < hi:
-        raise ValueError("the scale needs lo < hi")
-    return (score - lo) / (hi - lo) * 100.0
-
-
-def feedback_score(s_gold: float, s_victim: float, target: Target, alpha: float = 1.0) -> float:
-    """``S_fb = alpha * S_gold - S_victim`` for R+, ``S_victim - alpha * S_gold`` for R-."""
-    if target == "R+":
-        return alpha * s_gold - s_victim
-    if target == "R-":
-        return s_victim - alpha * s_gold
-    raise ValueError(f"unknown target {target!r}")
-
-
-def is_success(
-    s_gold: float,
-    s_victim: float,
-    target: Target,
-    tau1: float | None = None,
-    tau2: float = DEFAULT_TAU2,
-) -> bool:
-    """R+: ``S_gold > tau1 and S_gold - S_victim > tau2``;
-    R-: ``S_gold < tau1 and S_victim - S_gold > tau2`` (strict inequalities, as the paper)."""
-    threshold = DEFAULT_TAU1[target] if tau1 is None else tau1
-    if target == "R+":
-        return s_gold > threshold and s_gold - s_victim > tau2
-    if target == "R-":
-        return s_gold < threshold and s_victim - s_gold > tau2
-    raise ValueError(f"unknown target {target!r}")
+__all__ = [
+    "DEFAULT_TAU1",
+    "DEFAULT_TAU2",
+    "GOLD_GOOD_THRESHOLD",
+    "GoldValidation",
+    "Target",
+    "attack_success_estimate",
+    "attack_success_rate",
+    "feedback_score",
+    "gold_label",
+    "gold_validation",
+    "gold_validation_accuracy",
+    "is_success",
+    "majority_label",
+    "to_percent_scale",
+]
 
 
 def attack_success_rate(
@@ -61,10 +58,13 @@ def attack_success_rate(
 
 
 def attack_success_estimate(
-    outcomes: Sequence[tuple[float, float]], target: Target, tau1: float | None = None
+    outcomes: Sequence[tuple[float, float]],
+    target: Target,
+    tau1: float | None = None,
+    tau2: float | None = None,
 ) -> Estimate:
-    """:func:`attack_success_rate` with its Wilson interval over the attacks."""
-    return share_of([is_success(g, v, target, tau1) for g, v in outcomes])
+    """:func:`attack_success_rate` with its Wilson interval and N (the attacks)."""
+    return share_of([is_success(g, v, target, tau1, tau2) for g, v in outcomes])
 
 
 def gold_validation_accuracy(
@@ -81,6 +81,69 @@ def gold_validation_accuracy(
     for labels, gold in zip(human_labels, gold_scores, strict=True):
         if len(labels) % 2 == 0:
             raise ValueError("each text needs an odd number of labels")
-        majority_good = 2 * sum(labels) > len(labels)
-        hits += majority_good == (gold >= GOLD_GOOD_THRESHOLD)
+        hits += (2 * sum(labels) > len(labels)) == gold_label(gold)
     return hits / len(gold_scores)
+
+
+def majority_label(labels: Sequence[bool]) -> bool | None:
+    """True (good) or False by strict majority; None for a tie or no label."""
+    good = sum(labels)
+    if 2 * good > len(labels):
+        return True
+    if 2 * good < len(labels):
+        return False
+    return None
+
+
+@dataclass(frozen=True)
+class GoldValidation:
+    """Gold validation (methods §6): the gold label against the annotators' majority.
+
+    ``accuracy`` is over texts with a majority (N = those texts; ties are left out and
+    counted in ``ties``); ``agreement`` is nominal Krippendorff's alpha among the annotators
+    with its bootstrap interval and N (texts with two labels or more, annotators);
+    ``texts`` counts texts with at least one label.
+    """
+
+    accuracy: Estimate
+    agreement: AgreementResult
+    texts: int
+    ties: int
+
+
+def gold_validation(
+    labels: Sequence[tuple[Hashable, Hashable, bool]],
+    gold_scores: Mapping[Hashable, float],
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> GoldValidation:
+    """From (text, annotator, good) labels and each text's S_gold: accuracy of the gold label
+    (``S_gold >= 50``) against the majority, and alpha (nominal) among the annotators."""
+    by_text: dict[Hashable, dict[Hashable, bool]] = defaultdict(dict)
+    for text, annotator, good in labels:
+        if text in gold_scores:
+            by_text[text][annotator] = bool(good)
+    hits = ties = 0
+    for text, given in by_text.items():
+        majority = majority_label(list(given.values()))
+        if majority is None:
+            ties += 1
+        else:
+            hits += majority == gold_label(gold_scores[text])
+    accuracy = share_interval(hits, len(by_text) - ties)
+    return GoldValidation(
+        accuracy, _annotator_alpha(by_text, n_resamples, seed), len(by_text), ties
+    )
+
+
+def _annotator_alpha(
+    by_text: Mapping[Hashable, Mapping[Hashable, bool]], n_resamples: int, seed: int
+) -> AgreementResult:
+    texts = list(by_text)
+    annotators = sorted({a for given in by_text.values() for a in given}, key=str)
+    if not texts or not annotators:
+        return AgreementResult(math.nan, math.nan, math.nan, 0, 0)
+    matrix = [
+        [float(by_text[t][a]) if a in by_text[t] else math.nan for t in texts] for a in annotators
+    ]
+    return alpha_with_ci(matrix, "nominal", n_resamples=n_resamples, seed=seed)
