@@ -128,6 +128,7 @@ class KindFamily(models.TextChoices):
     ASPECT_TARGETED = "aspect-targeted", "Aspect-targeted (Hu et al.)"
     HIERARCHICAL = "hierarchical", "Hierarchical (DHP)"
     FBI = "fbi", "FBI"
+    ADVERSARIAL = "adversarial", "Adversarial search (AdvEval)"
     CUSTOM = "custom", "Custom"
 
 

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from apps.catalog.models import Criterion, Metric
 from apps.corpus.models import Perturbation, SourceItem
-from apps.judging.models import JudgeCall, JudgeRun, ParseStatus, RunStatus
+from apps.judging.models import Candidate, JudgeCall, JudgeRun, ParseStatus, RunStatus
 
 LEASE_SECONDS = 15.0
 RESULT_FIELDS = [
@@ -97,7 +97,8 @@ def calls_claim(
 
 
 class RelatedCache:
-    """Items, perturbations, criteria and metrics of claimed calls, fetched once each."""
+    """Items, perturbations, criteria, metrics and search candidates of claimed calls,
+    fetched once each."""
 
     LIMIT = 5000  # objects kept per kind; a huge run does not keep every text in memory
 
@@ -106,6 +107,7 @@ class RelatedCache:
         self.perturbations: dict[int, Perturbation] = {}
         self.criteria: dict[int, Criterion] = {}
         self.metrics: dict[int, Metric] = {}
+        self.candidates: dict[int, Candidate] = {}
 
     def _fill(self, cache: dict[int, Any], ids: set[int], queryset: QuerySet[Any]) -> None:
         missing = ids - cache.keys()
@@ -119,13 +121,14 @@ class RelatedCache:
     def attach(self, calls: Sequence[JudgeCall]) -> None:
         ids = {
             name: {getattr(c, f"{name}_id") for c in calls} - {None}
-            for name in ("item", "perturbation", "criterion", "metric")
+            for name in ("item", "perturbation", "criterion", "metric", "candidate")
         }
         items = SourceItem.objects.select_related("task", "dataset__task")
         self._fill(self.items, ids["item"], items)
         self._fill(self.perturbations, ids["perturbation"], Perturbation.objects.all())
         self._fill(self.criteria, ids["criterion"], Criterion.objects.select_related("aspect"))
         self._fill(self.metrics, ids["metric"], Metric.objects.all())
+        self._fill(self.candidates, ids["candidate"], Candidate.objects.all())
         for call in calls:
             call.item = self.items[call.item_id]
             if call.perturbation_id is not None:
@@ -134,6 +137,8 @@ class RelatedCache:
                 call.criterion = self.criteria[call.criterion_id]
             if call.metric_id is not None:
                 call.metric = self.metrics[call.metric_id]
+            if call.candidate_id is not None:
+                call.candidate = self.candidates[call.candidate_id]
 
 
 def claims_renew(*, run_id: int, token: str) -> None:

@@ -84,13 +84,17 @@ def call_values(
     criterion: Criterion | None,
     metric: Metric | None,
     original_first: bool | None,
+    text: str | None = None,
 ) -> dict[str, str]:
-    """Every placeholder's value for this call (only those the template uses are computed)."""
+    """Every placeholder's value for this call (only those the template uses are computed).
+    ``text``: the text judged when it is neither the original nor a perturbation (an
+    adversarial search's candidate)."""
     used = placeholders(strategy.prompt_template) | placeholders(strategy.system_prompt)
     task = _task(item)
     text_name = task.text_name if task else "text"
     quality, description = quality_of(criterion, metric, text_name)
-    text = perturbation.text if perturbation is not None else item.original
+    if text is None:
+        text = perturbation.text if perturbation is not None else item.original
     values = {
         "task": task.name if task else "",
         "task_description": task.description if task else "",
@@ -144,6 +148,7 @@ def call_messages(strategy: Strategy, call: JudgeCall) -> list[dict[str, str]]:
         criterion=call.criterion,
         metric=call.metric,
         original_first=call.original_first,
+        text=call.candidate.text if call.candidate_id else None,  # type: ignore[union-attr]
     )
     messages = []
     if strategy.system_prompt.strip():

@@ -3,18 +3,44 @@
 from apps.judging.models.call import JudgeCall, ParseStatus, Preferred
 from apps.judging.models.judge import Judge, JudgeKind, MetricName
 from apps.judging.models.run import JudgeRun, RunStatus
+from apps.judging.models.search import (
+    AdversarialSearch,
+    Candidate,
+    CandidateOrigin,
+    Direction,
+    ItemStatus,
+    IterationStatus,
+    Method,
+    Role,
+    SearchItem,
+    SearchIteration,
+    SearchJudge,
+    StopReason,
+)
 from apps.judging.models.strategy import Family, Strategy, Technique
 
 __all__ = [
+    "AdversarialSearch",
+    "Candidate",
+    "CandidateOrigin",
+    "Direction",
     "Family",
+    "ItemStatus",
+    "IterationStatus",
     "Judge",
     "JudgeCall",
     "JudgeKind",
     "JudgeRun",
+    "Method",
     "MetricName",
     "ParseStatus",
     "Preferred",
+    "Role",
     "RunStatus",
+    "SearchItem",
+    "SearchIteration",
+    "SearchJudge",
+    "StopReason",
     "Strategy",
     "Technique",
 ]

@@ -51,6 +51,8 @@ class JudgeCall(models.Model):
     ``preferred`` is the same verdict about the texts: "original", "perturbed" or "tie".
 
     An unparseable reply keeps its raw text with ``parse_status`` "unparsed" and no score.
+    ``candidate`` set: an adversarial search's candidate text was judged (docs/methods.md §6).
+
     ``cached`` calls reuse the reply of ``cached_from`` (same endpoint, model, parameters,
     prompt and sample index) and made no HTTP request.
     """
@@ -66,6 +68,14 @@ class JudgeCall(models.Model):
     )
     metric = models.ForeignKey(
         Metric, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    candidate = models.ForeignKey(
+        "judging.Candidate",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="calls",
+        help_text="Adversarial search: the candidate text judged (not the item's texts).",
     )
     sample_index = models.PositiveSmallIntegerField(default=0)
     original_first = models.BooleanField(null=True, blank=True)
@@ -131,4 +141,6 @@ class JudgeCall(models.Model):
 
     @property
     def target_text(self) -> str:
+        if self.candidate_id:
+            return self.candidate.text  # type: ignore[union-attr]
         return self.perturbation.text if self.perturbation_id else self.item.original  # type: ignore[union-attr]

@@ -6,7 +6,7 @@ running; a worker task is queued on commit) → the task plans the calls once
 (``engine.run_work``) until nothing is left → the last one marks the run done.
 ``judge_run_cancel`` stops the tasks at their next check; ``judge_run_resume`` starts them
 again (optionally giving failed calls another try); ``judge_runs_recover`` restarts runs whose
-workers died.
+workers died. Adversarial searches (``searches``) work their judge runs themselves.
 """
 
 from apps.judging.services.judges import (
@@ -24,6 +24,17 @@ from apps.judging.services.runs import (
     judge_run_resume,
     judge_run_start,
 )
+from apps.judging.services.searches import (
+    JudgeChoice,
+    SearchSetup,
+    adversarial_search_cancel,
+    adversarial_search_create,
+    adversarial_search_fail,
+    adversarial_search_resume,
+    adversarial_search_start,
+    adversarial_search_work,
+    adversarial_searches_recover,
+)
 from apps.judging.services.work import (
     CALLS_PER_TASK,
     TASKS_PER_RUN,
@@ -38,6 +49,15 @@ __all__ = [
     "CALLS_PER_TASK",
     "STRATEGY_FIELDS",
     "TASKS_PER_RUN",
+    "JudgeChoice",
+    "SearchSetup",
+    "adversarial_search_cancel",
+    "adversarial_search_create",
+    "adversarial_search_fail",
+    "adversarial_search_resume",
+    "adversarial_search_start",
+    "adversarial_search_work",
+    "adversarial_searches_recover",
     "judge_problems",
     "judge_run_cancel",
     "judge_run_create",

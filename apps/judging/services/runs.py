@@ -114,8 +114,15 @@ def judge_run_create(
     return judge_run_start(run=run) if start else run
 
 
+def part_of_search(run: JudgeRun) -> bool:
+    """A search's judge run is started, stopped and resumed with its search only."""
+    return JudgeRun.objects.filter(pk=run.pk, search_judge__isnull=False).exists()
+
+
 @transaction.atomic
 def judge_run_start(*, run: JudgeRun) -> JudgeRun:
+    if part_of_search(run):
+        return run
     JudgeRun.objects.filter(pk=run.pk).update(
         status=RunStatus.RUNNING, heartbeat_at=Now(), finished_at=None, error=""
     )
@@ -127,6 +134,8 @@ def judge_run_start(*, run: JudgeRun) -> JudgeRun:
 @transaction.atomic
 def judge_run_cancel(*, run: JudgeRun) -> JudgeRun:
     """Stop a run: workers stop within a second; calls not made stay pending for a resume."""
+    if part_of_search(run):
+        return run
     JudgeRun.objects.filter(pk=run.pk, status__in=[RunStatus.PENDING, RunStatus.RUNNING]).update(
         status=RunStatus.CANCELLED, finished_at=Now()
     )
@@ -145,7 +154,7 @@ def judge_run_resume(*, run: JudgeRun, retry_failed: bool = False) -> JudgeRun:
     (their errors are kept in ``previous_errors``). A run already making progress is left
     alone. A done run with nothing to retry stays done."""
     run.refresh_from_db()
-    if _alive(run) and not retry_failed:
+    if part_of_search(run) or (_alive(run) and not retry_failed):
         return run
     if retry_failed:
         claims.failed_calls_reset(run_id=run.pk)

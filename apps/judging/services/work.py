@@ -111,7 +111,8 @@ def judge_runs_recover(*, node: str = "") -> list[int]:
     )
     run_ids |= set(quiet.values_list("id", flat=True))
     restarted = []
-    for run in JudgeRun.objects.filter(pk__in=run_ids, status=RunStatus.RUNNING):
+    own = JudgeRun.objects.filter(pk__in=run_ids, status=RunStatus.RUNNING)
+    for run in own.filter(search_judge__isnull=True):  # a search works its runs itself
         with transaction.atomic():
             JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=Now())
             _dispatch(run)

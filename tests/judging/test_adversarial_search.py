@@ -1,0 +1,151 @@
+"""Whole adversarial searches, worked in this process as the worker task works them, against
+the local fake OpenAI-compatible server (tests/judging/scripted_search.py): where they stop,
+what the generator is shown, what they return, and what they keep."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from apps.judging.models import (
+    Candidate,
+    JudgeCall,
+    RunStatus,
+    SearchItem,
+    SearchIteration,
+)
+from apps.judging.services import adversarial_search_work
+from apps.judging.services.searches import adversarial_search_start
+from tests.judging.scripted_search import scripted_reply, scripted_world
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world(demo, fake_openai_server):
+    return scripted_world(demo, fake_openai_server)
+
+
+def run(world, **options):
+    search = world.create(**options)
+    adversarial_search_start(search=search)
+    adversarial_search_work(search_id=search.pk)
+    search.refresh_from_db()
+    return search
+
+
+def only_item(search) -> SearchItem:
+    return SearchItem.objects.select_related("best").get(search=search, method="adveval")
+
+
+def generator_prompts(world) -> list[str]:
+    return [
+        r.json["messages"][-1]["content"]
+        for r in world.server.requests
+        if r.json.get("model") == "generator-model"
+    ]
+
+
+def test_a_search_stops_at_the_target_and_returns_the_best_text(world):
+    search = run(world, target_score=50)  # S_fb = 20 L - 10: level 3 reaches 50
+    item = only_item(search)
+    assert (search.status, item.status, item.stop_reason) == ("done", "done", "target")
+    assert item.iterations == 3
+    assert item.best.text.startswith("Answer at level 3")
+    assert (item.best.s_gold, item.best.s_victim, item.best.s_fb) == (90, 40, 50)
+    best = max(Candidate.objects.filter(search_item=item), key=lambda c: c.s_fb)
+    assert item.best.s_fb == best.s_fb and item.success is True
+    assert item.victim_queries == 1 + 3 * 2  # R0, then 2 candidates an iteration
+
+
+def test_a_search_stops_at_the_iteration_limit(world):
+    search = run(world, target_score=1000, max_iterations=2)
+    item = only_item(search)
+    assert (item.stop_reason, item.iterations) == ("iterations", 2)
+    assert item.best.text.startswith("Answer at level 2")
+    assert SearchIteration.objects.filter(search_item=item).count() == 3  # 0, 1, 2
+    assert len(generator_prompts(world)) == 2
+
+
+def test_a_search_stops_when_the_victim_budget_is_spent(world):
+    search = run(world, target_score=1000, max_iterations=100, query_budget=6)
+    item = only_item(search)
+    # R0 takes 1 query, then 2 + 2, then only 1 is left: one candidate asked for, then none
+    assert (item.stop_reason, item.victim_queries) == ("budget", 6)
+    wanted = list(
+        SearchIteration.objects.filter(search_item=item)
+        .order_by("number")
+        .values_list("wanted", flat=True)
+    )
+    assert wanted == [1, 2, 2, 1]
+    victim_calls = JudgeCall.objects.filter(run=search.judges.get(role="victim").run)
+    assert victim_calls.count() == 6
+    assert item.best.text.startswith("Answer at level 3")
+
+
+def test_the_trajectory_holds_at_most_ten_candidates_in_ascending_order(world):
+    run(world, target_score=1000, max_iterations=6, candidates_per_iteration=3)
+    prompts = generator_prompts(world)
+    assert len(prompts) == 6
+    sizes = []
+    for prompt in prompts:
+        scores = [float(s) for s in re.findall(r"^Score: (-?[\d.]+)$", prompt, re.MULTILINE)]
+        assert scores == sorted(scores)
+        sizes.append(len(scores))
+    assert sizes == [1, 4, 7, 10, 10, 10]
+    # the last prompt shows the ten best of the 16 scored so far, R0 (-10) long gone
+    assert "-10" not in prompts[-1] and "level 5" in prompts[-1]
+
+
+def test_every_call_is_kept_like_a_judge_call(world):
+    search = run(world, target_score=30)  # level 2
+    gold, victim = search.judges.get(role="gold"), search.judges.get(role="victim")
+    gold_calls = JudgeCall.objects.filter(run=gold.run)
+    assert gold_calls.count() == 8 * (1 + 2 * 2)  # 8 samples of R0 and of four candidates
+    assert set(gold_calls.values_list("parse_status", flat=True)) == {"parsed"}
+    assert JudgeCall.objects.filter(run=victim.run).count() == 5
+    gold.run.refresh_from_db()
+    assert (gold.run.status, gold.run.done, gold.run.total) == ("done", 40, 40)
+    iterations = SearchIteration.objects.filter(search_item__search=search, number__gt=0)
+    assert all(it.request_id and it.raw_response and it.cache_key for it in iterations)
+    search.refresh_from_db()
+    assert search.generator_calls == 2 and search.generator_http_requests == 2
+    total = 2 + 40 + 5
+    assert world.server.request_count == total
+    assert len({r.body for r in world.server.requests}) == total  # none asked twice
+
+
+def test_an_unreadable_reply_is_kept_raw_and_never_scored(world):
+    def victim_says_nonsense(request):
+        if request.get("model") == "victim-model" and "level 1, variant 1" in str(
+            request["messages"]
+        ):
+            return "I would rather not say."
+        return scripted_reply(request)
+
+    world.server.reply = victim_says_nonsense
+    search = run(world, target_score=30)
+    item = only_item(search)
+    nonsense = Candidate.objects.get(search_item=item, text__contains="level 1, variant 1")
+    assert nonsense.s_fb is None and nonsense.s_victim is None
+    assert "victim victim: no reply could be read (1 unparsed)" in nonsense.unscored
+    call = JudgeCall.objects.get(candidate=nonsense, run__search_judge__role="victim")
+    assert (call.parse_status, call.score, call.raw_response) == (
+        "unparsed",
+        None,
+        "I would rather not say.",
+    )
+    trajectory = generator_prompts(world)[1].split("Source:")[1]
+    assert "level 1, variant 2" in trajectory and "level 1, variant 1" not in trajectory
+    assert (item.stop_reason, item.best.text) == ("target", "Answer at level 2, variant 1.")
+
+
+def test_the_same_search_again_is_answered_from_the_cache(world):
+    first = run(world, target_score=50)
+    sent = world.server.request_count
+    again = run(world, target_score=50)
+    assert world.server.request_count == sent  # not one HTTP request
+    assert only_item(again).best.text == only_item(first).best.text
+    assert again.generator_cached == again.generator_calls == 3
+    assert again.status == RunStatus.DONE
