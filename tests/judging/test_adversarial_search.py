@@ -17,7 +17,7 @@ from apps.judging.models import (
 )
 from apps.judging.services import adversarial_search_work
 from apps.judging.services.searches import adversarial_search_start
-from tests.judging.scripted_search import scripted_reply, scripted_world
+from tests.judging.scripted_search import level_of, scripted_reply, scripted_world
 
 pytestmark = pytest.mark.django_db
 
@@ -149,3 +149,93 @@ def test_the_same_search_again_is_answered_from_the_cache(world):
     assert only_item(again).best.text == only_item(first).best.text
     assert again.generator_cached == again.generator_calls == 3
     assert again.status == RunStatus.DONE
+
+
+def test_a_metric_victim_needs_no_llm(world):
+    """BLEU as the victim (against R0): the generator and gold are the only LLM calls."""
+    from apps.judging.models import Judge
+    from apps.judging.services import JudgeChoice
+
+    bleu = Judge.objects.get(name="BLEU", created_by=None)
+    search = run(world, victim=JudgeChoice(bleu), target_score=50)
+    item = only_item(search)
+    victim_calls = JudgeCall.objects.filter(run=search.judges.get(role="victim").run)
+    r0 = victim_calls.get(candidate__origin="initial")
+    assert (r0.parse_status, r0.score) == ("parsed", 100.0)  # R0 is the reference itself
+    assert all(c.raw_response.startswith("BLEU = ") for c in victim_calls)
+    assert {r.json["model"] for r in world.server.requests} == {"generator-model", "gold-model"}
+    assert item.stop_reason == "target" and item.success is True
+    assert item.best.s_victim < 40 and item.best.s_gold == 90
+
+
+def test_an_ensemble_of_gold_judges_averages_them(world):
+    from apps.judging.services import JudgeChoice
+    from tests.judging.conftest import llm_judge, strategy
+
+    def replies(request):
+        if request.get("model") == "second-gold-model":
+            return "70"
+        return scripted_reply(request)
+
+    world.server.reply = replies
+    second = llm_judge(world.server, name="second gold", model="second-gold-model")
+    gold = [
+        JudgeChoice(world.gold, strategy("adveval-gold-0-100")),
+        JudgeChoice(second, strategy("adveval-0-100")),
+    ]
+    search = run(world, gold=gold, target_score=40)  # S_fb = 80 - (100 - 20 L)
+    item = only_item(search)
+    assert item.best.s_gold == 80
+    runs = {str(j.run_id): j.judge.name for j in search.judges.filter(role="gold")}
+    assert {runs[k]: v for k, v in item.best.gold_by_judge.items()} == {
+        "gold": 90.0,
+        "second gold": 70.0,
+    }
+    assert item.best.text.startswith("Answer at level 3")
+
+
+def test_r_minus_looks_for_poor_texts_the_victim_scores_high(world):
+    def replies(request):
+        prompt = "\n".join(m["content"] for m in request["messages"])
+        if request.get("model") == "gold-model":
+            return "10"
+        if request.get("model") == "victim-model":
+            text = prompt.split("Answer with a single whole number")[0].rsplit(":\n", 1)[-1]
+            return str(min(100, 20 * level_of(text)))
+        return scripted_reply(request)
+
+    world.server.reply = replies
+    search = run(world, direction="R-", target_score=50)  # S_fb = 20 L - 10
+    item = only_item(search)
+    assert (item.stop_reason, item.success) == ("target", True)
+    assert (item.best.s_gold, item.best.s_victim) == (10, 60)
+    assert item.perturbation.kind.slug == "adversarial-r-minus"
+
+
+def test_the_final_text_becomes_a_perturbation_with_its_trajectory(world):
+    search = run(world, target_score=30, rule_baseline=True)
+    item = only_item(search)
+    perturbation = item.perturbation
+    assert (perturbation.kind.slug, perturbation.text) == ("adversarial-r-plus", item.best.text)
+    assert perturbation.item_id == item.item_id and perturbation.origin == "llm"
+    assert perturbation.versions.count() == 1
+    trajectory = perturbation.generation["trajectory"]
+    assert [step["iteration"] for step in trajectory] == [0, 1, 2]
+    assert trajectory[1]["generator"]["reply"].startswith("<RES>Answer at level 1")
+    assert trajectory[2]["candidates"][0]["s_fb"] == 30
+    assert perturbation.parameters["success"] is False  # S_gold 90, S_victim 60: gap 30
+    assert perturbation.parameters["victim"] == "victim"
+    rules = SearchItem.objects.get(search=search, method="rules")
+    assert rules.status == "done" and rules.perturbation is None
+    assert set(rules.candidates.exclude(origin="initial").values_list("origin", flat=True)) == {
+        "rule"
+    }
+    assert rules.victim_queries <= search.query_budget
+
+
+def test_the_rule_baseline_stops_at_the_same_limits(world):
+    search = run(world, target_score=1000, max_iterations=3, rule_baseline=True)
+    rules = SearchItem.objects.get(search=search, method="rules")
+    assert (rules.stop_reason, rules.iterations) == ("iterations", 3)
+    assert rules.victim_queries == 1 + 3 * 2
+    assert not any("variant" in t for t in rules.candidates.values_list("text", flat=True))
