@@ -406,6 +406,7 @@ class SearchWork:
                 status=RunStatus.FAILED if everything_failed else RunStatus.DONE,
                 error="; ".join(sorted(set(failed)))[:5000] if failed else "",
                 finished_at=Now(),
+                claimed_by="",
             )
             for judge in self.judges:
                 claims.run_recount(judge.run_id)

@@ -1,0 +1,108 @@
+"""Adversarial searches in real Celery workers: one runs to its end, and one whose worker is
+killed with SIGKILL mid-search finishes after a restart without asking any call twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from apps.judging.models import AdversarialSearch, JudgeCall, SearchItem, SearchIteration
+from tests.judging.scripted_search import scripted_world
+from tests.judging.test_worker import (
+    empty_rate_window,
+    fill_rate_window,
+    own_queue,  # noqa: F401  (a fixture)
+    own_worker,
+    wait_for,
+)
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def finished(search_id: int):
+    return lambda: AdversarialSearch.objects.get(pk=search_id).finished
+
+
+def test_a_search_runs_in_the_worker(celery_worker, demo, fake_openai_server):
+    world = scripted_world(demo, fake_openai_server, items=2)
+    search = world.create(start=True, target_score=50, rule_baseline=True)
+    wait_for(finished(search.pk), what="the search")
+    search.refresh_from_db()
+    assert search.status == "done", search.error
+    items = SearchItem.objects.filter(search=search)
+    assert items.count() == 4 and set(items.values_list("status", flat=True)) == {"done"}
+    assert {i.stop_reason for i in items.filter(method="adveval")} == {"target"}
+    assert search.claimed_by == "" and search.started_at and search.finished_at
+
+
+def stored_requests(search) -> int:
+    """HTTP requests whose replies are stored: judge calls and generator calls not cached."""
+    runs = [j.run_id for j in search.judges.all()]
+    calls = JudgeCall.objects.filter(run_id__in=runs, cached=False).exclude(parse_status="pending")
+    generator = SearchIteration.objects.filter(
+        search_item__search=search, number__gt=0, cached=False
+    ).exclude(parse_status="")
+    return calls.count() + generator.count()
+
+
+def quiet(server, search):
+    """Nothing on the wire, every reply stored, and it stays so for a moment."""
+
+    def check() -> bool:
+        sent = server.request_count
+        if server.in_flight or stored_requests(search) != sent:
+            return False
+        time.sleep(0.3)
+        return server.in_flight == 0 and server.request_count == sent == stored_requests(search)
+
+    return check
+
+
+def test_a_worker_killed_mid_search_and_restarted_finishes_asking_nothing_twice(
+    demo,
+    fake_openai_server,
+    own_queue,  # noqa: F811
+):
+    queue, node = own_queue
+    fake_openai_server.latency = 0.05
+    world = scripted_world(demo, fake_openai_server, items=3)
+    limited = (world.generator, world.gold, world.victim)
+    for judge in limited:
+        judge.requests_per_minute = 5000
+        judge.save()
+    with own_worker(queue, node, "search-worker-killed.log") as first:
+        search = world.create(start=True, target_score=1000, max_iterations=5)
+        wait_for(
+            lambda: SearchIteration.objects.filter(
+                search_item__search=search, number=2, status="scored"
+            ).exists(),
+            what="two iterations of an item",
+        )
+        for judge in limited:
+            fill_rate_window(judge)
+        wait_for(quiet(fake_openai_server, search), what="a quiet moment")
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(10)
+        for judge in limited:
+            empty_rate_window(judge)
+    search.refresh_from_db()
+    before = fake_openai_server.request_count
+    assert search.status == "running" and search.claimed_by.startswith(f"{node}/")
+    assert SearchItem.objects.filter(search=search, status="running").exists()
+
+    with own_worker(queue, node, "search-worker-restarted.log"):
+        wait_for(finished(search.pk), timeout=180, what="the search to finish after the restart")
+    search.refresh_from_db()
+    assert search.status == "done", search.error
+    items = SearchItem.objects.filter(search=search)
+    assert {(i.stop_reason, i.iterations) for i in items} == {("iterations", 5)}
+    bodies = [request.body for request in fake_openai_server.requests]
+    assert fake_openai_server.request_count > before
+    assert len(bodies) == len(set(bodies)) == stored_requests(search)  # nothing asked twice
+    # 3 items: 5 generator calls each; R0 and 10 candidates judged by 8 gold samples + victim
+    assert len(bodies) == 3 * 5 + 3 * 11 * (8 + 1)
+    search_runs = [j.run for j in search.judges.all()]
+    assert all(run.status == "done" and run.done == run.total for run in search_runs)
