@@ -28,7 +28,16 @@ from drf_spectacular.generators import SchemaGenerator
 
 from apps.annotation.models import Study
 from apps.corpus.models import GenerationJob, ImportJob
-from apps.judging.models import Judge, JudgeRun, Strategy
+from apps.judging.models import (
+    AdversarialSearch,
+    Candidate,
+    Judge,
+    JudgeRun,
+    SearchItem,
+    SearchIteration,
+    SearchJudge,
+    Strategy,
+)
 from tests.factories import (
     CriterionFactory,
     DatasetFactory,
@@ -187,6 +196,7 @@ def alpha_world() -> World:
         created_by=owner,
     )
     GenerationJob.objects.create(pk=FOREIGN, dataset=dataset, created_by=owner)
+    _alpha_search(owner, dataset, item, judge, strategy)
     others = {
         "annotator": UserFactory(username="ann-b", role="annotator"),
         "expert": UserFactory(username="exp-b", role="expert"),
@@ -195,6 +205,35 @@ def alpha_world() -> World:
     }
     MembershipFactory(study=study, user=others["researcher in the study"], role="expert")
     return World(owner=owner, others=others)
+
+
+def _alpha_search(owner, dataset, item, judge, strategy) -> None:
+    """An adversarial search of alpha's, with an item, an iteration and a candidate."""
+    search = AdversarialSearch.objects.create(
+        pk=FOREIGN,
+        label=f"{SECRET} search",
+        dataset=dataset,
+        generator=judge,
+        direction="R+",
+        status="done",
+        created_by=owner,
+    )
+    run = JudgeRun.objects.create(
+        pk=FOREIGN + 1, judge=judge, strategy=strategy, dataset=dataset, created_by=owner
+    )
+    SearchJudge.objects.create(
+        search=search, role="victim", judge=judge, strategy=strategy, run=run
+    )
+    search_item = SearchItem.objects.create(pk=FOREIGN, search=search, item=item)
+    iteration = SearchIteration.objects.create(search_item=search_item, number=0)
+    Candidate.objects.create(
+        pk=FOREIGN,
+        iteration=iteration,
+        search_item=search_item,
+        index=0,
+        text=f"{SECRET} candidate",
+        origin="initial",
+    )
 
 
 # --- the database, before and after -----------------------------------------------------------
@@ -314,6 +353,10 @@ def test_the_owner_reaches_their_objects(client, world):
         f"/api/v1/judges/{FOREIGN}/",
         f"/api/v1/strategies/{FOREIGN}/",
         f"/api/v1/judge-runs/{FOREIGN}/",
+        f"/judging/searches/{FOREIGN}/",
+        f"/api/v1/adversarial-searches/{FOREIGN}/",
+        f"/api/v1/adversarial-searches/{FOREIGN}/items/",
+        f"/api/v1/adversarial-searches/{FOREIGN}/trajectory/?item={FOREIGN}",
         f"/api/v1/imports/{FOREIGN}/",
         f"/api/v1/generation-jobs/{FOREIGN}/",
         f"/api/v1/studies/{FOREIGN}/",

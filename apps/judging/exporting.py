@@ -20,6 +20,7 @@ COLUMNS = [
     "item",
     "perturbation",
     "kind",
+    "candidate",
     "criterion",
     "aspect",
     "metric",
@@ -58,6 +59,7 @@ def call_row(run: JudgeRun, call: JudgeCall) -> dict[str, Any]:
         "item": call.item.external_id,
         "perturbation": (perturbation.external_id or perturbation.pk) if perturbation else None,
         "kind": perturbation.kind.slug if perturbation else None,
+        "candidate": call.candidate_id,  # an adversarial search's candidate text
         "criterion": call.criterion.key if call.criterion else None,
         "aspect": call.criterion.aspect.slug if call.criterion else None,
         "metric": call.metric.slug if call.metric else None,

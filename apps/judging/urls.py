@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.judging import views
+from apps.judging import search_views, views
 
 urlpatterns = [
     path("judging/", views.run_list, name="judging-runs"),
@@ -13,6 +13,19 @@ urlpatterns = [
         "judging/runs/<int:pk>/calls.<str:file_format>",
         views.run_export,
         name="judging-run-export",
+    ),
+    path("judging/searches/", search_views.search_list, name="judging-searches"),
+    path("judging/searches/new/", search_views.search_new, name="judging-search-new"),
+    path("judging/searches/<int:pk>/", search_views.search_detail, name="judging-search-detail"),
+    path(
+        "judging/searches/<int:pk>/cancel/",
+        search_views.search_cancel,
+        name="judging-search-cancel",
+    ),
+    path(
+        "judging/searches/<int:pk>/resume/",
+        search_views.search_resume,
+        name="judging-search-resume",
     ),
     path("judging/judges/", views.judge_list, name="judging-judges"),
     path("judging/judges/new/", views.judge_edit, name="judging-judge-new"),

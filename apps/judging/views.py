@@ -17,7 +17,7 @@ from apps.accounts.requests import AuthedRequest
 from apps.judging import selectors, services
 from apps.judging.exporting import EXPORTS
 from apps.judging.forms import JudgeForm, JudgeRunForm, StrategyForm
-from apps.judging.models import JudgeRun, Strategy
+from apps.judging.models import JudgeRun, SearchJudge, Strategy
 from apps.judging.services import STRATEGY_FIELDS
 
 
@@ -60,6 +60,7 @@ def run_new(request: AuthedRequest) -> HttpResponse:
 
 def _run_context(run: JudgeRun) -> dict[str, Any]:
     context: dict[str, Any] = {"run": run, "progress": selectors.run_progress(run)}
+    context["part_of"] = SearchJudge.objects.filter(run=run).select_related("search").first()
     if run.finished or run.failed:
         context["failures"] = selectors.run_failures(run)
     if run.finished:

@@ -1,0 +1,89 @@
+"""Adversarial search API (researchers; a search is its owner's): set up, read, cancel,
+resume, and the items and trajectories (docs/api.md)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from apps.judging import search_selectors as selectors
+from apps.judging import services
+from apps.judging.api import IsResearcher, _api_error
+from apps.judging.models import Candidate, SearchItem
+from apps.judging.search_serializers import (
+    CandidateSerializer,
+    SearchCreateSerializer,
+    SearchItemSerializer,
+    SearchSerializer,
+)
+
+
+class AdversarialSearchViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    serializer_class = SearchSerializer
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self):
+        return selectors.searches_for_user(self.request.user).prefetch_related("judges")
+
+    @extend_schema(request=SearchCreateSerializer, responses={201: SearchSerializer})
+    def create(self, request, *args, **kwargs):
+        """Set up a search and start it in the workers."""
+        form = SearchCreateSerializer(data=request.data, context={"request": request})
+        form.is_valid(raise_exception=True)
+        try:
+            search = services.adversarial_search_create(user=request.user, setup=form.setup())
+        except ValidationError as error:
+            raise _api_error(error) from error
+        return Response(SearchSerializer(search).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        """Stop the search; a resume continues from the last finished step."""
+        search = services.adversarial_search_cancel(search=self.get_object())
+        return Response(SearchSerializer(search).data)
+
+    @extend_schema(parameters=[OpenApiParameter("retry_failed", bool)])
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        """Continue a cancelled, failed or stalled search (retry_failed: failed calls too)."""
+        retry = str(request.query_params.get("retry_failed", request.data.get("retry_failed", "")))
+        search = services.adversarial_search_resume(
+            search=self.get_object(), retry_failed=retry.lower() in ("1", "true")
+        )
+        return Response(SearchSerializer(search).data)
+
+    @extend_schema(responses=SearchItemSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def items(self, request, pk=None):
+        """Every item and method with its state, counts and best text so far."""
+        items = selectors.search_items(self.get_object())
+        return Response(SearchItemSerializer(items, many=True).data)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("item", int, description="A search item id (see items).")],
+        responses=CandidateSerializer(many=True),
+    )
+    @action(detail=True, methods=["get"])
+    def trajectory(self, request, pk=None):
+        """Every candidate of one search item, in order, with its scores."""
+        search = self.get_object()
+        item = get_object_or_404(
+            SearchItem, search=search, pk=_int(request.query_params.get("item"))
+        )
+        candidates = (
+            Candidate.objects.filter(search_item=item)
+            .select_related("iteration")
+            .order_by("iteration__number", "index")
+        )
+        return Response(CandidateSerializer(candidates, many=True).data)
+
+
+def _int(value: object) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0

@@ -1,0 +1,132 @@
+"""The form that sets up an adversarial search (docs/adversarial.md); the service checks what
+spans fields."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from apps.annotation.models import Study
+from apps.catalog.models import Criterion
+from apps.corpus.models import Dataset
+from apps.corpus.selectors import datasets_for_user
+from apps.judging.models import Direction, Judge, JudgeKind, Strategy
+from apps.judging.selectors import judges_for_user, strategies_for_user
+from apps.judging.services import JudgeChoice, SearchSetup
+
+GOLD_STRATEGY = "adveval-gold-0-100"
+VICTIM_STRATEGY = "adveval-0-100"
+
+
+class SearchForm(forms.Form):
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.none())
+    study = forms.ModelChoiceField(
+        queryset=Study.objects.none(),
+        required=False,
+        help_text="Your study: the report goes into its reports, the final texts into its "
+        "vetting and comparison queues.",
+    )
+    direction = forms.ChoiceField(choices=Direction.choices, initial=Direction.R_PLUS)
+    generator = forms.ModelChoiceField(
+        queryset=Judge.objects.none(), help_text="An LLM endpoint that writes the candidates."
+    )
+    victim = forms.ModelChoiceField(
+        queryset=Judge.objects.none(), help_text="The judge under test: an LLM or a metric."
+    )
+    victim_strategy = forms.ModelChoiceField(
+        queryset=Strategy.objects.none(),
+        required=False,
+        help_text="LLM victims only (a metric needs none).",
+    )
+    gold = forms.ModelMultipleChoiceField(
+        queryset=Judge.objects.none(),
+        help_text="One LLM judge, or several: S_gold is then their mean (an ensemble).",
+    )
+    gold_strategy = forms.ModelChoiceField(
+        queryset=Strategy.objects.none(),
+        help_text="The shipped gold strategy rates 0-100, the mean of 8 samples.",
+    )
+    criterion = forms.ModelChoiceField(
+        queryset=Criterion.objects.select_related("aspect"),
+        required=False,
+        help_text="What the judges score; needed by strategies that name a quality.",
+    )
+    criterion_in_prompt = forms.BooleanField(
+        required=False, initial=True, help_text="Show the criterion to the generator."
+    )
+    alpha = forms.FloatField(initial=1.0, help_text="Weight of S_gold in S_fb.")
+    target_score = forms.FloatField(initial=60.0, help_text="Stop once S_fb reaches this.")
+    max_iterations = forms.IntegerField(initial=10, min_value=1, max_value=1000)
+    query_budget = forms.IntegerField(
+        initial=300, min_value=1, help_text="Victim calls per item (300 in the paper)."
+    )
+    candidates_per_iteration = forms.IntegerField(initial=4, min_value=1, max_value=50)
+    generator_temperature = forms.FloatField(initial=1.0, min_value=0.0, max_value=2.0)
+    tau1 = forms.FloatField(required=False, help_text="Success: empty for 70 (R+) / 30 (R-).")
+    tau2 = forms.FloatField(initial=40.0, help_text="Success: the gap S_gold and S_victim need.")
+    rule_baseline = forms.BooleanField(
+        required=False,
+        initial=True,
+        help_text="Also search with the rule-based perturbers, under the same limits.",
+    )
+    item_ids = forms.CharField(
+        required=False, help_text="Item ids, comma-separated (empty: every item)."
+    )
+    label = forms.CharField(max_length=200, required=False)
+
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        fields: Any = self.fields
+        judges = judges_for_user(user)
+        strategies = strategies_for_user(user).order_by("family", "slug")
+        fields["dataset"].queryset = datasets_for_user(user)
+        fields["study"].queryset = (
+            Study.objects.all() if user.is_superuser else Study.objects.filter(owner=user)
+        )
+        fields["generator"].queryset = judges.filter(kind=JudgeKind.LLM)
+        fields["victim"].queryset = judges
+        fields["gold"].queryset = judges.filter(kind=JudgeKind.LLM)
+        fields["victim_strategy"].queryset = strategies
+        fields["gold_strategy"].queryset = strategies
+        if not self.is_bound:
+            self.initial.setdefault("gold_strategy", _latest(strategies, GOLD_STRATEGY))
+            self.initial.setdefault("victim_strategy", _latest(strategies, VICTIM_STRATEGY))
+
+    def clean_item_ids(self) -> list[int]:
+        raw = self.cleaned_data.get("item_ids") or ""
+        try:
+            return [int(part) for part in raw.replace(" ", "").split(",") if part]
+        except ValueError:
+            raise forms.ValidationError("whole numbers separated by commas") from None
+
+    def setup(self) -> SearchSetup:
+        data = self.cleaned_data
+        return SearchSetup(
+            dataset=data["dataset"],
+            study=data["study"],
+            generator=data["generator"],
+            victim=JudgeChoice(
+                data["victim"], None if data["victim"].is_metric else data["victim_strategy"]
+            ),
+            gold=[JudgeChoice(judge, data["gold_strategy"]) for judge in data["gold"]],
+            direction=data["direction"],
+            criterion=data["criterion"],
+            criterion_in_prompt=data["criterion_in_prompt"],
+            item_ids=data["item_ids"],
+            alpha=data["alpha"],
+            target_score=data["target_score"],
+            max_iterations=data["max_iterations"],
+            query_budget=data["query_budget"],
+            candidates_per_iteration=data["candidates_per_iteration"],
+            generator_temperature=data["generator_temperature"],
+            tau1=data["tau1"],
+            tau2=data["tau2"],
+            rule_baseline=data["rule_baseline"],
+            label=data["label"],
+        )
+
+
+def _latest(strategies: Any, slug: str) -> int | None:
+    found = strategies.filter(slug=slug).first()
+    return found.pk if found else None

@@ -1,0 +1,73 @@
+"""Adversarial search pages (researchers; a search is its owner's): set up, the live view of
+each item's trajectory with calls and cost so far, cancel and resume (docs/adversarial.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from apps.accounts.requests import AuthedRequest
+from apps.judging import search_selectors as selectors
+from apps.judging import services
+from apps.judging.models import AdversarialSearch
+from apps.judging.search_forms import SearchForm
+from apps.judging.views import _errors_to_form, researchers_only
+
+
+@researchers_only
+def search_list(request: AuthedRequest) -> HttpResponse:
+    searches = selectors.searches_for_user(request.user)[:200]
+    return render(request, "judging/search_list.html", {"searches": searches})
+
+
+@researchers_only
+def search_new(request: AuthedRequest) -> HttpResponse:
+    form = SearchForm(request.POST or None, user=request.user, initial=request.GET.dict())
+    if request.method == "POST" and form.is_valid():
+        try:
+            search = services.adversarial_search_create(user=request.user, setup=form.setup())
+        except ValidationError as error:
+            _errors_to_form(form, error)
+        else:
+            return redirect("judging-search-detail", pk=search.pk)
+    return render(request, "judging/search_new.html", {"form": form})
+
+
+def _context(search: AdversarialSearch, item_id: Any) -> dict[str, Any]:
+    return {
+        "search": search,
+        "costs": selectors.search_costs(search),
+        "items": selectors.search_items(search),
+        "trajectory": selectors.search_trajectory(search, item_id),
+    }
+
+
+@researchers_only
+def search_detail(request: AuthedRequest, pk: int) -> HttpResponse:
+    search = selectors.search_for_user(request.user, pk)
+    template = "judging/search_detail.html"
+    if request.htmx:
+        template += "#live"
+    return render(request, template, _context(search, request.GET.get("item")))
+
+
+@researchers_only
+@require_POST
+def search_cancel(request: AuthedRequest, pk: int) -> HttpResponse:
+    search = services.adversarial_search_cancel(search=selectors.search_for_user(request.user, pk))
+    messages.info(request, f"Search {search.pk} cancelled; resume it to continue from here.")
+    return redirect("judging-search-detail", pk=search.pk)
+
+
+@researchers_only
+@require_POST
+def search_resume(request: AuthedRequest, pk: int) -> HttpResponse:
+    search = selectors.search_for_user(request.user, pk)
+    retry_failed = request.POST.get("retry_failed") == "1"
+    services.adversarial_search_resume(search=search, retry_failed=retry_failed)
+    return redirect("judging-search-detail", pk=search.pk)

@@ -1,0 +1,187 @@
+"""The adversarial search pages and API: set up (bad input changes nothing), the live view,
+cancel and resume; only the owner reaches a search."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from apps.judging.models import AdversarialSearch, Judge, JudgeRun
+from apps.judging.services import adversarial_search_work
+from apps.judging.services.searches import adversarial_search_start
+from tests.factories import UserFactory
+from tests.judging.conftest import strategy
+from tests.judging.scripted_search import scripted_world
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world(demo, fake_openai_server):
+    return scripted_world(demo, fake_openai_server, items=2)
+
+
+def form_data(world, **changes):
+    return {
+        "dataset": world.dataset.pk,
+        "direction": "R+",
+        "generator": world.generator.pk,
+        "victim": world.victim.pk,
+        "victim_strategy": strategy("adveval-0-100").pk,
+        "gold": [world.gold.pk],
+        "gold_strategy": strategy("adveval-gold-0-100").pk,
+        "criterion": world.criterion.pk,
+        "criterion_in_prompt": "on",
+        "alpha": 1,
+        "target_score": 50,
+        "max_iterations": 4,
+        "query_budget": 300,
+        "candidates_per_iteration": 2,
+        "generator_temperature": 1,
+        "tau2": 40,
+        "label": "first search",
+    } | changes
+
+
+def test_a_researcher_sets_up_a_search_on_the_page(client, world):
+    client.force_login(world.owner)
+    page = client.get(reverse("judging-search-new"))
+    assert page.status_code == 200
+    assert page.context["form"].initial["gold_strategy"] == strategy("adveval-gold-0-100").pk
+    response = client.post(reverse("judging-search-new"), form_data(world))
+    search = AdversarialSearch.objects.get(label="first search")
+    assert response.status_code == 302
+    assert response["Location"] == reverse("judging-search-detail", args=[search.pk])
+    assert search.status == "running" and search.items.count() == 2  # no rule baseline asked
+    assert [j.role for j in search.judges.all()] == ["victim", "gold"]
+    assert JudgeRun.objects.filter(search_judge__search=search).count() == 2
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "message"),
+    [
+        ({"gold": []}, "gold", "required"),
+        ({"query_budget": 1}, "query_budget", "at least 2"),
+        ({"criterion": ""}, "criterion", "choose a criterion"),
+        ({"item_ids": "1, x"}, "item_ids", "whole numbers"),
+        ({"item_ids": "999999"}, "item_ids", "no items"),
+        ({"alpha": 0}, "alpha", "above 0"),
+    ],
+)
+def test_bad_input_names_the_field_and_changes_nothing(client, world, changes, field, message):
+    client.force_login(world.owner)
+    response = client.post(reverse("judging-search-new"), form_data(world, **changes))
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert message in " ".join(errors.get(field, [])), errors
+    assert not AdversarialSearch.objects.exists() and not JudgeRun.objects.exists()
+
+
+def test_the_live_page_shows_each_items_trajectory_and_costs(
+    client, world, django_assert_max_num_queries
+):
+    search = world.create(target_score=50)
+    adversarial_search_start(search=search)
+    adversarial_search_work(search_id=search.pk)
+    client.force_login(world.owner)
+    url = reverse("judging-search-detail", args=[search.pk])
+    with django_assert_max_num_queries(12):
+        page = client.get(url)
+    html = page.content.decode()
+    assert page.status_code == 200 and 'id="trajectory"' in html
+    trajectory = page.context["trajectory"]
+    assert [row.iteration for row in trajectory.rows] == [0, 1, 1, 2, 2, 3, 3]
+    assert [row.best_so_far for row in trajectory.rows] == [-10, 10, 10, 30, 30, 50, 50]
+    assert trajectory.rows[-1].candidate.s_gold == 90
+    assert page.context["costs"].generator_calls == 6  # 3 iterations x 2 items
+    assert page.context["costs"].http_requests == world.server.request_count
+    second = page.context["items"][1]
+    partial = client.get(url, {"item": second.pk}, HTTP_HX_REQUEST="true").content.decode()
+    assert f"Trajectory of {second.item.external_id}" in partial
+    assert "<h1>" not in partial and f"?item={second.pk}" in partial  # only the live part
+
+
+def test_cancel_and_resume(client, world):
+    search = world.create(start=True)
+    client.force_login(world.owner)
+    client.post(reverse("judging-search-cancel", args=[search.pk]))
+    search.refresh_from_db()
+    assert search.status == "cancelled"
+    assert {j.run.status for j in search.judges.all()} == {"cancelled"}
+    client.post(reverse("judging-search-resume", args=[search.pk]))
+    search.refresh_from_db()
+    assert search.status == "running"
+    assert {j.run.status for j in search.judges.all()} == {"running"}
+
+
+def test_a_search_is_its_owners_only(client, world):
+    search = world.create()
+    other = UserFactory(username="other", role="researcher")
+    client.force_login(other)
+    assert client.get(reverse("judging-search-detail", args=[search.pk])).status_code == 404
+    assert client.post(reverse("judging-search-cancel", args=[search.pk])).status_code == 404
+    assert client.get(reverse("judging-searches")).context["searches"].count() == 0
+    client.force_login(UserFactory(username="ann2", role="annotator"))
+    assert client.get(reverse("judging-searches")).status_code == 403
+    search.refresh_from_db()
+    assert search.status == "pending"
+
+
+def api_body(world, **changes):
+    return {
+        "dataset": world.dataset.pk,
+        "direction": "R+",
+        "generator": world.generator.pk,
+        "victim": {"judge": world.victim.pk, "strategy": strategy("adveval-0-100").pk},
+        "gold": [{"judge": world.gold.pk, "strategy": strategy("adveval-gold-0-100").pk}],
+        "criterion": world.criterion.pk,
+        "target_score": 50,
+        "candidates_per_iteration": 2,
+        "rule_baseline": False,
+    } | changes
+
+
+def test_the_api_sets_up_a_search_and_reads_its_trajectory(api_client, world):
+    api_client.force_authenticate(world.owner)
+    created = api_client.post("/api/v1/adversarial-searches/", api_body(world), format="json")
+    assert created.status_code == 201, created.json()
+    body = created.json()
+    assert body["status"] == "running" and body["success_tau1"] == 70
+    assert [j["role"] for j in body["judges"]] == ["victim", "gold"]
+    adversarial_search_work(search_id=body["id"])
+    items = api_client.get(f"/api/v1/adversarial-searches/{body['id']}/items/").json()
+    assert {i["stop_reason"] for i in items} == {"target"}
+    assert all(i["best"]["s_fb"] == 50 and i["success"] for i in items)
+    trajectory = api_client.get(
+        f"/api/v1/adversarial-searches/{body['id']}/trajectory/", {"item": items[0]["id"]}
+    ).json()
+    assert [c["iteration"] for c in trajectory] == [0, 1, 1, 2, 2, 3, 3]
+    assert trajectory[0]["origin"] == "initial" and trajectory[0]["s_fb"] == -10
+    cancelled = api_client.post(f"/api/v1/adversarial-searches/{body['id']}/cancel/")
+    assert cancelled.json()["status"] == "done"  # already finished: nothing to cancel
+
+
+def test_the_api_refuses_bad_input_and_others_judges(api_client, world):
+    api_client.force_authenticate(world.owner)
+    foreign = Judge.objects.create(
+        name="not yours",
+        base_url="http://x.invalid/v1",
+        model="m",
+        created_by=UserFactory(username="owner2", role="researcher"),
+    )
+    bad = api_client.post(
+        "/api/v1/adversarial-searches/",
+        api_body(world, victim={"judge": foreign.pk}, direction="R0"),
+        format="json",
+    )
+    assert bad.status_code == 400
+    errors = bad.json()
+    assert "does not exist" in str(errors["victim"]["judge"]) and "direction" in errors
+    metric_gold = api_client.post(
+        "/api/v1/adversarial-searches/",
+        api_body(world, gold=[{"judge": Judge.objects.get(name="BLEU").pk}]),
+        format="json",
+    )
+    assert metric_gold.status_code == 400
+    assert "gold judges are LLM judges" in str(metric_gold.json()["gold_strategy"])
+    assert not AdversarialSearch.objects.exists()
