@@ -15,7 +15,7 @@ from apps.analysis.models import HumanRating, ReportSnapshot
 from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS
 from apps.analysis.reports.base import Report
 from apps.annotation.models import Comparison, ExpertVote, Study, Vetting
-from apps.judging.models import JudgeCall, JudgeRun
+from apps.judging.models import JudgeCall, JudgeRun, SearchItem
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +38,10 @@ def inputs_fingerprint(study: Study, run: JudgeRun | None = None) -> str:
         n=Count("id"), last=Max("finished_at"), scored=Count("score")
     )
     parts += [calls["n"], calls["scored"], str(calls["last"])]
+    searched = SearchItem.objects.filter(search__study=study).aggregate(
+        n=Count("id"), last=Max("updated_at")
+    )
+    parts += [searched["n"], str(searched["last"])]
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
 
 
