@@ -27,7 +27,7 @@ _KIND_DEFAULTS: dict[str, dict[str, Any]] = {
         "description": "A good text an adversarial search found the victim judge scores low.",
     },
     "R-": {
-        "name": "Adversarial R-",
+        "name": "Adversarial R\u2212",
         "description": "A poor text an adversarial search found the victim judge scores high.",
     },
 }
