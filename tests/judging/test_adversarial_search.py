@@ -239,3 +239,13 @@ def test_the_rule_baseline_stops_at_the_same_limits(world):
     assert (rules.stop_reason, rules.iterations) == ("iterations", 3)
     assert rules.victim_queries == 1 + 3 * 2
     assert not any("variant" in t for t in rules.candidates.values_list("text", flat=True))
+
+
+def test_a_studys_final_texts_enter_its_vetting_queue(world, demo):
+    from apps.annotation.models import StudyPerturbation
+
+    demo.datasets.add(world.dataset)
+    search = run(world, study=demo, target_score=50)
+    item = only_item(search)
+    assert demo.kinds.filter(slug="adversarial-r-plus").exists()
+    assert StudyPerturbation.objects.filter(study=demo, perturbation=item.perturbation).exists()
