@@ -146,7 +146,12 @@ KIND_KEYS = {
     "parameters",
     "source",
 }
-FAMILY_SOURCE = {"aspect-targeted": "hu2024", "hierarchical": "dhp", "fbi": "fbi"}
+FAMILY_SOURCE = {
+    "aspect-targeted": "hu2024",
+    "hierarchical": "dhp",
+    "fbi": "fbi",
+    "adversarial": "adveval",
+}
 
 
 def load(name):

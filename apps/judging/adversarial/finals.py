@@ -41,7 +41,7 @@ def adversarial_kind(direction: str) -> PerturbationKind:
             **_KIND_DEFAULTS[direction],
             "family": KindFamily.ADVERSARIAL,
             "method": Method.LLM,
-            "source": "chen2024",
+            "source": "adveval",
         },
     )
     return kind
