@@ -132,6 +132,12 @@ class KindFamily(models.TextChoices):
     CUSTOM = "custom", "Custom"
 
 
+class KindQuerySet(models.QuerySet["PerturbationKind"]):
+    def generable(self) -> KindQuerySet:
+        """Kinds a generation job can make: all but those adversarial searches make."""
+        return self.exclude(family=KindFamily.ADVERSARIAL)
+
+
 class PerturbationKind(models.Model):
     """A named way to degrade (or keep) quality: level, method, degree, target aspect."""
 
@@ -158,6 +164,8 @@ class PerturbationKind(models.Model):
     rule = models.CharField(max_length=40, blank=True, help_text="Rule function, if rule-based.")
     parameters = models.JSONField(default=dict, blank=True)
     source = models.CharField(max_length=20, blank=True)
+
+    objects = KindQuerySet.as_manager()
 
     class Meta:
         ordering = ["family", "slug"]

@@ -33,7 +33,7 @@ class ImportForm(forms.Form):
 class GenerationForm(forms.Form):
     dataset = forms.ModelChoiceField(Dataset.objects.none())
     kinds = forms.ModelMultipleChoiceField(
-        PerturbationKind.objects.all(),
+        PerturbationKind.objects.generable(),
         widget=kind_checkboxes(),
         help_text="Rule-based kinds run locally; LLM-written kinds need a generator. Both run "
         "in the worker, with checks on every output.",

@@ -134,7 +134,7 @@ class GenerationJobSerializer(serializers.ModelSerializer):
 
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.none())
     kinds = serializers.SlugRelatedField(
-        slug_field="slug", many=True, queryset=PerturbationKind.objects.all()
+        slug_field="slug", many=True, queryset=PerturbationKind.objects.generable()
     )
     study = serializers.PrimaryKeyRelatedField(
         queryset=Study.objects.none(), required=False, allow_null=True

@@ -44,7 +44,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PROMPTS = ROOT / "fixtures" / "perturbation_prompts.json"
 KINDS = json.loads((ROOT / "fixtures" / "catalog" / "kinds.json").read_text(encoding="utf-8"))
 KIND_BY_SLUG = {k["slug"]: k for k in KINDS}
-LLM_SLUGS = {k["slug"] for k in KINDS if k["method"] == "llm"}
+# LLM kinds a generation job writes (adversarial searches write their own kinds' texts)
+LLM_SLUGS = {k["slug"] for k in KINDS if k["method"] == "llm" and k["family"] != "adversarial"}
 FBI_DATA = PEERS / "fbi" / "data"
 
 ORIGINAL = "The bridge opened in 1932. It carries six lanes of traffic."

@@ -17,7 +17,7 @@ from apps.judging.models import (
 )
 from apps.judging.services import adversarial_search_work
 from apps.judging.services.searches import adversarial_search_start
-from tests.judging.scripted_search import level_of, scripted_reply, scripted_world
+from tests.judging.scripted_search import generator_reply, level_of, scripted_reply, scripted_world
 
 pytestmark = pytest.mark.django_db
 
@@ -249,3 +249,49 @@ def test_a_studys_final_texts_enter_its_vetting_queue(world, demo):
     item = only_item(search)
     assert demo.kinds.filter(slug="adversarial-r-plus").exists()
     assert StudyPerturbation.objects.filter(study=demo, perturbation=item.perturbation).exists()
+
+
+def test_a_generator_reply_without_candidates_is_asked_once_more(world):
+    from apps.judging.adversarial.prompt import FORMAT_REMINDER
+
+    def forgetful(request):
+        last = request["messages"][-1]["content"]
+        first_round = "level 1" not in last
+        if request.get("model") == "generator-model" and last != FORMAT_REMINDER and first_round:
+            return "Here are two answers: level 1 and level 1 again."  # forgets the format
+        if last == FORMAT_REMINDER:
+            return generator_reply(request["messages"][1]["content"])
+        return scripted_reply(request)
+
+    world.server.reply = forgetful
+    search = run(world, target_score=10)  # level 1 is enough
+    first = SearchIteration.objects.get(search_item__search=search, number=1)
+    assert (first.parse_status, first.raw_response) == (
+        "parsed",
+        "Here are two answers: level 1 and level 1 again.",
+    )
+    assert "after a format reminder" in first.parse_reason
+    assert first.format_retry["raw_response"].startswith("<RES>Answer at level 1")
+    assert first.candidates.count() == 2
+    search.refresh_from_db()
+    assert search.generator_http_requests == 2 and search.generator_calls == 1
+
+
+def test_a_generator_that_never_answers_in_format_is_unparsed_and_the_search_goes_on(world):
+    def stubborn(request):
+        if request.get("model") == "generator-model":
+            return "I will not use tags."
+        return scripted_reply(request)
+
+    world.server.reply = stubborn
+    search = run(world, target_score=50, max_iterations=2)
+    item = only_item(search)
+    iterations = SearchIteration.objects.filter(search_item=item, number__gt=0)
+    assert [it.parse_status for it in iterations] == ["unparsed", "unparsed"]
+    assert all(it.format_retry["raw_response"] == "I will not use tags." for it in iterations)
+    assert not Candidate.objects.filter(search_item=item, origin="generator").exists()
+    assert (item.stop_reason, item.best.origin, item.perturbation) == (
+        "iterations",
+        "initial",
+        None,
+    )

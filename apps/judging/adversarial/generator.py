@@ -9,6 +9,8 @@ retry layer and limits as judge calls, and kept like them (docs/methods.md §6).
 - The seed sent is derived from the item and the iteration, so a search run again with the
   same settings asks the same questions (and gets its replies from the cache), while two
   iterations with the same trajectory still ask two different questions.
+- A reply with no candidate in it is asked once more, with a format reminder (kept on the
+  iteration as ``format_retry``, as for judge calls).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import redis.asyncio
 from django.conf import settings
 
+from apps.judging.adversarial.prompt import FORMAT_REMINDER, ParsedCandidates, parse_candidates
 from apps.judging.limits import EndpointLimiter, LocalRateLimiter, RedisRateLimiter, RedisSemaphore
 from apps.judging.llm_client import (
     CallOutcome,
@@ -44,8 +47,34 @@ class GeneratorCall:
     params: SamplingParams
     key: str
     request: dict[str, Any]
+    wanted: int
     outcome: CallOutcome | None = None
+    retry: CallOutcome | None = None  # the second ask, with a format reminder, if made
     cached: dict[str, Any] | None = None  # the stored iteration whose reply is reused
+
+    def retry_messages(self) -> list[dict[str, str]]:
+        reply = self.outcome.text if self.outcome is not None else ""
+        return [
+            *self.messages,
+            {"role": "assistant", "content": reply or ""},
+            {"role": "user", "content": FORMAT_REMINDER},
+        ]
+
+    def retry_record(self) -> dict[str, Any] | None:
+        """The format retry as stored on the iteration (None when none was made)."""
+        second = self.retry
+        if second is None:
+            return None
+        return {
+            "reminder": FORMAT_REMINDER,
+            "raw_response": second.text or "",
+            "ok": second.ok,
+            "error": second.error_message or "",
+            "attempts": second.attempts,
+            "prompt_tokens": second.prompt_tokens,
+            "completion_tokens": second.completion_tokens,
+            "request_id": second.request_id,
+        }
 
 
 def iteration_seed(item_id: int, method: str, number: int) -> int:
@@ -68,12 +97,13 @@ def prepare(
     endpoint = generator.endpoint()
     request = {"endpoint": endpoint.base_url, "body": build_request(endpoint, messages, params)}
     key = call_cache_key(endpoint, messages, params)
-    return GeneratorCall(iteration.pk, messages, params, key, request)
+    return GeneratorCall(iteration.pk, messages, params, key, request, iteration.wanted)
 
 
 CACHED_COLUMNS = (
     "id",
     "raw_response",
+    "format_retry",
     "prompt_tokens",
     "completion_tokens",
     "request_id",
@@ -122,19 +152,22 @@ async def _ask(generator: Judge, calls: Sequence[GeneratorCall]) -> int:
 
     endpoint = generator.endpoint()
     limiter, client = _limiter(generator)
-    try:
-        outcomes = await asyncio.gather(
-            *(
-                complete(endpoint, c.messages, c.params, limiter=limiter, on_attempt=counted)
-                for c in calls
-            )
+
+    async def one(call: GeneratorCall) -> None:
+        call.outcome = await complete(
+            endpoint, call.messages, call.params, limiter=limiter, on_attempt=counted
         )
+        if call.outcome.ok and not parse_candidates(call.outcome.text or "", call.wanted).parsed:
+            call.retry = await complete(
+                endpoint, call.retry_messages(), call.params, limiter=limiter, on_attempt=counted
+            )
+
+    try:
+        await asyncio.gather(*(one(call) for call in calls))
     finally:
         await close_clients()
         if client is not None:
             await client.aclose()
-    for call, outcome in zip(calls, outcomes, strict=True):
-        call.outcome = outcome
     return attempts
 
 
@@ -159,3 +192,63 @@ def _limiter(generator: Judge) -> tuple[EndpointLimiter, Any]:
             client, f"{SLOT_PREFIX}:rpm:{generator.limit_key}", generator.requests_per_minute
         )
     return limiter, client
+
+
+# -- the replies, onto their iterations --------------------------------------------------------
+
+
+def fill_iteration(iteration: SearchIteration, call: GeneratorCall) -> bool:
+    """Fill the iteration from the call's reply (or the stored one it reuses); False when
+    the call got no usable reply (the error is recorded)."""
+    iteration.request, iteration.cache_key = call.request, call.key
+    if call.cached is not None:
+        stored = call.cached
+        iteration.cached, iteration.cached_from_id = True, stored["id"]
+        for column in CACHED_COLUMNS[1:]:
+            setattr(iteration, column, stored[column])
+        iteration.attempts = 0
+        return True
+    outcome = call.outcome
+    assert outcome is not None
+    iteration.cached = False
+    iteration.attempts, iteration.latency = outcome.attempts, outcome.latency_s
+    iteration.request_id = outcome.request_id or ""
+    iteration.response_model = outcome.model or ""
+    iteration.finish_reason = outcome.finish_reason or ""
+    iteration.prompt_tokens = outcome.prompt_tokens
+    iteration.completion_tokens = outcome.completion_tokens
+    if not outcome.ok:
+        iteration.parse_status = ParseStatus.ERROR
+        iteration.error_kind = outcome.error_kind or "error"
+        iteration.error = outcome.error_message or ""
+        if outcome.status_code is not None:
+            iteration.error = f"HTTP {outcome.status_code}: {iteration.error}"
+        return False
+    iteration.raw_response = outcome.text or ""
+    iteration.format_retry = call.retry_record()
+    iteration.error_kind = iteration.error = ""
+    return True
+
+
+def read_candidates(iteration: SearchIteration) -> list[str]:
+    """The candidates of the iteration's reply (or of its format retry), its parse status and
+    reason set: unparsed when neither reply holds one."""
+    parsed = parse_candidates(iteration.raw_response, iteration.wanted)
+    retry = iteration.format_retry or {}
+    if not parsed.parsed and retry:
+        second = parse_candidates(retry.get("raw_response") or "", iteration.wanted)
+        why = f"{second.reason} (after a format reminder)"
+        if not second.parsed:
+            why = f"{parsed.reason}; after a format reminder: {second.reason}"
+        parsed = ParsedCandidates(second.texts, second.parsed, why)
+    iteration.parse_status = ParseStatus.PARSED if parsed.parsed else ParseStatus.UNPARSED
+    iteration.parse_reason = parsed.reason
+    return parsed.texts
+
+
+def paid_tokens(iteration: SearchIteration) -> tuple[int, int]:
+    """Prompt and completion tokens of the iteration's calls, the format retry included."""
+    retry = iteration.format_retry or {}
+    prompt = (iteration.prompt_tokens or 0) + int(retry.get("prompt_tokens") or 0)
+    completion = (iteration.completion_tokens or 0) + int(retry.get("completion_tokens") or 0)
+    return prompt, completion

@@ -33,7 +33,7 @@ from django.utils import timezone
 from apps.judging import claims
 from apps.judging.adversarial import finals, generator, scoring
 from apps.judging.adversarial.objective import is_success
-from apps.judging.adversarial.prompt import GeneratorInput, generator_messages, parse_candidates
+from apps.judging.adversarial.prompt import GeneratorInput, generator_messages
 from apps.judging.adversarial.rule_candidates import rule_candidates
 from apps.judging.adversarial.trajectory import Step, best_step, trajectory
 from apps.judging.engine import run_work
@@ -222,31 +222,27 @@ class SearchWork:
         )
 
     def _store_reply(self, iteration: SearchIteration, call: generator.GeneratorCall) -> None:
-        iteration.request, iteration.cache_key = call.request, call.key
-        reply_text = _fill_reply(iteration, call)
+        answered = generator.fill_iteration(iteration, call)
         with transaction.atomic():
             counters = {"generator_calls": F("generator_calls") + 1}
             if iteration.cached:
                 counters["generator_cached"] = F("generator_cached") + 1
             else:
-                counters["generator_prompt_tokens"] = F("generator_prompt_tokens") + (
-                    iteration.prompt_tokens or 0
-                )
-                counters["generator_completion_tokens"] = F("generator_completion_tokens") + (
-                    iteration.completion_tokens or 0
+                prompt, completion = generator.paid_tokens(iteration)
+                counters["generator_prompt_tokens"] = F("generator_prompt_tokens") + prompt
+                counters["generator_completion_tokens"] = (
+                    F("generator_completion_tokens") + completion
                 )
             AdversarialSearch.objects.filter(pk=self.search.pk).update(**counters)
-            if reply_text is None:  # no usable reply: the item stops with the reason
+            if not answered:  # no usable reply: the item stops with the reason
                 iteration.status, iteration.finished_at = IterationStatus.FAILED, timezone.now()
                 iteration.save()
                 SearchItem.objects.filter(pk=iteration.search_item_id).update(
                     status=ItemStatus.FAILED, error=f"generator: {iteration.error}"
                 )
                 return
-            parsed = parse_candidates(reply_text, iteration.wanted)
-            iteration.parse_status = ParseStatus.PARSED if parsed.parsed else ParseStatus.UNPARSED
-            iteration.parse_reason = parsed.reason
-            self._add_generated(iteration, parsed.texts)
+            texts = generator.read_candidates(iteration)
+            self._add_generated(iteration, texts)
             self._generated(iteration)
 
     def _add_generated(self, iteration: SearchIteration, texts: Sequence[str]) -> None:
@@ -423,36 +419,3 @@ def _latest(states: Sequence[State], status: str) -> list[SearchIteration]:
 
 def _is(iteration: SearchIteration | None, status: str) -> bool:
     return iteration is not None and iteration.status == status
-
-
-def _fill_reply(iteration: SearchIteration, call: generator.GeneratorCall) -> str | None:
-    """Fill the iteration from the reply (or the stored one); the reply's text, or None when
-    the call failed."""
-    if call.cached is not None:
-        stored = call.cached
-        iteration.cached, iteration.cached_from_id = True, stored["id"]
-        for column in generator.CACHED_COLUMNS[1:]:
-            setattr(iteration, column, stored[column])
-        iteration.attempts = 0
-        return iteration.raw_response
-    outcome = call.outcome
-    assert outcome is not None
-    iteration.cached = False
-    iteration.attempts, iteration.latency = outcome.attempts, outcome.latency_s
-    iteration.request_id = outcome.request_id or ""
-    iteration.response_model = outcome.model or ""
-    iteration.finish_reason = outcome.finish_reason or ""
-    iteration.prompt_tokens, iteration.completion_tokens = (
-        outcome.prompt_tokens,
-        outcome.completion_tokens,
-    )
-    if not outcome.ok:
-        iteration.parse_status = ParseStatus.ERROR
-        iteration.error_kind = outcome.error_kind or "error"
-        iteration.error = outcome.error_message or ""
-        if outcome.status_code is not None:
-            iteration.error = f"HTTP {outcome.status_code}: {iteration.error}"
-        return None
-    iteration.raw_response = outcome.text or ""
-    iteration.error_kind = iteration.error = ""
-    return iteration.raw_response

@@ -6,7 +6,8 @@ far with their feedback scores, lowest first). It does not say what the scores m
 in the paper, the generator learns that from the trajectory alone.
 
 Candidates come back each between ``<RES>`` and ``</RES>`` (the paper's ``<RES> ... <RES>``
-is read too). A reply with none is "unparsed": kept raw, nothing scored.
+is read too). A reply with none is asked once more with ``FORMAT_REMINDER``; if that one has
+none either, the iteration is "unparsed": both replies kept raw, nothing scored.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from apps.judging.adversarial.trajectory import Step
 SYSTEM_PROMPT = (
     "You write candidate texts for a study of automatic text evaluators. "
     "Follow the answer format exactly."
+)
+FORMAT_REMINDER = (
+    "Please answer again: write each new text between <RES> and </RES>, and nothing else."
 )
 _CANDIDATE = re.compile(r"<RES>\s*(.*?)\s*</?RES>", re.DOTALL | re.IGNORECASE)
 

@@ -244,7 +244,8 @@ class SearchIteration(models.Model):
     (AdvEval) or a draw of rule-based perturbations (the baseline).
 
     The generator call is kept like a judge call: the request, the raw reply (also when no
-    candidate could be read from it: ``parse_status`` unparsed, nothing scored), tokens,
+    candidate could be read from it, even after a format reminder (``format_retry``):
+    ``parse_status`` unparsed, nothing scored), tokens,
     attempts, the server's request id; ``cached`` replies reuse ``cached_from``'s (same
     endpoint, model, parameters and prompt) and made no HTTP request.
     """
@@ -259,6 +260,9 @@ class SearchIteration(models.Model):
     wanted = models.PositiveSmallIntegerField(default=0, help_text="Candidates asked for.")
     request = models.JSONField(default=dict, blank=True)
     raw_response = models.TextField(blank=True)
+    format_retry = models.JSONField(
+        null=True, blank=True, help_text="The second ask, with a format reminder, if made."
+    )
     parse_status = models.CharField(max_length=10, choices=ParseStatus.choices, blank=True)
     parse_reason = models.TextField(blank=True)
     cache_key = models.CharField(max_length=64, blank=True)
