@@ -46,14 +46,10 @@ class AdversarialSearchViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVi
         search = services.adversarial_search_cancel(search=self.get_object())
         return Response(SearchSerializer(search).data)
 
-    @extend_schema(parameters=[OpenApiParameter("retry_failed", bool)])
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
-        """Continue a cancelled, failed or stalled search (retry_failed: failed calls too)."""
-        retry = str(request.query_params.get("retry_failed", request.data.get("retry_failed", "")))
-        search = services.adversarial_search_resume(
-            search=self.get_object(), retry_failed=retry.lower() in ("1", "true")
-        )
+        """Continue a cancelled, failed or stalled search from its last finished step."""
+        search = services.adversarial_search_resume(search=self.get_object())
         return Response(SearchSerializer(search).data)
 
     @extend_schema(responses=SearchItemSerializer(many=True))

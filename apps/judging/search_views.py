@@ -68,6 +68,5 @@ def search_cancel(request: AuthedRequest, pk: int) -> HttpResponse:
 @require_POST
 def search_resume(request: AuthedRequest, pk: int) -> HttpResponse:
     search = selectors.search_for_user(request.user, pk)
-    retry_failed = request.POST.get("retry_failed") == "1"
-    services.adversarial_search_resume(search=search, retry_failed=retry_failed)
+    services.adversarial_search_resume(search=search)
     return redirect("judging-search-detail", pk=search.pk)

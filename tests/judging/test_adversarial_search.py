@@ -295,3 +295,30 @@ def test_a_generator_that_never_answers_in_format_is_unparsed_and_the_search_goe
         "initial",
         None,
     )
+
+
+def test_a_failed_generator_call_stops_the_item_and_a_resume_tries_it_again(world):
+    from apps.judging.services import adversarial_search_resume
+    from tests.fakes.openai_server import Fault
+
+    world.server.add_rule(
+        lambda r: (r.json or {}).get("model") == "generator-model",
+        Fault.error(400, "model not found"),
+        times=1,
+    )
+    search = run(world, target_score=50)
+    item = only_item(search)
+    assert (search.status, item.status) == ("failed", "failed")
+    assert "generator: HTTP 400" in item.error and "model not found" in search.error
+    failed = SearchIteration.objects.get(search_item=item, number=1)
+    assert (failed.status, failed.parse_status, failed.error_kind) == (
+        "failed",
+        "error",
+        "client_error",
+    )
+    adversarial_search_resume(search=search)
+    adversarial_search_work(search_id=search.pk)
+    search.refresh_from_db()
+    item = only_item(search)
+    assert (search.status, item.status, item.stop_reason) == ("done", "done", "target")
+    assert search.generator_calls == 4  # the failed one, then three

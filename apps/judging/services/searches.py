@@ -278,27 +278,20 @@ def _alive(search: AdversarialSearch) -> bool:
 
 
 @transaction.atomic
-def adversarial_search_resume(
-    *, search: AdversarialSearch, retry_failed: bool = False
-) -> AdversarialSearch:
-    """Continue a cancelled, failed or stalled search from its last finished step. Items
-    whose generator call failed are tried again; ``retry_failed`` also asks judge calls that
-    got no usable reply again. A search making progress, or done with nothing to retry, is
-    left alone."""
+def adversarial_search_resume(*, search: AdversarialSearch) -> AdversarialSearch:
+    """Continue a cancelled, failed or stalled search from its last finished step; items
+    whose generator call failed (after its retries) are tried again. A search making
+    progress, or done with no failed item, is left alone. (A judge call that got no usable
+    reply left its candidate unscored, and the search went on: it is not asked again.)"""
     search.refresh_from_db()
     failed_items = SearchItem.objects.filter(search=search, status=ItemStatus.FAILED)
-    if _alive(search) or (
-        search.status == RunStatus.DONE and not failed_items.exists() and not retry_failed
-    ):
+    if _alive(search) or (search.status == RunStatus.DONE and not failed_items.exists()):
         return search
     for item in failed_items:
         SearchIteration.objects.filter(search_item=item, status=IterationStatus.FAILED).update(
             status=IterationStatus.PENDING, parse_status=""
         )
     failed_items.update(status=ItemStatus.RUNNING, error="")
-    if retry_failed:
-        for run_id in _run_ids(search):
-            claims.failed_calls_reset(run_id=run_id)
     if not SearchItem.objects.filter(search=search, status=ItemStatus.RUNNING).exists():
         return search
     return adversarial_search_start(search=search)
