@@ -10,9 +10,10 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from apps.accounts.permissions import IsOwnerOrReadOnly, IsResearcher
 from apps.judging import search_selectors as selectors
 from apps.judging import services
-from apps.judging.api import IsResearcher, _api_error
+from apps.judging.api import _api_error
 from apps.judging.models import Candidate, SearchItem
 from apps.judging.search_serializers import (
     CandidateSerializer,
@@ -23,8 +24,11 @@ from apps.judging.search_serializers import (
 
 
 class AdversarialSearchViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """A researcher's own searches; cancel and resume change them."""
+
     serializer_class = SearchSerializer
-    permission_classes = [IsResearcher]
+    permission_classes = [IsResearcher & IsOwnerOrReadOnly]
+    owned = staticmethod(selectors.searches_for_user)
 
     def get_queryset(self):
         return selectors.searches_for_user(self.request.user).prefetch_related("judges")

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from apps.accounts.permissions import owned_by
 from apps.annotation.models import Study
 from apps.catalog.models import Criterion
 from apps.corpus.models import Dataset
@@ -81,9 +82,7 @@ class SearchForm(forms.Form):
         judges = judges_for_user(user)
         strategies = strategies_for_user(user).order_by("family", "slug")
         fields["dataset"].queryset = datasets_for_user(user)
-        fields["study"].queryset = (
-            Study.objects.all() if user.is_superuser else Study.objects.filter(owner=user)
-        )
+        fields["study"].queryset = owned_by(Study.objects.all(), user)
         fields["generator"].queryset = judges.filter(kind=JudgeKind.LLM)
         fields["victim"].queryset = judges
         fields["gold"].queryset = judges.filter(kind=JudgeKind.LLM)

@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from apps.accounts.permissions import owned_by
 from apps.annotation.models import Study
 from apps.catalog.models import Criterion
 from apps.corpus.models import Dataset
@@ -76,9 +77,7 @@ class SearchCreateSerializer(serializers.Serializer):
         user = request.user
         fields: Any = self.fields
         fields["dataset"].queryset = datasets_for_user(user)
-        fields["study"].queryset = (
-            Study.objects.all() if user.is_superuser else Study.objects.filter(owner=user)
-        )
+        fields["study"].queryset = owned_by(Study.objects.all(), user)
         fields["generator"].queryset = judges_for_user(user)
         fields["victim"].limit_to(user)
         fields["gold"].child.limit_to(user)

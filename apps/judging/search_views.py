@@ -11,21 +11,22 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from apps.accounts.permissions import IsResearcher, allow
 from apps.accounts.requests import AuthedRequest
 from apps.judging import search_selectors as selectors
 from apps.judging import services
 from apps.judging.models import AdversarialSearch
 from apps.judging.search_forms import SearchForm
-from apps.judging.views import _errors_to_form, researchers_only
+from apps.judging.views import _errors_to_form
 
 
-@researchers_only
+@allow(IsResearcher)
 def search_list(request: AuthedRequest) -> HttpResponse:
     searches = selectors.searches_for_user(request.user)[:200]
     return render(request, "judging/search_list.html", {"searches": searches})
 
 
-@researchers_only
+@allow(IsResearcher)
 def search_new(request: AuthedRequest) -> HttpResponse:
     form = SearchForm(request.POST or None, user=request.user, initial=request.GET.dict())
     if request.method == "POST" and form.is_valid():
@@ -47,7 +48,7 @@ def _context(search: AdversarialSearch, item_id: Any) -> dict[str, Any]:
     }
 
 
-@researchers_only
+@allow(IsResearcher)
 def search_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     search = selectors.search_for_user(request.user, pk)
     template = "judging/search_detail.html"
@@ -56,7 +57,7 @@ def search_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     return render(request, template, _context(search, request.GET.get("item")))
 
 
-@researchers_only
+@allow(IsResearcher)
 @require_POST
 def search_cancel(request: AuthedRequest, pk: int) -> HttpResponse:
     search = services.adversarial_search_cancel(search=selectors.search_for_user(request.user, pk))
@@ -64,7 +65,7 @@ def search_cancel(request: AuthedRequest, pk: int) -> HttpResponse:
     return redirect("judging-search-detail", pk=search.pk)
 
 
-@researchers_only
+@allow(IsResearcher)
 @require_POST
 def search_resume(request: AuthedRequest, pk: int) -> HttpResponse:
     search = selectors.search_for_user(request.user, pk)

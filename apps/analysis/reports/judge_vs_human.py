@@ -19,7 +19,8 @@ from apps.analysis.reports.imported_agreement import agreement_cells, texts_matr
 from apps.analysis.reports.judge_data import RunScores, run_scores
 from apps.analysis.reports.rater_quality import rater_section, rater_warnings
 from apps.analysis.reports.sentiment import sentiment_section
-from apps.analysis.stats.agreement import krippendorff_alpha
+from apps.analysis.stats.agreement import Level
+from apps.analysis.stats.prompting import judge_human_alpha
 from apps.annotation.models import Study
 from apps.judging.models import JudgeRun
 
@@ -89,13 +90,14 @@ def _judge_human(runs, means, humans) -> Section:
             if len(units) < 2:
                 continue
             raters = sorted({r for u in units for r in texts[u]})
-            matrix = [[texts[u].get(r, np.nan) for u in units] for r in raters]
-            matrix.append([means[run.pk][(u, criterion)] for u in units])
+            ratings = [[texts[u].get(r, np.nan) for u in units] for r in raters]
+            judge = [means[run.pk][(u, criterion)] for u in units]
+            level: Level = "interval" if _wide(run) else "ordinal"
             rows.append(
                 [
                     _run_label(run),
                     criterion,
-                    rounded(krippendorff_alpha(matrix, "interval" if _wide(run) else "ordinal")),
+                    rounded(judge_human_alpha(judge, ratings, level)),
                     len(units),
                     len(raters),
                 ]

@@ -23,6 +23,7 @@ from django.db.models import Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from apps.accounts.permissions import owned_by
 from apps.annotation.models import Study
 from apps.catalog.models import Criterion
 from apps.corpus.models import Dataset, SourceItem
@@ -123,7 +124,8 @@ def _access_problems(user: Any, setup: SearchSetup) -> dict[str, str]:
 
 
 def _own_studies(user: Any) -> Any:
-    return Study.objects.all() if user.is_superuser else Study.objects.filter(owner=user)
+    """A search may add to a study (its kinds, its plan): only to its owner's."""
+    return owned_by(Study.objects.all(), user)
 
 
 def _input_problems(setup: SearchSetup) -> dict[str, str]:
