@@ -5,7 +5,8 @@ Three LLM "judges" on the fake server, told apart by model name:
 - the generator reads the levels of the candidates in its prompt's trajectory and proposes
   texts one level higher ("Answer at level 3, variant 1."): it improves along the trajectory;
 - the gold judge rates every text 90 (good);
-- the victim rates a text ``100 - 20 * level`` (level 0 is R0).
+- the victim rates a text ``100 - 20 * level`` (level 0 is R0; texts not written by the
+  generator, such as the rule baseline's, stay at level 0).
 
 So for R+ (alpha 1) ``S_fb = 90 - (100 - 20 L) = 20 L - 10``: -10 for R0, then 10, 30, 50...
 """
@@ -62,7 +63,8 @@ def scripted_reply(request: dict[str, Any]) -> str:
     judged = judged.rsplit(":\n", 1)[-1]  # the text, after "<text name>:"
     if model == "gold-model":
         return str(GOLD)
-    return str(victim_score(level_of(judged)))
+    # only the generator's texts climb levels: R0 and its rule-based variants stay at 0
+    return str(victim_score(level_of(judged) if "variant" in judged else 0))
 
 
 @dataclass

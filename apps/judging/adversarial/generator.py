@@ -6,7 +6,7 @@ retry layer and limits as judge calls, and kept like them (docs/methods.md §6).
   requests-per-minute window as every judge run on that endpoint (``limits``).
 - A prompt asked before (same endpoint, model, parameters and messages: the cache key) is
   answered from the stored reply, with no HTTP request; errors are never reused.
-- The seed sent is derived from the item and the iteration, so a search run again with the
+- The seed sent is derived from the item's id and the iteration, so a search run again with the
   same settings asks the same questions (and gets its replies from the cache), while two
   iterations with the same trajectory still ask two different questions.
 - A reply with no candidate in it is asked once more, with a format reminder (kept on the
@@ -77,8 +77,10 @@ class GeneratorCall:
         }
 
 
-def iteration_seed(item_id: int, method: str, number: int) -> int:
-    digest = hashlib.sha256(f"adveval|{item_id}|{method}|{number}".encode()).digest()
+def iteration_seed(external_id: str, method: str, number: int) -> int:
+    """The seed of an item's iteration: from the item's own id in its dataset (the same
+    after a re-import), the method and the iteration number."""
+    digest = hashlib.sha256(f"adveval|{external_id}|{method}|{number}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
@@ -92,7 +94,7 @@ def prepare(
         max_tokens=search.generator_max_tokens,
         temperature=search.generator_temperature,
         top_p=defaults.get("top_p"),
-        seed=iteration_seed(item.item_id, item.method, iteration.number),
+        seed=iteration_seed(item.item.external_id, item.method, iteration.number),
     )
     endpoint = generator.endpoint()
     request = {"endpoint": endpoint.base_url, "body": build_request(endpoint, messages, params)}

@@ -171,7 +171,7 @@ class SearchWork:
         tried = set(Candidate.objects.filter(search_item=item).values_list("text", flat=True))
         drawn = rule_candidates(
             item.item.original,
-            seed=generator.iteration_seed(item.item_id, item.method, iteration.number),
+            seed=generator.iteration_seed(item.item.external_id, item.method, iteration.number),
             wanted=iteration.wanted,
             tried=tried,
         )
