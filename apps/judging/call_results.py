@@ -124,10 +124,14 @@ def fill_error(call: JudgeCall, *, kind: str, message: str) -> None:
     call.verdict = call.preferred = call.parse_reason = ""
 
 
-def fill_metric(call: JudgeCall, metric: str, result: MetricScore) -> None:
-    call.request = {"metric": metric, "reference": "original", "scale": [0, 100]}
+def fill_metric(
+    call: JudgeCall, metric: str, result: MetricScore, reference: str = "original"
+) -> None:
+    """``reference`` names what the text was compared with: "original", or "reference" (an
+    item's own reference, for an adversarial search's candidates)."""
+    call.request = {"metric": metric, "reference": reference, "scale": [0, 100]}
     call.raw_response = result.detail
     call.parse_status = ParseStatus.PARSED
-    call.parse_reason = f"{metric} against the original"
+    call.parse_reason = f"{metric} against the {reference}"
     call.score = result.score
     call.attempts = 0

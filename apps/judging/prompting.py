@@ -85,10 +85,12 @@ def call_values(
     metric: Metric | None,
     original_first: bool | None,
     text: str | None = None,
+    reference: str | None = None,
 ) -> dict[str, str]:
     """Every placeholder's value for this call (only those the template uses are computed).
     ``text``: the text judged when it is neither the original nor a perturbation (an
-    adversarial search's candidate)."""
+    adversarial search's candidate); ``reference``: what it is compared with, when that is
+    not the original."""
     used = placeholders(strategy.prompt_template) | placeholders(strategy.system_prompt)
     task = _task(item)
     text_name = task.text_name if task else "text"
@@ -101,7 +103,7 @@ def call_values(
         "text_name": text_name,
         "source": item.source,
         "text": text,
-        "reference": item.original,
+        "reference": item.original if reference is None else reference,
         "quality": quality,
         "quality_description": description,
         "scale_min": str(strategy.scale_min),
@@ -149,6 +151,7 @@ def call_messages(strategy: Strategy, call: JudgeCall) -> list[dict[str, str]]:
         metric=call.metric,
         original_first=call.original_first,
         text=call.candidate.text if call.candidate_id else None,  # type: ignore[union-attr]
+        reference=call.reference_text if call.candidate_id else None,
     )
     messages = []
     if strategy.system_prompt.strip():

@@ -322,3 +322,21 @@ def test_a_failed_generator_call_stops_the_item_and_a_resume_tries_it_again(worl
     item = only_item(search)
     assert (search.status, item.status, item.stop_reason) == ("done", "done", "target")
     assert search.generator_calls == 4  # the failed one, then three
+
+
+def test_an_items_own_reference_is_what_a_metric_victim_compares_with(world):
+    from apps.corpus.models import SourceItem
+    from apps.judging.models import Judge
+    from apps.judging.services import JudgeChoice
+
+    item = SourceItem.objects.get(dataset=world.dataset)
+    item.metadata = {"reference": "Answer at level 1, variant 1."}
+    item.save()
+    bleu = Judge.objects.get(name="BLEU", created_by=None)
+    search = run(world, victim=JudgeChoice(bleu), target_score=1000, max_iterations=1)
+    calls = JudgeCall.objects.filter(run=search.judges.get(role="victim").run)
+    r0 = calls.get(candidate__origin="initial")
+    same = calls.get(candidate__text="Answer at level 1, variant 1.")
+    assert same.score == 100.0 and r0.score < 100.0  # the reference, not R0, scores 100
+    assert same.parse_reason == "bleu against the reference"
+    assert same.request["reference"] == "reference"

@@ -94,11 +94,10 @@ class MetricWork(Work):
                         break
                     continue
                 for call in batch:
-                    fill_metric(
-                        call,
-                        metric,
-                        metric_score(metric, text=call.target_text, reference=call.item.original),
-                    )
+                    reference = call.reference_text
+                    result = metric_score(metric, text=call.target_text, reference=reference)
+                    named = "original" if reference == call.item.original else "reference"
+                    fill_metric(call, metric, result, named)
                 self.buffer.extend(batch)
                 self.flush()
                 self.tick()

@@ -140,6 +140,17 @@ class JudgeCall(models.Model):
         return f"{self.run_id}/{self.identity}: {self.parse_status}"
 
     @property
+    def reference_text(self) -> str:
+        """What the text is compared with (metrics, ``{{reference}}``): the item's original;
+        for an adversarial search's candidate, the item's ``metadata["reference"]`` when it
+        has one (the original is then only the initial response R0)."""
+        if self.candidate_id:
+            given = (self.item.metadata or {}).get("reference")
+            if isinstance(given, str) and given.strip():
+                return given
+        return self.item.original
+
+    @property
     def target_text(self) -> str:
         if self.candidate_id:
             return self.candidate.text  # type: ignore[union-attr]
