@@ -216,7 +216,7 @@ def recreate_postgres(url: str) -> None:
 
 
 def main() -> None:
-    from apps.judging.llm_client import TRANSPORTS
+    from apps.endpoints.client import TRANSPORTS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)

@@ -198,7 +198,7 @@ def child(args: argparse.Namespace) -> None:
     from django.core.management import call_command
 
     from apps.catalog.loading import catalog_load
-    from apps.corpus.importing.service import items_import
+    from apps.corpus.importing.items import items_import
     from apps.corpus.models import Dataset
     from apps.judging.loading import judging_load
     from apps.judging.models import Judge, Strategy
@@ -279,7 +279,7 @@ def judge_one(judge, dataset, strategy, args: argparse.Namespace) -> dict:
 
 def generate(judge, dataset, args: argparse.Namespace) -> dict:
     from apps.catalog.models import Method, PerturbationKind
-    from apps.corpus.generation.rules import generation_job_run
+    from apps.corpus.generation.jobs import generation_job_run
     from apps.corpus.models import GenerationJob, Perturbation
 
     kind = PerturbationKind.objects.filter(method=Method.LLM).order_by("id").first()

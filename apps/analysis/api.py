@@ -11,8 +11,8 @@ from apps.analysis.ratings_import import ratings_import_upload
 from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS
 from apps.analysis.selectors import report_run, report_study_for_user
 from apps.analysis.services import report_get
-from apps.corpus.importing import ImportFailed
 from apps.corpus.selectors import datasets_owned_by
+from apps.inputs.problems import ImportFailed
 
 
 class ReportView(APIView):

@@ -9,7 +9,7 @@ from apps.accounts.permissions import is_researcher
 from apps.catalog.criteria_import import criteria_import_upload
 from apps.catalog.models import Aspect, Criterion, PerturbationKind
 from apps.catalog.tree import lineage_slugs
-from apps.corpus.importing import ImportFailed
+from apps.inputs.problems import ImportFailed
 
 
 def catalog(request: HttpRequest) -> HttpResponse:

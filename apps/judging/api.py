@@ -50,7 +50,7 @@ class JudgeViewSet(
     permission_classes = [IsResearcher]
 
     def readable(self, user):
-        return selectors.judges_for_user(user)
+        return selectors.judges_for_user(user).select_related("endpoint")
 
     def writable(self, user):
         return selectors.judges_owned_by(user)
@@ -65,11 +65,12 @@ class JudgeViewSet(
         judge = serializer.instance or serializer.Meta.model()
         data = dict(serializer.validated_data)
         shared_with = data.pop("shared_with", None)
+        endpoint = data.pop("endpoint", {})
         for name, value in data.items():
             setattr(judge, name, value)
         try:
             serializer.instance = services.judge_save(
-                judge=judge, user=self.request.user, shared_with=shared_with
+                judge=judge, user=self.request.user, shared_with=shared_with, endpoint=endpoint
             )
         except ValidationError as error:
             raise _api_error(error) from error
