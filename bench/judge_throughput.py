@@ -58,13 +58,13 @@ def _setup(calls: int, base_url: str, concurrency: int):
         for i in range(calls)
     )
     judge = judge_save(
-        judge=Judge(
-            name="bench",
-            base_url=base_url,
-            model="bench-model",
-            timeout_s=30,
-            max_concurrency=concurrency,
-        )
+        judge=Judge(name="bench"),
+        endpoint={
+            "base_url": base_url,
+            "model": "bench-model",
+            "timeout_s": 30,
+            "max_concurrency": concurrency,
+        },
     )
     strategy = strategy_create(
         slug="bench-score",

@@ -212,14 +212,14 @@ def child(args: argparse.Namespace) -> None:
         items_import(path=Path(folder), dataset_name="real-model", file_format="fbi")
     dataset = Dataset.objects.get(name="real-model")
     judge = judge_save(
-        judge=Judge(
-            name="smollm2",
-            base_url=args.base_url,
-            model=MODEL,
-            max_concurrency=1,  # llama.cpp's server answers one request at a time
-            timeout_s=120,
-            max_attempts=2,
-        )
+        judge=Judge(name="smollm2"),
+        endpoint={
+            "base_url": args.base_url,
+            "model": MODEL,
+            "max_concurrency": 1,  # llama.cpp's server answers one request at a time
+            "timeout_s": 120,
+            "max_attempts": 2,
+        },
     )
     slugs = args.strategies.split(",") if args.strategies else None
     strategies = [
@@ -286,7 +286,7 @@ def generate(judge, dataset, args: argparse.Namespace) -> dict:
     assert kind is not None, "the catalog has no LLM perturbation kind"
     before = Perturbation.objects.filter(item__dataset=dataset).count()
     job = GenerationJob.objects.create(
-        dataset=dataset, generator=judge, max_tokens=args.max_tokens, temperature=0.7
+        dataset=dataset, generator=judge.endpoint, max_tokens=args.max_tokens, temperature=0.7
     )
     job.kinds.set([kind])
     started = time.perf_counter()

@@ -11,8 +11,9 @@ their requests to one endpoint count together, under the endpoint's ``limit_key`
   unless the caller holds one for the whole call (``EndpointLimiter.call``: its retries and a
   follow-up, as a judge's format retry). Without Redis (the embedded demo) the limit holds in
   each process;
-- **rate**: at most ``requests_per_minute`` attempts in any sliding minute over all workers
-  (``limits.RedisRateLimiter``); without Redis, evenly spaced in the process
+- **rate**: at most ``requests_per_minute`` attempts in any minute over all workers, as the
+  server counts them (``limits.RedisRateLimiter``: a request counts from its admission until a
+  minute after its reply); without Redis, evenly spaced in the process
   (``limits.LocalRateLimiter``).
 
 A limiter belongs to the event loop that made it (asyncio primitives and redis.asyncio clients
@@ -25,9 +26,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import weakref
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import redis.asyncio
 
@@ -41,8 +43,21 @@ from apps.endpoints.limits import (
 )
 from apps.endpoints.reserved_slots import SLOT_LEASE_S, ReservedSlots
 
-if TYPE_CHECKING:
-    from apps.endpoints.client import EndpointConfig
+
+class Limited(Protocol):
+    """What names an endpoint's limits (``client.EndpointConfig`` has it)."""
+
+    @property
+    def limit_key(self) -> str: ...
+
+    @property
+    def max_concurrency(self) -> int: ...
+
+    @property
+    def requests_per_minute(self) -> int | None: ...
+
+
+logger = logging.getLogger(__name__)
 
 #: The limiters (by id) whose slot the running asyncio task holds through ``call()``.
 _HELD: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
@@ -129,15 +144,23 @@ class EndpointLimiter:
     async def _full_slot(self) -> AsyncIterator[None]:
         await self._reserving_started()
         async with self.slots:
-            if self.rate is not None:
-                await self.rate.acquire()
-            yield
+            if self.rate is None:
+                yield
+            else:
+                async with self._rated():
+                    yield
 
     @contextlib.asynccontextmanager
     async def _rated(self) -> AsyncIterator[None]:
         assert self.rate is not None
-        await self.rate.acquire()
-        yield
+        ticket = await self.rate.acquire()
+        try:
+            yield
+        finally:
+            try:
+                await self.rate.done(ticket)
+            except Exception:  # Redis hiccup: the request counts from its admission
+                logger.warning("could not note a reply's time under the rate of %s", self.key)
 
     async def aclose(self) -> None:
         """Give every reserved slot back (best effort: a lost one's lease expires)."""
@@ -246,9 +269,7 @@ def limits_shared() -> bool:
     return _limits().redis_url is not None
 
 
-def limiter_for(
-    endpoint: EndpointConfig, *, share: int | None = None, node: str = ""
-) -> EndpointLimiter:
+def limiter_for(endpoint: Limited, *, share: int | None = None, node: str = "") -> EndpointLimiter:
     """The endpoint's limiter in the running event loop (made on first use)."""
     return _limits().for_endpoint(
         endpoint.limit_key,

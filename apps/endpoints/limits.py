@@ -6,7 +6,8 @@
   slot after at most one lease time. Redis's own clock is used, so worker clocks need not agree
   (``reserved_slots`` takes and keeps a caller's share of them);
 - ``LocalRateLimiter`` / ``RedisRateLimiter``: requests per minute, in one process (evenly
-  spaced) or across processes (a sliding one-minute log in Redis).
+  spaced) or across processes (a sliding one-minute log in Redis, where a request counts until
+  a minute after its reply).
 
 The Redis keys of an endpoint's limits are named from its ``limit_key`` (``slots_key``,
 ``rate_key``).
@@ -72,12 +73,26 @@ end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return math.max(1, tonumber(oldest[2]) + window - now)
 """
+# A request's reply is back: it counts from now (it reached the server before now).
+_RATE_DONE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now, ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+return 0
+"""
 
 Sleep = Callable[[float], Awaitable[Any]]
 
 
 class RateLimiter(Protocol):
-    async def acquire(self) -> None: ...
+    async def acquire(self) -> str:
+        """Wait for this request's turn; a ticket to give to ``done``."""
+
+    async def done(self, ticket: str) -> None:
+        """The request's reply is back (or it failed)."""
 
 
 class LocalRateLimiter:
@@ -103,7 +118,7 @@ class LocalRateLimiter:
         self._next = 0.0  # theoretical arrival time of the next request
         self._lock = threading.Lock()  # one limiter per process: loops in two threads share it
 
-    async def acquire(self) -> None:
+    async def acquire(self) -> str:
         with self._lock:
             now = self._clock()
             slot = max(self._next, now)
@@ -111,27 +126,41 @@ class LocalRateLimiter:
         wait = slot - self._tolerance - now
         if wait > 0:
             await self._sleep(wait)
+        return ""
+
+    async def done(self, ticket: str) -> None:
+        """Nothing to do: requests leave this process as they are admitted."""
 
 
 class RedisRateLimiter:
-    """At most ``per_minute`` requests in any sliding minute, across processes."""
+    """At most ``per_minute`` requests in any sliding minute, across processes.
+
+    A request counts from the moment it is admitted until a minute after its reply came back
+    (``done``): the server received it somewhere in between, so however long a request took to
+    reach it (a new connection, a busy client), the server never sees more than ``per_minute``
+    requests in one minute of its own clock.
+    """
 
     def __init__(self, redis: Any, key: str, per_minute: int, *, sleep: Sleep = asyncio.sleep):
         if per_minute < 1:
             raise ValueError("per_minute must be at least 1")
         self._script = redis.register_script(_RATE)
+        self._done = redis.register_script(_RATE_DONE)
         self._key = key
         self._limit = per_minute
         self._sleep = sleep
 
-    async def acquire(self) -> None:
+    async def acquire(self) -> str:
         member = uuid.uuid4().hex
         while True:
             args = [self._limit, RATE_WINDOW_MS, member]
             wait_ms = int(await self._script(keys=[self._key], args=args))
             if wait_ms == 0:
-                return
+                return member
             await self._sleep(wait_ms / 1000.0 + random.uniform(0.0, 0.05))
+
+    async def done(self, ticket: str) -> None:
+        await self._done(keys=[self._key], args=[ticket, RATE_WINDOW_MS])
 
 
 class RedisSemaphore:
