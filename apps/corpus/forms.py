@@ -8,6 +8,7 @@ from apps.corpus.generation.destinations import destinations
 from apps.corpus.importing.items import FORMATS
 from apps.corpus.models import Dataset
 from apps.endpoints.models import Endpoint
+from apps.endpoints.selectors import endpoints_for_user
 
 
 class ImportForm(forms.Form):
@@ -66,7 +67,7 @@ class GenerationForm(forms.Form):
         super().__init__(*args, **kwargs)
         fields: Any = self.fields
         fields["dataset"].queryset = datasets
-        fields["generator"].queryset = Endpoint.objects.for_user(user)
+        fields["generator"].queryset = endpoints_for_user(user)
         for destination in destinations():
             fields[destination.name] = forms.ModelChoiceField(
                 destination.choices(user), required=False, help_text=destination.help_text

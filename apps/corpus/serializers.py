@@ -14,6 +14,7 @@ from apps.corpus.models import (
     SourceItem,
 )
 from apps.endpoints.models import Endpoint
+from apps.endpoints.selectors import endpoints_for_user
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -180,7 +181,7 @@ class GenerationJobSerializer(serializers.ModelSerializer):
             self.fields["dataset"].queryset = datasets
         request = self.context.get("request")
         user = request.user if request is not None else AnonymousUser()
-        self.fields["generator"].queryset = Endpoint.objects.for_user(user)
+        self.fields["generator"].queryset = endpoints_for_user(user)
         for destination in destinations():
             self.fields[destination.name] = serializers.PrimaryKeyRelatedField(
                 queryset=destination.choices(user),

@@ -264,11 +264,6 @@ def limits_reset() -> None:
     _registry = None
 
 
-def limits_shared() -> bool:
-    """Whether limits hold across worker processes (Redis), not only within one."""
-    return _limits().redis_url is not None
-
-
 def limiter_for(endpoint: Limited, *, share: int | None = None, node: str = "") -> EndpointLimiter:
     """The endpoint's limiter in the running event loop (made on first use)."""
     return _limits().for_endpoint(

@@ -1,5 +1,6 @@
-"""Endpoint reads that depend on who asks: researchers use their own endpoints, those shared
-with them and the shipped ones; they change only their own (apps.accounts.permissions)."""
+"""Endpoint reads that depend on who asks: a researcher uses their own endpoints, those shared
+with them and the shipped ones (apps.accounts.permissions; an LLM judge's endpoint is changed
+only through its judge)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,9 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from apps.accounts.permissions import owned_by
 from apps.endpoints.models import Endpoint
 
 
 def endpoints_for_user(user: Any) -> QuerySet[Endpoint]:
     """Endpoints this researcher may call (see EndpointQuerySet.for_user)."""
     return Endpoint.objects.for_user(user)
-
-
-def endpoints_owned_by(user: Any) -> QuerySet[Endpoint]:
-    """Endpoints this user may change: their own."""
-    return owned_by(Endpoint.objects.all(), user, "owner")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -13,8 +13,8 @@ from apps.endpoints.models import DEFAULT_PARAM_KEYS, ENDPOINT_SETTINGS, Endpoin
 
 def endpoint_problems(endpoint: Endpoint) -> dict[str, str]:
     """What is wrong beyond single fields: the address and model missing, unknown defaults."""
-    problems = {name: "an endpoint needs this" for name in ("base_url", "model")}
-    problems = {name: why for name, why in problems.items() if not getattr(endpoint, name)}
+    needed = ("base_url", "model")
+    problems = {name: "an endpoint needs this" for name in needed if not getattr(endpoint, name)}
     if not isinstance(endpoint.default_params, dict):
         problems["default_params"] = "a JSON object"
     elif unknown := set(endpoint.default_params) - DEFAULT_PARAM_KEYS:
@@ -35,20 +35,13 @@ def endpoint_settings_apply(endpoint: Endpoint, settings: Mapping[str, Any]) -> 
 
 
 @transaction.atomic
-def endpoint_save(
-    *, endpoint: Endpoint, owner: Any, name: str, shared_with: Iterable[Any] | None = None
-) -> Endpoint:
-    """Check and store an endpoint under ``owner`` (None: shipped) and ``name``.
-
-    ``shared_with``: the researchers who may use it, read-only (None: unchanged). The caller
-    checks that whoever asks may change it (``selectors.endpoints_owned_by``).
-    """
+def endpoint_save(*, endpoint: Endpoint, owner: Any, name: str) -> Endpoint:
+    """Check and store an endpoint under ``owner`` (None: shipped) and ``name``. The caller
+    checks that whoever asks may change it (an LLM judge's endpoint: the judge's owner)."""
     endpoint.owner, endpoint.name = owner, name
     problems = endpoint_problems(endpoint)
     if problems:
         raise ValidationError(problems)
     endpoint.full_clean()
     endpoint.save()
-    if shared_with is not None:
-        endpoint.shared_with.set([u for u in shared_with if u.is_researcher and u != owner])
     return endpoint
