@@ -43,6 +43,13 @@ from apps.endpoints.limits import (
 )
 from apps.endpoints.reserved_slots import SLOT_LEASE_S, ReservedSlots
 
+logger = logging.getLogger(__name__)
+
+#: The limiters (by id) whose slot the running asyncio task holds through ``call()``.
+_HELD: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
+    "endpoint_slots_held", default=frozenset()
+)
+
 
 class Limited(Protocol):
     """What names an endpoint's limits (``client.EndpointConfig`` has it)."""
@@ -55,14 +62,6 @@ class Limited(Protocol):
 
     @property
     def requests_per_minute(self) -> int | None: ...
-
-
-logger = logging.getLogger(__name__)
-
-#: The limiters (by id) whose slot the running asyncio task holds through ``call()``.
-_HELD: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
-    "endpoint_slots_held", default=frozenset()
-)
 
 
 class EndpointLimiter:

@@ -112,7 +112,7 @@ class JudgeForm(forms.ModelForm):
     def endpoint_settings(self) -> dict[str, Any]:
         """The endpoint's settings as entered, with the model's defaults for those left empty."""
         data = self.cleaned_data
-        defaults = {f.name: f.get_default() for f in Endpoint._meta.get_fields() if f.concrete}
+        defaults = {f.name: f.get_default() for f in Endpoint._meta.concrete_fields}
         return {
             name: data[name] if data.get(name) not in (None, "") else defaults[name]
             for name in ENDPOINT_SETTINGS
