@@ -28,7 +28,7 @@ from drf_spectacular.generators import SchemaGenerator
 
 from apps.annotation.models import Study
 from apps.corpus.models import GenerationJob, ImportJob
-from apps.judging.models import Judge, JudgeRun, Strategy
+from apps.judging.models import JudgeRun, Strategy
 from tests.factories import (
     CriterionFactory,
     DatasetFactory,
@@ -39,6 +39,7 @@ from tests.factories import (
     StudyFactory,
     TaskFactory,
     UserFactory,
+    llm_judge_create,
 )
 
 pytestmark = pytest.mark.django_db
@@ -152,7 +153,7 @@ def alpha_world() -> World:
     study.datasets.add(dataset)
     study.kinds.add(kind)
     study.criteria.add(criterion)
-    judge = Judge.objects.create(
+    judge = llm_judge_create(
         pk=FOREIGN,
         name=f"{SECRET} judge",
         base_url=f"http://{SECRET}.invalid/v1",
