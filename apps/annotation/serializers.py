@@ -243,9 +243,13 @@ class ExpertVoteInSerializer(serializers.Serializer):
     idempotency_key = serializers.UUIDField()
 
 
-class SkipSerializer(serializers.Serializer):
+class VettingUnitSerializer(serializers.Serializer):
     perturbation = serializers.IntegerField()
-    criterion = serializers.IntegerField(required=False, help_text="For a comparison skip.")
+
+
+class ComparisonUnitSerializer(serializers.Serializer):
+    perturbation = serializers.IntegerField()
+    criterion = serializers.IntegerField()
 
 
 class EditSerializer(serializers.Serializer):

@@ -4,8 +4,9 @@ import uuid
 
 import pytest
 
+from apps.analysis.progress import kind_weights
 from apps.annotation.models import ExpertVote
-from apps.annotation.selectors.survey import kind_weights, survey_cards
+from apps.annotation.selectors.survey import survey_cards
 from apps.annotation.services import WorkRefused, expert_vote_submit
 from apps.catalog.models import Metric
 from tests.annotation.factories import study_setup

@@ -192,7 +192,7 @@ def history_rows(study: Study) -> Iterator[dict[str, Any]]:
         yield {
             "change": change.pk,
             "judgement": change.judgement,
-            "judgement_id": change.vetting_id or change.comparison_id or change.expert_vote_id,
+            "judgement_id": change.target_id,
             "study": study.slug,
             "annotator": change.user.username,
             "created_at": _time(change.created_at),

@@ -1,5 +1,6 @@
 """Annotation models: studies and their plan, work slots, and human judgements."""
 
+from apps.annotation.models.base import Judgement, LeasedSlot, Skip, judgement_types, unit_of
 from apps.annotation.models.judgements import (
     ACCEPTED_VERDICTS,
     Choice,
@@ -9,9 +10,10 @@ from apps.annotation.models.judgements import (
     Outcome,
     Verdict,
     Vetting,
+    judgement_version,
+    original_shown_first,
     outcome_of,
     vetting_consensus,
-    vetting_version,
 )
 from apps.annotation.models.study import (
     CriterionAssignment,
@@ -29,8 +31,11 @@ __all__ = [
     "ComparisonSlot",
     "CriterionAssignment",
     "ExpertVote",
+    "Judgement",
     "JudgementChange",
+    "LeasedSlot",
     "Outcome",
+    "Skip",
     "Study",
     "StudyMembership",
     "StudyPerturbation",
@@ -39,7 +44,10 @@ __all__ = [
     "Vetting",
     "VettingSkip",
     "VettingSlot",
+    "judgement_types",
+    "judgement_version",
+    "original_shown_first",
     "outcome_of",
+    "unit_of",
     "vetting_consensus",
-    "vetting_version",
 ]

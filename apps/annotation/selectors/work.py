@@ -13,10 +13,10 @@ from apps.annotation.models import (
     Study,
     Vetting,
     VettingSlot,
-    vetting_version,
+    judgement_version,
+    original_shown_first,
 )
-from apps.annotation.selectors.progress import AnnotatorProgress, annotator_progress
-from apps.annotation.services.comparing import original_shown_first
+from apps.annotation.services.work import AnnotatorProgress, annotator_progress
 from apps.catalog.models import Criterion
 from apps.corpus.diff import compute_diff, render_inline_html, render_side_by_side
 from apps.corpus.models import Perturbation, SourceItem
@@ -59,7 +59,7 @@ class VettingItem:
     previous: Vetting | None
     recent: list[Vetting]
     progress: AnnotatorProgress
-    based_on: int = 0  # the verdict's version shown (see vetting_version)
+    based_on: int = 0  # the verdict's version shown (see judgement_version)
     idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
 
 
@@ -91,7 +91,7 @@ def vetting_item(*, study: Study, annotator, perturbation_id: int) -> VettingIte
         previous=_previous(mine_all, vetting) if vetting else (recent[0] if recent else None),
         recent=recent,
         progress=annotator_progress(study, annotator),
-        based_on=vetting_version(vetting),
+        based_on=judgement_version(vetting),
     )
 
 
