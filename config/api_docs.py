@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
 from django.urls import reverse
 from drf_spectacular.generators import EndpointEnumerator
 from drf_spectacular.renderers import OpenApiYamlRenderer
@@ -18,6 +17,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from apps.accounts.permissions import IsAuthenticated, allow
 
 PREFIX = "/api/v1/"
 
@@ -34,6 +35,7 @@ class SchemaView(SpectacularAPIView):
     """The OpenAPI schema: YAML shown as text to a browser; `Accept: application/json`,
     `application/yaml` or `application/vnd.oai.openapi[+json]` for tools."""
 
+    permission_classes = [IsAuthenticated]
     renderer_classes = [SchemaTextRenderer, *SpectacularAPIView.renderer_classes]
 
 
@@ -50,6 +52,8 @@ def api_endpoints() -> list[dict[str, Any]]:
 
 class ApiRootView(APIView):
     """The endpoints of the Discern API, with links to its documentation and schema."""
+
+    permission_classes = [IsAuthenticated]
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request) -> Response:
@@ -75,5 +79,6 @@ class ApiRootView(APIView):
         )
 
 
-swagger_ui = login_required(SpectacularSwaggerView.as_view(url_name="api-schema"))
-redoc = login_required(SpectacularRedocView.as_view(url_name="api-schema"))
+# Pages for a browser: someone not logged in is sent to the login page.
+swagger_ui = allow(IsAuthenticated)(SpectacularSwaggerView.as_view(url_name="api-schema"))
+redoc = allow(IsAuthenticated)(SpectacularRedocView.as_view(url_name="api-schema"))

@@ -5,15 +5,16 @@ It says "ok" or "error" and nothing else: the reason goes to the log, never to t
 
 import logging
 
-from django.contrib.auth.decorators import login_not_required
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
+from apps.accounts.permissions import AllowAny, allow
+
 logger = logging.getLogger(__name__)
 
 
-@login_not_required
+@allow(AllowAny)
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
     try:

@@ -11,6 +11,7 @@ from django.conf import settings
 from rest_framework import status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
@@ -24,6 +25,7 @@ def locked_out_message() -> str:
 
 
 class TokenView(ObtainAuthToken):
+    permission_classes = [AllowAny]  # the username and password are the check
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "token"
 

@@ -6,16 +6,20 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.accounts.permissions import is_researcher
+from apps.accounts.permissions import IsResearcher
+from apps.analysis.permissions import READS_REPORTS
 from apps.analysis.ratings_import import ratings_import_upload
 from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS
-from apps.analysis.selectors import report_run, report_study_for_user
+from apps.analysis.selectors import report_run
 from apps.analysis.services import report_get
+from apps.annotation.permissions import study_access
 from apps.corpus.importing import ImportFailed
 from apps.corpus.selectors import datasets_owned_by
 
 
 class ReportView(APIView):
+    permission_classes = [READS_REPORTS]
+
     @extend_schema(
         parameters=[OpenApiParameter("run", int, required=False)],
         responses={200: dict, 202: dict, 409: dict},
@@ -23,7 +27,7 @@ class ReportView(APIView):
     def get(self, request, pk: int, name: str):
         """The report as JSON; 202 while the worker builds it, 409 with the reason if it
         could not be built."""
-        study = report_study_for_user(request.user, pk)
+        study = study_access(request, pk).study
         if name not in STUDY_REPORTS and name not in RUN_REPORTS:
             return Response({"detail": f"no report '{name}'"}, status=404)
         run = report_run(study, request.query_params.get("run"))
@@ -42,6 +46,7 @@ class RatingsImportView(APIView):
     """Import per-annotator ratings into a dataset (multipart `file`, optional `scale_min`,
     `scale_max`, `source`); all or nothing, errors name the row and field."""
 
+    permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser]
 
     @extend_schema(
@@ -59,8 +64,6 @@ class RatingsImportView(APIView):
         responses={201: dict, 400: dict},
     )
     def post(self, request, pk: int):
-        if not is_researcher(request.user):
-            return Response({"detail": "Only researchers import ratings."}, status=403)
         dataset = get_object_or_404(datasets_owned_by(request.user), pk=pk)
         upload = request.data.get("file")
         if upload is None:

@@ -1,20 +1,11 @@
-"""Who may read a study's reports: researchers of that study (owner or member)."""
+"""Report reads: the judge run a report is about, within its study."""
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 
-from apps.accounts.permissions import is_researcher
 from apps.annotation.models import Study
 from apps.judging.models import JudgeRun
-
-
-def report_study_for_user(user, pk: int) -> Study:
-    study = get_object_or_404(Study.objects.for_user(user), pk=pk)
-    if not is_researcher(user):
-        raise PermissionDenied("Reports are for researchers.")
-    return study
 
 
 def report_run(study: Study, run_id: str | int | None) -> JudgeRun | None:

@@ -7,20 +7,19 @@ from django.http import HttpResponse
 from django.shortcuts import render
 
 from apps.accounts.models import Role
+from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
 from apps.analysis.pipeline import study_counts, study_pipeline
 from apps.analysis.raw_data import FORMATS, TABLES
-from apps.annotation.selectors import study_for_user, study_overview, study_role
+from apps.annotation.permissions import IsStudyMember, IsStudyOwner, study_access
+from apps.annotation.selectors import study_overview
 
 
+@allow(IsStudyOwner | IsStudyMember)
 def study_detail(request: AuthedRequest, pk: int) -> HttpResponse:
-    study = study_for_user(request.user, pk)
-    role = study_role(request.user, study)
-    context: dict[str, Any] = {
-        "study": study,
-        "role": role,
-        "can_manage": request.user.is_superuser or study.owner_id == request.user.pk,
-    }
+    access = study_access(request, pk)
+    study, role = access.study, access.role
+    context: dict[str, Any] = {"study": study, "role": role, "can_manage": access.owner}
     if role == Role.RESEARCHER:
         counts = study_counts(study)
         context.update(

@@ -7,16 +7,19 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.text import slugify
 
+from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
+from apps.analysis.permissions import READS_REPORTS
 from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS, TITLES
 from apps.analysis.reports.base import Report
-from apps.analysis.selectors import report_run, report_study_for_user
+from apps.analysis.selectors import report_run
 from apps.analysis.services import report_get
+from apps.annotation.permissions import study_access
 from apps.judging.models import JudgeRun
 
 
 def _snapshot(request: AuthedRequest, pk: int, name: str):
-    study = report_study_for_user(request.user, pk)
+    study = study_access(request, pk).study
     if name not in STUDY_REPORTS and name not in RUN_REPORTS:
         raise Http404("no such report")
     run = report_run(study, request.GET.get("run"))
@@ -25,8 +28,9 @@ def _snapshot(request: AuthedRequest, pk: int, name: str):
     return study, run, report_get(study=study, name=name, run=run)
 
 
+@allow(READS_REPORTS)
 def report_index(request: AuthedRequest, pk: int) -> HttpResponse:
-    study = report_study_for_user(request.user, pk)
+    study = study_access(request, pk).study
     runs = JudgeRun.objects.filter(study=study).select_related("judge", "strategy")
     return render(
         request,
@@ -35,6 +39,7 @@ def report_index(request: AuthedRequest, pk: int) -> HttpResponse:
     )
 
 
+@allow(READS_REPORTS)
 def report_page(request: AuthedRequest, pk: int, name: str) -> HttpResponse:
     study, run, snapshot = _snapshot(request, pk, name)
     context = {
@@ -57,6 +62,7 @@ def _not_ready(request: AuthedRequest, study, run, name: str, snapshot) -> HttpR
     return render(request, "analysis/report.html", context, status=status)
 
 
+@allow(READS_REPORTS)
 def report_download(request: AuthedRequest, pk: int, name: str, file_format: str):
     study, run, snapshot = _snapshot(request, pk, name)
     if file_format not in ("csv", "json"):
@@ -74,9 +80,10 @@ def report_download(request: AuthedRequest, pk: int, name: str, file_format: str
     return response
 
 
+@allow(READS_REPORTS)
 def study_report_file(request: AuthedRequest, pk: int) -> HttpResponse:
     """Every report of the study in one HTML file, images inlined, to share or archive."""
-    study = report_study_for_user(request.user, pk)
+    study = study_access(request, pk).study
     parts = [(TITLES[n], report_get(study=study, name=n)) for n in STUDY_REPORTS]
     for run in JudgeRun.objects.filter(study=study).select_related("judge", "strategy", "study"):
         title = f"{TITLES['judge-reliability']}: run {run.pk}, {run.judge.name}"

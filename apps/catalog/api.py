@@ -6,7 +6,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.accounts.permissions import ResearcherWrites
+from apps.accounts.permissions import IsAuthenticated, IsResearcher
 from apps.catalog.criteria_import import criteria_import_upload
 from apps.catalog.models import Aspect, Criterion, PerturbationKind, Task
 from apps.catalog.serializers import (
@@ -22,18 +22,21 @@ from apps.corpus.importing import ImportFailed
 class TaskViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Task.objects.prefetch_related("metrics")
     serializer_class = TaskSerializer
+    permission_classes = [IsAuthenticated]
     lookup_field = "slug"
 
 
 class AspectViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Aspect.objects.select_related("parent")
     serializer_class = AspectSerializer
+    permission_classes = [IsAuthenticated]
     lookup_field = "slug"
 
 
 class CriterionViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Criterion.objects.select_related("aspect")
     serializer_class = CriterionSerializer
+    permission_classes = [IsAuthenticated]
 
     def get_queryset(self):
         qs = super().get_queryset()
@@ -50,6 +53,7 @@ class CriterionViewSet(viewsets.ReadOnlyModelViewSet):
 class PerturbationKindViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = PerturbationKind.objects.select_related("target_aspect", "task")
     serializer_class = PerturbationKindSerializer
+    permission_classes = [IsAuthenticated]
     lookup_field = "slug"
 
     def get_queryset(self):
@@ -66,7 +70,7 @@ class PerturbationKindViewSet(viewsets.ReadOnlyModelViewSet):
 class CriteriaImportView(APIView):
     """Import a criteria file (aspect → {label → text}); all or nothing."""
 
-    permission_classes = [ResearcherWrites]
+    permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser]
 
     @extend_schema(

@@ -1,17 +1,17 @@
 """Pages: the catalog (kinds with expected impact, criteria) and the criteria upload."""
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from apps.accounts.permissions import is_researcher
+from apps.accounts.permissions import IsAuthenticated, IsResearcher, allow
 from apps.catalog.criteria_import import criteria_import_upload
 from apps.catalog.models import Aspect, Criterion, PerturbationKind
 from apps.catalog.tree import lineage_slugs
 from apps.corpus.importing import ImportFailed
 
 
+@allow(IsAuthenticated)
 def catalog(request: HttpRequest) -> HttpResponse:
     lineage = lineage_slugs()
     kinds = PerturbationKind.objects.select_related("target_aspect", "task")
@@ -30,9 +30,8 @@ def catalog(request: HttpRequest) -> HttpResponse:
     )
 
 
+@allow(IsResearcher, message="Only researchers import criteria.")
 def criteria_import_page(request: HttpRequest) -> HttpResponse:
-    if not is_researcher(request.user):
-        raise PermissionDenied("Only researchers import criteria.")
     errors: list[str] = []
     if request.method == "POST":
         upload = request.FILES.get("file")

@@ -7,7 +7,7 @@ from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from apps.accounts.permissions import OwnerScoped, ResearcherWrites, is_researcher
+from apps.accounts.permissions import IsAuthenticated, IsOwnerOrReadOnly, IsResearcher, ReadOnly
 from apps.annotation.models import Study
 from apps.corpus import selectors
 from apps.corpus.exporting import export_csv, export_jsonl
@@ -27,18 +27,17 @@ from apps.corpus.services import dataset_mark_validated, import_job_start
 EXPORTS = {"jsonl": (export_jsonl, "application/x-ndjson"), "csv": (export_csv, "text/csv")}
 
 
-class DatasetViewSet(OwnerScoped, viewsets.ReadOnlyModelViewSet):
+class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
     """Datasets the user may see; only their owner changes one."""
 
     queryset = Dataset.objects.none()  # for the schema; get_queryset scopes it
     serializer_class = DatasetSerializer
+    permission_classes = [IsAuthenticated & IsOwnerOrReadOnly]
+    owned = staticmethod(selectors.datasets_owned_by)
 
-    def readable(self, user):
-        datasets = selectors.with_item_counts(selectors.datasets_for_user(user))
+    def get_queryset(self):
+        datasets = selectors.with_item_counts(selectors.datasets_for_user(self.request.user))
         return datasets.select_related("task")
-
-    def writable(self, user):
-        return selectors.with_item_counts(selectors.datasets_owned_by(user))
 
     @extend_schema(
         parameters=[OpenApiParameter("file_format", enum=list(EXPORTS))],
@@ -61,8 +60,6 @@ class DatasetViewSet(OwnerScoped, viewsets.ReadOnlyModelViewSet):
     def publisher_validated(self, request, pk=None):
         """Mark the dataset's perturbations as already validated by their publisher (or not):
         judge runs on vetted perturbations then take them without re-vetting."""
-        if not is_researcher(request.user):
-            return Response({"detail": "Only researchers change datasets."}, status=403)
         form = PublisherValidatedSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         dataset = dataset_mark_validated(
@@ -81,6 +78,7 @@ def export_response(dataset, file_format: str) -> StreamingHttpResponse:
 class SourceItemViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = SourceItem.objects.none()  # for the schema; get_queryset scopes it
     serializer_class = SourceItemSerializer
+    permission_classes = [IsAuthenticated]
 
     def get_queryset(self):
         qs = selectors.items_for_user(self.request.user).select_related("task", "dataset")
@@ -92,6 +90,7 @@ class SourceItemViewSet(viewsets.ReadOnlyModelViewSet):
 class PerturbationViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Perturbation.objects.none()  # for the schema; get_queryset scopes it
     serializer_class = PerturbationSerializer
+    permission_classes = [IsAuthenticated]
 
     def get_queryset(self):
         qs = (
@@ -112,7 +111,7 @@ class ImportJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     queryset = ImportJob.objects.none()  # for the schema; get_queryset scopes it
 
     serializer_class = ImportJobSerializer
-    permission_classes = [ResearcherWrites]
+    permission_classes = [ReadOnly | IsResearcher]
     parser_classes = [MultiPartParser, FormParser]
 
     def get_queryset(self):
@@ -140,7 +139,7 @@ class GenerationJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
     queryset = GenerationJob.objects.none()  # for the schema; get_queryset scopes it
 
     serializer_class = GenerationJobSerializer
-    permission_classes = [ResearcherWrites]
+    permission_classes = [ReadOnly | IsResearcher]
 
     def get_queryset(self):
         return selectors.generation_jobs_for_user(self.request.user).prefetch_related("kinds")

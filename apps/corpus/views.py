@@ -1,6 +1,9 @@
-"""Pages: datasets, the import upload with its progress, exports."""
+"""Pages: datasets, the import upload with its progress, exports.
 
-from django.core.exceptions import PermissionDenied
+Everyone logged in may open the reading pages: what they see is what the corpus selectors give
+them (annotators and experts: nothing). Importing, generating and marking a dataset are for
+researchers, into their own datasets."""
+
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import HttpResponse
@@ -8,7 +11,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.accounts.permissions import is_researcher
+from apps.accounts.permissions import IsAuthenticated, IsResearcher, allow
 from apps.accounts.requests import AuthedRequest
 from apps.annotation.models import Study
 from apps.corpus import selectors
@@ -19,6 +22,7 @@ from apps.corpus.importing.repeats import DROP, KEEP
 from apps.corpus.services import dataset_mark_validated, import_job_start
 
 
+@allow(IsAuthenticated)
 def dataset_list(request: AuthedRequest) -> HttpResponse:
     datasets = selectors.with_item_counts(selectors.datasets_for_user(request.user)).select_related(
         "task"
@@ -26,6 +30,7 @@ def dataset_list(request: AuthedRequest) -> HttpResponse:
     return render(request, "corpus/dataset_list.html", {"datasets": datasets})
 
 
+@allow(IsAuthenticated)
 def dataset_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     dataset = get_object_or_404(selectors.datasets_for_user(request.user), pk=pk)
     items = (
@@ -37,16 +42,16 @@ def dataset_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     return render(request, "corpus/dataset_detail.html", {"dataset": dataset, "page": page})
 
 
+@allow(IsResearcher, message="Only researchers change datasets.")
 @require_POST
 def dataset_validated(request: AuthedRequest, pk: int) -> HttpResponse:
     """Set whether the dataset's perturbations were already validated by their publisher."""
-    if not is_researcher(request.user):
-        raise PermissionDenied("Only researchers change datasets.")
     dataset = get_object_or_404(selectors.datasets_owned_by(request.user), pk=pk)
     dataset_mark_validated(dataset=dataset, validated=request.POST.get("validated") == "on")
     return redirect("dataset-detail", pk=pk)
 
 
+@allow(IsAuthenticated)
 @require_GET
 def dataset_export(request: AuthedRequest, pk: int, file_format: str) -> HttpResponseBase:
     dataset = get_object_or_404(selectors.datasets_for_user(request.user), pk=pk)
@@ -55,9 +60,8 @@ def dataset_export(request: AuthedRequest, pk: int, file_format: str) -> HttpRes
     return export_response(dataset, file_format)
 
 
+@allow(IsResearcher, message="Only researchers import data.")
 def import_new(request: AuthedRequest) -> HttpResponse:
-    if not is_researcher(request.user):
-        raise PermissionDenied("Only researchers import data.")
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         task = form.cleaned_data["task"]
@@ -73,6 +77,7 @@ def import_new(request: AuthedRequest) -> HttpResponse:
     return render(request, "corpus/import_new.html", {"form": form})
 
 
+@allow(IsAuthenticated)
 def import_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(selectors.import_jobs_for_user(request.user), pk=pk)
     template = "corpus/import_detail.html"
@@ -81,9 +86,8 @@ def import_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     return render(request, template, {"job": job})
 
 
+@allow(IsResearcher, message="Only researchers generate perturbations.")
 def generation_new(request: AuthedRequest) -> HttpResponse:
-    if not is_researcher(request.user):
-        raise PermissionDenied("Only researchers generate perturbations.")
     form = GenerationForm(
         request.POST or None,
         datasets=selectors.datasets_owned_by(request.user),
@@ -98,6 +102,7 @@ def generation_new(request: AuthedRequest) -> HttpResponse:
     return render(request, "corpus/generation_new.html", {"form": form})
 
 
+@allow(IsAuthenticated)
 def generation_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(selectors.generation_jobs_for_user(request.user), pk=pk)
     template = "corpus/generation_detail.html"

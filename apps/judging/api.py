@@ -9,12 +9,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError as ApiValidationError
-from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
-from apps.accounts.permissions import OwnerScoped, is_researcher
-from apps.annotation.models import Study
-from apps.corpus.selectors import datasets_for_user
+from apps.accounts.permissions import IsOwnerOrReadOnly, IsResearcher
 from apps.judging import selectors, services
 from apps.judging.exporting import EXPORTS
 from apps.judging.models import JudgeCall
@@ -28,32 +25,21 @@ from apps.judging.serializers import (
 from apps.judging.services import STRATEGY_FIELDS
 
 
-class IsResearcher(BasePermission):
-    message = "Judging is for researchers."
-
-    def has_permission(self, request, view) -> bool:
-        return is_researcher(request.user)
-
-
 def _api_error(error: ValidationError) -> ApiValidationError:
     return ApiValidationError(
         error.message_dict if hasattr(error, "error_dict") else error.messages
     )
 
 
-class JudgeViewSet(
-    OwnerScoped, mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet
-):
+class JudgeViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Judges a researcher can use; they change only their own (the shipped ones: nobody)."""
 
     serializer_class = JudgeSerializer
-    permission_classes = [IsResearcher]
+    permission_classes = [IsResearcher & IsOwnerOrReadOnly]
+    owned = staticmethod(selectors.judges_owned_by)
 
-    def readable(self, user):
-        return selectors.judges_for_user(user)
-
-    def writable(self, user):
-        return selectors.judges_owned_by(user)
+    def get_queryset(self):
+        return selectors.judges_for_user(self.request.user)
 
     def perform_create(self, serializer):
         self._save(serializer)
@@ -75,20 +61,18 @@ class JudgeViewSet(
             raise _api_error(error) from error
 
 
-class StrategyViewSet(OwnerScoped, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+class StrategyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Latest versions by default; ``?all_versions=1`` lists every version. A researcher
     revises only their own strategies."""
 
     serializer_class = StrategySerializer
-    permission_classes = [IsResearcher]
+    permission_classes = [IsResearcher & IsOwnerOrReadOnly]
+    owned = staticmethod(selectors.strategies_owned_by)
 
-    def readable(self, user):
+    def get_queryset(self):
         every = self.action != "list" or self.request.query_params.get("all_versions") == "1"
-        strategies = selectors.strategies_for_user(user, latest=not every)
+        strategies = selectors.strategies_for_user(self.request.user, latest=not every)
         return strategies.order_by("family", "slug", "-version")
-
-    def writable(self, user):
-        return selectors.strategies_owned_by(user)
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
@@ -120,8 +104,11 @@ class StrategyViewSet(OwnerScoped, mixins.CreateModelMixin, viewsets.ReadOnlyMod
 
 
 class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """A researcher's own runs; cancel, resume and again change them."""
+
     serializer_class = JudgeRunSerializer
-    permission_classes = [IsResearcher]
+    permission_classes = [IsResearcher & IsOwnerOrReadOnly]
+    owned = staticmethod(selectors.runs_for_user)
 
     def get_queryset(self):
         return selectors.runs_for_user(self.request.user).prefetch_related(
@@ -130,19 +117,8 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
-        user = self.request.user
-        if (
-            data.get("study")
-            and not Study.objects.for_user(user).filter(pk=data["study"].pk).exists()
-        ):
-            raise ApiValidationError({"study": "no such study"})
-        if (
-            data.get("dataset")
-            and not datasets_for_user(user).filter(pk=data["dataset"].pk).exists()
-        ):
-            raise ApiValidationError({"dataset": "no such dataset"})
-        try:
-            serializer.instance = services.judge_run_create(user=user, **data)
+        try:  # the service refuses a judge, strategy, study or dataset the user cannot reach
+            serializer.instance = services.judge_run_create(user=self.request.user, **data)
         except ValidationError as error:
             raise _api_error(error) from error
 

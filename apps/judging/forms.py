@@ -8,6 +8,7 @@ from django import forms
 
 from apps.accounts.models import Role, User
 from apps.annotation.models import Study
+from apps.annotation.selectors import studies_for_user
 from apps.catalog.models import Criterion, Metric, PerturbationKind
 from apps.corpus.models import Dataset
 from apps.corpus.selectors import datasets_for_user
@@ -73,7 +74,7 @@ class JudgeRunForm(forms.Form):
         fields: Any = self.fields
         fields["judge"].queryset = judges_for_user(user)
         fields["strategy"].queryset = strategies_for_user(user).order_by("family", "slug")
-        fields["study"].queryset = Study.objects.for_user(user)
+        fields["study"].queryset = studies_for_user(user)
         fields["dataset"].queryset = datasets_for_user(user)
 
 

@@ -11,7 +11,6 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import Avg, Count, F, Q, QuerySet
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from apps.accounts.permissions import is_researcher, owned_by
@@ -61,11 +60,6 @@ def runs_for_user(user: Any) -> QuerySet[JudgeRun]:
         return JudgeRun.objects.none()
     runs = JudgeRun.objects.select_related("judge", "strategy", "study", "dataset")
     return runs if user.is_superuser else runs.filter(created_by=user)
-
-
-def run_for_user(user: Any, pk: int) -> JudgeRun:
-    """The run, or 404 if this user may not see it (guessing an id reveals nothing)."""
-    return get_object_or_404(runs_for_user(user), pk=pk)
 
 
 def calls_for_export(run: JudgeRun) -> QuerySet[JudgeCall]:

@@ -1,18 +1,20 @@
-"""Judging pages (researchers only): runs with live progress, judges, strategy versions."""
+"""Judging pages (researchers only): runs with live progress, judges, strategy versions.
+
+Each object is found through the judging selectors: ``*_for_user`` to read it, ``*_owned_by``
+to change it (see apps.accounts.permissions)."""
 
 from __future__ import annotations
 
-from functools import wraps
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.forms import BaseForm
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.accounts.permissions import is_researcher
+from apps.accounts.permissions import IsResearcher, allow
 from apps.accounts.requests import AuthedRequest
 from apps.judging import selectors, services
 from apps.judging.exporting import EXPORTS
@@ -21,14 +23,9 @@ from apps.judging.models import JudgeRun, Strategy
 from apps.judging.services import STRATEGY_FIELDS
 
 
-def researchers_only(view: Any) -> Any:
-    @wraps(view)
-    def guarded(request: AuthedRequest, *args: Any, **kwargs: Any) -> Any:
-        if not is_researcher(request.user):
-            raise PermissionDenied("Judging is for researchers.")
-        return view(request, *args, **kwargs)
-
-    return guarded
+def _run(request: AuthedRequest, pk: int) -> JudgeRun:
+    """The run, or 404 if this user may not see it (guessing an id reveals nothing)."""
+    return get_object_or_404(selectors.runs_for_user(request.user), pk=pk)
 
 
 def _errors_to_form(form: BaseForm, error: ValidationError) -> None:
@@ -39,13 +36,13 @@ def _errors_to_form(form: BaseForm, error: ValidationError) -> None:
 # -- runs --------------------------------------------------------------------------------------
 
 
-@researchers_only
+@allow(IsResearcher)
 def run_list(request: AuthedRequest) -> HttpResponse:
     runs = selectors.runs_for_user(request.user)[:200]
     return render(request, "judging/run_list.html", {"runs": runs})
 
 
-@researchers_only
+@allow(IsResearcher)
 def run_new(request: AuthedRequest) -> HttpResponse:
     form = JudgeRunForm(request.POST or None, user=request.user, initial=request.GET.dict())
     if request.method == "POST" and form.is_valid():
@@ -67,45 +64,43 @@ def _run_context(run: JudgeRun) -> dict[str, Any]:
     return context
 
 
-@researchers_only
+@allow(IsResearcher)
 def run_detail(request: AuthedRequest, pk: int) -> HttpResponse:
-    run = selectors.run_for_user(request.user, pk)
+    run = _run(request, pk)
     template = "judging/run_detail.html"
     if request.htmx:
         template += "#progress"
     return render(request, template, _run_context(run))
 
 
-@researchers_only
+@allow(IsResearcher)
 @require_POST
 def run_cancel(request: AuthedRequest, pk: int) -> HttpResponse:
-    run = services.judge_run_cancel(run=selectors.run_for_user(request.user, pk))
+    run = services.judge_run_cancel(run=_run(request, pk))
     messages.info(request, f"Run {run.pk} cancelled; calls not made yet can be resumed.")
     return redirect("judging-run-detail", pk=run.pk)
 
 
-@researchers_only
+@allow(IsResearcher)
 @require_POST
 def run_resume(request: AuthedRequest, pk: int) -> HttpResponse:
-    run = selectors.run_for_user(request.user, pk)
+    run = _run(request, pk)
     retry_failed = request.POST.get("retry_failed") == "1"
     services.judge_run_resume(run=run, retry_failed=retry_failed)
     return redirect("judging-run-detail", pk=run.pk)
 
 
-@researchers_only
+@allow(IsResearcher)
 @require_POST
 def run_rerun(request: AuthedRequest, pk: int) -> HttpResponse:
-    again = services.judge_run_rerun(
-        run=selectors.run_for_user(request.user, pk), user=request.user
-    )
+    again = services.judge_run_rerun(run=_run(request, pk), user=request.user)
     return redirect("judging-run-detail", pk=again.pk)
 
 
-@researchers_only
+@allow(IsResearcher)
 @require_GET
 def run_export(request: AuthedRequest, pk: int, file_format: str) -> StreamingHttpResponse:
-    run = selectors.run_for_user(request.user, pk)
+    run = _run(request, pk)
     if file_format not in EXPORTS:
         raise Http404("unknown format")
     writer, content_type = EXPORTS[file_format]
@@ -117,14 +112,14 @@ def run_export(request: AuthedRequest, pk: int, file_format: str) -> StreamingHt
 # -- judges ------------------------------------------------------------------------------------
 
 
-@researchers_only
+@allow(IsResearcher)
 def judge_list(request: AuthedRequest) -> HttpResponse:
     judges = selectors.judges_for_user(request.user)
     mine = set(selectors.judges_owned_by(request.user).values_list("pk", flat=True))
     return render(request, "judging/judge_list.html", {"judges": judges, "mine": mine})
 
 
-@researchers_only
+@allow(IsResearcher)
 def judge_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse:
     judge = get_object_or_404(selectors.judges_owned_by(request.user), pk=pk) if pk else None
     form = JudgeForm(request.POST or None, instance=judge)
@@ -145,13 +140,13 @@ def judge_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse:
 # -- strategies --------------------------------------------------------------------------------
 
 
-@researchers_only
+@allow(IsResearcher)
 def strategy_list(request: AuthedRequest) -> HttpResponse:
     strategies = selectors.strategies_for_user(request.user).order_by("family", "slug")
     return render(request, "judging/strategy_list.html", {"strategies": strategies})
 
 
-@researchers_only
+@allow(IsResearcher)
 def strategy_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     strategy = get_object_or_404(selectors.strategies_for_user(request.user, latest=False), pk=pk)
     versions = Strategy.objects.filter(slug=strategy.slug).order_by("-version")
@@ -160,7 +155,7 @@ def strategy_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     return render(request, "judging/strategy_detail.html", context)
 
 
-@researchers_only
+@allow(IsResearcher)
 def strategy_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse:
     """New strategy (no pk), or a new version of strategy ``pk``."""
     base = None

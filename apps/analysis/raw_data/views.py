@@ -8,15 +8,16 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from apps.accounts.models import Role
+from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
+from apps.analysis.permissions import READS_RAW_DATA
 from apps.analysis.raw_data import FORMATS, TABLES, raw_data_lines
-from apps.annotation.selectors import study_for_role
+from apps.annotation.permissions import study_access
 
 
-def _download(user, pk: int, table: str, file_format: str) -> StreamingHttpResponse:
+def _download(request, pk: int, table: str, file_format: str) -> StreamingHttpResponse:
     """Researchers of the study only: 404 for outsiders, 403 for annotators and experts."""
-    study = study_for_role(user, pk, Role.RESEARCHER)
+    study = study_access(request, pk).study
     if table not in TABLES or file_format not in FORMATS:
         raise Http404(f"Tables: {', '.join(TABLES)}; formats: {', '.join(FORMATS)}.")
     response = StreamingHttpResponse(
@@ -27,14 +28,17 @@ def _download(user, pk: int, table: str, file_format: str) -> StreamingHttpRespo
     return response
 
 
+@allow(READS_RAW_DATA)
 def raw_data_download(
     request: AuthedRequest, pk: int, table: str, file_format: str
 ) -> StreamingHttpResponse:
-    return _download(request.user, pk, table, file_format)
+    return _download(request, pk, table, file_format)
 
 
 class RawDataView(APIView):
     """A study's raw data: one row per human judgement or judge call (docs/api.md)."""
+
+    permission_classes = [READS_RAW_DATA]
 
     @extend_schema(
         parameters=[
@@ -49,4 +53,4 @@ class RawDataView(APIView):
         },
     )
     def get(self, request: Request, pk: int, table: str, file_format: str):
-        return _download(request.user, pk, table, file_format)
+        return _download(request, pk, table, file_format)

@@ -24,18 +24,23 @@ class StudyOverview:
     perturbations_by_kind: Sequence[Mapping[str, object]]
 
 
+def studies_for_user(user) -> QuerySet[Study]:
+    """Studies a user may open: those they own or belong to (superusers: all)."""
+    return Study.objects.for_user(user)
+
+
 def study_for_user(user, pk: int) -> Study:
     """The study, or 404 if this user may not open it (guessing an id reveals nothing)."""
-    return get_object_or_404(Study.objects.for_user(user).select_related("owner"), pk=pk)
+    return get_object_or_404(studies_for_user(user).select_related("owner"), pk=pk)
 
 
 def study_for_owner(user, pk: int) -> Study:
     """The study if this user manages it (its owner, or a superuser): 404 for outsiders,
     403 for its members, who may not change it."""
-    study = study_for_user(user, pk)
-    if not (user.is_superuser or study.owner_id == user.pk):
+    access = study_access_for_user(user, pk)
+    if not access.owner:
         raise PermissionDenied("Only the study's researcher may change its set-up and people.")
-    return study
+    return access.study
 
 
 def studies_listed(user, *, archived: bool = False) -> QuerySet[Study]:
@@ -50,7 +55,7 @@ def studies_listed(user, *, archived: bool = False) -> QuerySet[Study]:
     )
     mine = StudyMembership.objects.filter(study=OuterRef("pk"), user=user).values("role")[:1]
     return (
-        Study.objects.filter(pk__in=Study.objects.for_user(user).values("pk"))
+        Study.objects.filter(pk__in=studies_for_user(user).values("pk"))
         .filter(archived_at__isnull=not archived)
         .select_related("owner")
         .annotate(member_count=Coalesce(Subquery(members), 0), member_role=Subquery(mine))
@@ -95,9 +100,24 @@ def study_role(user, study: Study) -> str | None:
     )
 
 
-def study_for_role(user, pk: int, *roles: str) -> Study:
-    """The study if the user has one of `roles` in it: 404 for outsiders, 403 for members
-    with another role. One query (this runs on every annotation request)."""
+@dataclass(frozen=True)
+class StudyAccess:
+    """A study and the user's part in it: its owner (the study's researcher; superusers count
+    as owners), a member with a role, or both."""
+
+    study: Study
+    owner: bool
+    member_role: str | None
+
+    @property
+    def role(self) -> str | None:
+        """As `study_role`: researcher for the owner, else the member's role."""
+        return Role.RESEARCHER if self.owner else self.member_role
+
+
+def study_access_for_user(user, pk: int) -> StudyAccess:
+    """The study with the user's part in it, in one query (this runs on every request under
+    /studies/<pk>/): 404 if they have none, exactly as if it did not exist."""
     membership = StudyMembership.objects.filter(study=OuterRef("pk"), user=user)
     study = (
         Study.objects.filter(pk=pk)
@@ -107,15 +127,23 @@ def study_for_role(user, pk: int, *roles: str) -> Study:
     )
     if study is None:
         raise Http404("No such study.")
-    if user.is_superuser or study.owner_id == user.pk:
-        role = Role.RESEARCHER
-    elif study.member_role is None:
+    access = StudyAccess(
+        study=study,
+        owner=user.is_superuser or study.owner_id == user.pk,
+        member_role=study.member_role,
+    )
+    if not access.owner and access.member_role is None:
         raise Http404("No such study.")
-    else:
-        role = study.member_role
-    if role not in roles:
+    return access
+
+
+def study_for_role(user, pk: int, *roles: str) -> Study:
+    """The study if the user has one of `roles` in it: 404 for outsiders, 403 for members
+    with another role."""
+    access = study_access_for_user(user, pk)
+    if access.role not in roles:
         raise PermissionDenied("Your role in this study does not allow this page.")
-    return study
+    return access.study
 
 
 def study_overview(study: Study) -> StudyOverview:

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from apps.annotation.models import Study
+from apps.annotation.selectors import studies_for_user
 from apps.catalog.models import Criterion, Metric, PerturbationKind
 from apps.corpus.models import Dataset
 from apps.corpus.selectors import datasets_for_user
@@ -60,7 +60,7 @@ def _access_problems(
     reachable = {
         "judge": (judge, selectors.judges_for_user(user)),
         "strategy": (strategy, selectors.strategies_for_user(user, latest=False)),
-        "study": (study, Study.objects.for_user(user)),
+        "study": (study, studies_for_user(user)),
         "dataset": (dataset, datasets_for_user(user)),
     }
     return {

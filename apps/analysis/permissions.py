@@ -1,0 +1,14 @@
+"""Who may use the analysis pages and endpoints (the policy is apps.accounts.permissions)."""
+
+from typing import cast
+
+from rest_framework.permissions import OperandHolder
+
+from apps.accounts.permissions import IsResearcher
+from apps.annotation.permissions import IsStudyMember, IsStudyOwner, IsStudyResearcher
+
+#: A study's reports: its researchers, owner or member (a researcher who joined as an expert
+#: too). The study rule comes first: an outsider gets a 404, an annotator in it a 403.
+READS_REPORTS = (IsStudyOwner | IsStudyMember) & IsResearcher
+#: A study's raw data: its owner, or a member with the researcher role.
+READS_RAW_DATA = cast(OperandHolder, IsStudyOwner | IsStudyResearcher)  # mypy: not a type union
