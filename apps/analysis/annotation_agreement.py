@@ -14,11 +14,13 @@ from apps.annotation.models import Study
 from apps.annotation.services import work_types
 
 
-def annotator_agreement(study_id: int) -> dict[int, str]:
+def annotator_agreement(study: Study | int) -> dict[int, str]:
     """{user id: "0.83 (n=40)"} for every annotator with a unit shared with someone."""
-    study = Study(pk=study_id)
+    if not isinstance(study, Study):
+        study = Study.objects.get(pk=study)
+    works = [work for work in work_types(Role.ANNOTATOR) if work.opted_in(study)]
     rows: list[tuple[object, object, object]] = [
-        row for work in work_types(Role.ANNOTATOR) for row in work.agreement_rows(study)
+        row for work in works for row in work.agreement_rows(study)
     ]
     return {
         int(str(rater)): f"{share:.2f} (n={n})"

@@ -21,7 +21,7 @@ def progress_with_agreement(study: Study) -> StudyProgress:
     """The study's progress, each annotator's row with their agreement (None: no unit
     shared with anyone yet)."""
     progress = study_progress(study)
-    figures = annotator_agreement(study.pk)
+    figures = annotator_agreement(study)
     for row in progress.annotators:
         row.agreement = figures.get(row.user_id)
     return progress

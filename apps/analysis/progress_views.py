@@ -10,19 +10,20 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.accounts.models import Role
+from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
 from apps.analysis.progress import kind_weights, progress_with_agreement
 from apps.annotation.forms import StudySettingsForm
-from apps.annotation.selectors import study_for_role
+from apps.annotation.permissions import STUDY_RESEARCHERS, study_access
 
 TEMPLATE = "annotation/progress.html"
 
 
+@allow(STUDY_RESEARCHERS)
 def progress(request: AuthedRequest, pk: int) -> HttpResponse:
     """The study's researchers: counts per study, annotator and kind, agreement, live expert
     weights; and the annotation settings with the plan."""
-    study = study_for_role(request.user, pk, Role.RESEARCHER)
+    study = study_access(request, pk).study
     context = {
         "study": study,
         "progress": progress_with_agreement(study),
@@ -35,19 +36,23 @@ def progress(request: AuthedRequest, pk: int) -> HttpResponse:
 
 
 class StudyProgressView(APIView):
+    permission_classes = [STUDY_RESEARCHERS]
+
     @extend_schema(responses={200: OpenApiResponse(description="Counts of work and judgements.")})
     def get(self, request: Request, pk: int) -> Response:
         """The study's progress (researchers): the counts of every type of work, per
         annotator (with their agreement) and per kind."""
-        study = study_for_role(request.user, pk, Role.RESEARCHER)
+        study = study_access(request, pk).study
         return Response(progress_with_agreement(study).as_dict())
 
 
 class StudyWeightsView(APIView):
+    permission_classes = [STUDY_RESEARCHERS]
+
     @extend_schema(responses={200: OpenApiResponse(description="Expert weights per kind.")})
     def get(self, request: Request, pk: int) -> Response:
         """Votes and expert weights per surveyed (task, kind) (researchers)."""
-        study = study_for_role(request.user, pk, Role.RESEARCHER)
+        study = study_access(request, pk).study
         return Response(
             [
                 {

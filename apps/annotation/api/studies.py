@@ -1,24 +1,31 @@
 """Studies through the API: set-up, people, settings and the plan (the work itself is in
-api/work.py). Every action goes through the caller's role in the study (404 for outsiders,
-403 for a member with another role).
+api/work.py). Each action declares who may use it (`action_permissions`): 404 for someone
+with no part in the study, 403 for a member whose role does not fit.
 """
+
+from typing import Any, ClassVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.accounts.models import Role
-from apps.accounts.permissions import is_researcher
+from apps.accounts.permissions import IsAuthenticated
 from apps.accounts.services import invitation_url
 from apps.annotation import serializers as s
 from apps.annotation.api.work import valid
 from apps.annotation.models import Study
-from apps.annotation.selectors import study_for_owner, study_for_role, study_members
+from apps.annotation.permissions import (
+    STUDY_RESEARCHERS,
+    CreatesStudies,
+    IsStudyOwner,
+    study_access,
+)
+from apps.annotation.selectors import study_members
 from apps.annotation.services import study_plan_request
 from apps.annotation.services.members import (
     study_member_add,
@@ -31,6 +38,21 @@ from apps.annotation.services.studies import study_archive, study_create, study_
 
 class StudyViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.StudySerializer
+    #: Listing and reading: anyone logged in, who sees only the studies they own or joined.
+    permission_classes = [IsAuthenticated]
+    #: Who may use the other actions.
+    action_permissions: ClassVar[dict[str, list[Any]]] = {
+        "create": [CreatesStudies],
+        "partial_update": [IsStudyOwner],
+        "members": [IsStudyOwner],
+        "member": [IsStudyOwner],
+        "update_settings": [STUDY_RESEARCHERS],
+        "plan": [STUDY_RESEARCHERS],
+    }
+
+    def get_permissions(self):
+        declared = self.action_permissions.get(self.action or "", self.permission_classes)
+        return [permission() for permission in declared]
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation: no user
@@ -41,8 +63,9 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
             .prefetch_related("datasets", "kinds", "criteria", "memberships__user")
         )
 
-    def _study(self, pk, *roles: str) -> Study:
-        return study_for_role(self.request.user, int(pk), *roles)
+    def _study(self, pk) -> Study:
+        """The study of a detail action (its permission has checked the user's part)."""
+        return study_access(self.request, pk).study
 
     def _read(self, study: Study) -> Response:
         return Response(s.StudySerializer(self.get_queryset().get(pk=study.pk)).data)
@@ -52,8 +75,6 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(request=s.StudyWriteSerializer, responses={201: s.StudySerializer})
     def create(self, request: Request) -> Response:
         """Create a study (researchers); its plan is built at once."""
-        if not is_researcher(request.user):
-            raise PermissionDenied("Only researchers create studies.")
         serializer = s.StudyWriteSerializer(data=request.data, user=request.user)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
@@ -68,7 +89,7 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(request=s.StudyWriteSerializer, responses=s.StudySerializer)
     def partial_update(self, request: Request, pk=None) -> Response:
         """Change a study you own (any subset of fields); `archived` archives or brings back."""
-        study = study_for_owner(request.user, int(pk))
+        study = self._study(pk)
         serializer = s.StudyWriteSerializer(
             study, data=request.data, partial=True, user=request.user
         )
@@ -90,7 +111,7 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
         """GET: the study's people. POST `username`: add an existing account (201); POST
         `usernames`: create those accounts (all or none) and answer their passwords or
         invitation links, shown this once (200)."""
-        study = study_for_owner(request.user, int(pk))
+        study = self._study(pk)
         if request.method == "GET":
             return Response(s.MemberSerializer(study_members(study), many=True).data)
         data = valid(s.MemberAddSerializer, request)
@@ -129,7 +150,7 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
     )
     def member(self, request: Request, pk=None, username=None) -> Response:
         """PATCH: change a member's role. DELETE: remove them (their judgements stay)."""
-        study = study_for_owner(request.user, int(pk))
+        study = self._study(pk)
         membership = get_object_or_404(
             study.memberships.select_related("user", "study"), user__username=username
         )
@@ -146,7 +167,7 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["patch"], url_path="settings")
     def update_settings(self, request: Request, pk=None) -> Response:
         """Change the annotation settings (researchers), then bring the plan up to date."""
-        study = self._study(pk, Role.RESEARCHER)
+        study = self._study(pk)
         serializer = s.StudySettingsSerializer(study, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         serializer.save()
@@ -164,7 +185,7 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
     def plan(self, request: Request, pk=None) -> Response:
         """Build (or bring up to date) the study's plan: slots and the criteria design. Large
         plans are built by the worker (202); `plan_built_at` on the study tells when done."""
-        summary = study_plan_request(study=self._study(pk, Role.RESEARCHER))
+        summary = study_plan_request(study=self._study(pk))
         if summary is None:
             return Response({"queued": True}, status=status.HTTP_202_ACCEPTED)
         return Response(summary.as_dict())

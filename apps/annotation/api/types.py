@@ -9,13 +9,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.accounts.models import Role
 from apps.annotation import serializers as s
 from apps.annotation.api.work import WorkAPI, refusals, valid, work_api
 from apps.annotation.models import Study
-from apps.annotation.selectors import study_for_role
+from apps.annotation.permissions import IsStudyAnnotator, study_access
 from apps.annotation.selectors.work import vetting_brief
-from apps.annotation.services import COMPARISON, SURVEY, VETTING, perturbation_edit
+from apps.annotation.services import (
+    COMPARISON,
+    SURVEY,
+    VETTING,
+    perturbation_edit,
+)
 from apps.corpus.serializers import VersionSerializer
 
 
@@ -39,14 +43,21 @@ ComparisonAPI = work_api(
     item=s.ComparisonItemSerializer,
     unit=s.ComparisonUnitSerializer,
 )
-SurveyAPI = work_api(SURVEY, judgement=s.ExpertVoteSerializer, answer=s.ExpertVoteInSerializer)
+SurveyAPI = work_api(
+    SURVEY,
+    judgement=s.ExpertVoteSerializer,
+    answer=s.ExpertVoteInSerializer,
+    related=("task", "kind", "metric"),
+)
 
 
 class PerturbationEditView(APIView):
+    permission_classes = [IsStudyAnnotator]
+
     @extend_schema(request=s.EditSerializer, responses={201: VersionSerializer})
     def post(self, request: Request, pk: int, perturbation_pk: int) -> Response:
         """Save your correction of a perturbed text you hold or vetted, as a new version."""
-        study = study_for_role(request.user, pk, Role.ANNOTATOR)
+        study = study_access(request, pk).study
         data = valid(s.EditSerializer, request)
         version = refusals(
             lambda: perturbation_edit(

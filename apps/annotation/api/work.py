@@ -21,7 +21,7 @@ from rest_framework.response import Response
 
 from apps.accounts.models import Role
 from apps.annotation.models import Study, unit_of
-from apps.annotation.selectors import study_for_role, study_role
+from apps.annotation.permissions import STUDY_RESEARCHERS, does_work, study_access
 from apps.annotation.services.errors import KeyReused, StaleJudgement, WorkRefused
 from apps.annotation.services.work import Work
 
@@ -58,15 +58,25 @@ class WorkAPI(viewsets.GenericViewSet):
     item_serializer: ClassVar[type[serializers.Serializer]]
     answer_serializer: ClassVar[type[serializers.Serializer]]
     unit_serializer: ClassVar[type[serializers.Serializer] | None] = None
+    #: What the list's serializer reads beside the person (select_related).
+    related: ClassVar[tuple[str, ...]] = ()
+
+    def get_permissions(self):
+        """The type's role does the work; the study's researchers also read every answer."""
+        declared = self.permission_classes
+        if self.action == "list":
+            declared = [STUDY_RESEARCHERS | declared[0]]
+        return [permission() for permission in declared]
 
     def get_queryset(self):
         model = self.work.model
         if getattr(self, "swagger_fake_view", False):  # schema generation: no user
             return model._default_manager.none()
-        return model._default_manager.select_related(self.work.model.person_field)
+        return model._default_manager.select_related(model.person_field, *self.related)
 
-    def study(self, *roles: str) -> Study:
-        return study_for_role(self.request.user, int(self.kwargs["pk"]), *roles)
+    def study(self) -> Study:
+        """The study (the permissions have checked the user's part in it)."""
+        return study_access(self.request, self.kwargs["pk"]).study
 
     def brief(self, study: Study, slot: Any) -> Any:
         """What the API shows of a unit handed out."""
@@ -75,7 +85,7 @@ class WorkAPI(viewsets.GenericViewSet):
 
     def next(self, request: Request, pk: int) -> Response:
         """Your current unit, leased to you (claimed now if you hold none)."""
-        study = self.study(self.work.role)
+        study = self.study()
         slot = self.work.next(study=study, person=request.user)
         if slot is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
@@ -83,7 +93,7 @@ class WorkAPI(viewsets.GenericViewSet):
 
     def skip(self, request: Request, pk: int) -> Response:
         """Put the unit back (it comes back to you last)."""
-        study = self.study(self.work.role)
+        study = self.study()
         assert self.unit_serializer is not None
         unit = self.work.unit_from(valid(self.unit_serializer, request))
         self.work.skip(study=study, person=request.user, unit=unit)
@@ -91,16 +101,16 @@ class WorkAPI(viewsets.GenericViewSet):
 
     def list(self, request: Request, pk: int) -> Response:
         """All answers (the study's researchers); your own (the type's role)."""
-        study = self.study(Role.RESEARCHER, self.work.role)
+        study = self.study()
         rows = self.get_queryset().filter(study=study)
-        if study_role(request.user, study) != Role.RESEARCHER:
+        if study_access(request, pk).role != Role.RESEARCHER:
             rows = rows.filter(**{self.work.model.person_field: request.user})
         page = self.paginate_queryset(rows.order_by("id"))
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     def create(self, request: Request, pk: int) -> Response:
         """Save your answer (or change it): 201 saved, 200 the key's first save."""
-        study = self.study(self.work.role)
+        study = self.study()
         answer = valid(self.answer_serializer, request)
         key, based_on = answer.pop("idempotency_key"), answer.pop("based_on", None)
         saved = refusals(
@@ -124,6 +134,7 @@ def work_api(
     answer: type[serializers.Serializer],
     item: type[serializers.Serializer] | None = None,
     unit: type[serializers.Serializer] | None = None,
+    related: tuple[str, ...] = (),
     base: type[WorkAPI] = WorkAPI,
 ) -> type[WorkAPI]:
     """The API of one type of work, its schema documented from its serializers."""
@@ -137,10 +148,12 @@ def work_api(
         schemas["skip"] = extend_schema(request=unit, responses={204: None})
     attrs = {
         "work": work,
+        "permission_classes": [does_work(work.role)],
         "serializer_class": judgement,
         "answer_serializer": answer,
         "item_serializer": item,
         "unit_serializer": unit,
+        "related": related,
         "__doc__": f"{work.name} (docs/annotation.md).",
     }
     api = type(f"{type(work).__name__}API", (base,), attrs)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from apps.accounts.models import Role, User
 from apps.annotation.models import (
@@ -140,20 +140,28 @@ class StudyProgress:
 
 
 def study_progress(study: Study) -> StudyProgress:
-    works = work_types()
-    perturbations = StudyPerturbation.objects.filter(study=study).count()
-    figures = [Figure("perturbations", "Perturbations", perturbations, "perturbation-total")]
+    """Every type of work the study asks for: its figures, and each annotator's answers."""
+    works = [work for work in work_types() if work.opted_in(study)]
+    done = {work.slug: work.done_by(study) for work in works}
+    plan = StudyPerturbation.objects.filter(study=study).aggregate(
+        n=Count("id"), comparable=Count("id", filter=Q(comparable=True))
+    )
+    figures = [
+        Figure("perturbations", "Perturbations", plan["n"], "perturbation-total"),
+        Figure("comparable", "Comparable", plan["comparable"], "comparable-count"),
+    ]
     for work in works:
-        if work.opted_in(study):
-            figures.extend(work.figures(study))
-    annotators = _annotator_rows(study)
+        answers = sum(n for n, _ in done[work.slug].values())
+        figures.extend(work.figures(study, answers))
+    annotated = [work for work in works if work.role == Role.ANNOTATOR]
+    annotators = _annotator_rows(study, {work.slug: done[work.slug] for work in annotated})
     experts = dict(
         ExpertVote.objects.filter(study=study)
         .values_list("expert__username")
         .annotate(n=Count("id"))
         .order_by("expert__username")
     )
-    columns = [(w.slug, w.name) for w in works if w.role == Role.ANNOTATOR and w.opted_in(study)]
+    columns = [(work.slug, work.name) for work in annotated]
     for row in annotators.values():
         row.done_counts = [row.done.get(slug, 0) for slug, _ in columns]
     return StudyProgress(
@@ -165,21 +173,24 @@ def study_progress(study: Study) -> StudyProgress:
     )
 
 
-def _annotator_rows(study: Study) -> dict[int, AnnotatorRow]:
-    """{user id: row} of the study's annotators, and of anyone who annotated in it."""
+def _annotator_rows(
+    study: Study, done: dict[str, dict[int, tuple[int, datetime | None]]]
+) -> dict[int, AnnotatorRow]:
+    """{user id: row} of the study's annotators, and of anyone who annotated in it (`done`:
+    each type of work's `done_by`)."""
     members = StudyMembership.objects.filter(study=study, role=Role.ANNOTATOR)
     rows: dict[int, AnnotatorRow] = {
         user_id: AnnotatorRow(user_id, username)
         for user_id, username in members.values_list("user_id", "user__username")
     }
     missing = set()
-    for work in work_types(Role.ANNOTATOR):
-        for user_id, (n, last) in work.done_by(study).items():
+    for slug, by_person in done.items():
+        for user_id, (n, last) in by_person.items():
             if user_id not in rows:
                 rows[user_id] = AnnotatorRow(user_id, "")
                 missing.add(user_id)
             row = rows[user_id]
-            row.done[work.slug] = n
+            row.done[slug] = n
             row.last_active = max(filter(None, (row.last_active, last)), default=None)
     if missing:  # former members: their judgements stay in the counts
         for user_id, username in User.objects.filter(pk__in=missing).values_list("id", "username"):

@@ -21,7 +21,6 @@ from apps.annotation.models import (
     Comparison,
     ComparisonSlot,
     Study,
-    StudyPerturbation,
     original_shown_first,
     outcome_of,
 )
@@ -52,6 +51,7 @@ class ComparisonWork(Work):
     answer_keys = ("choice",)
     answer_noun = "choice"
     skipped_message = "Skipped: moved to the end of your queue"
+    answers_figure = ("comparisons", "Comparisons", "comparison-count")
 
     def plan(self, *, study: Study) -> PlanPart:
         problem = criteria_design_sync(study)
@@ -120,19 +120,11 @@ class ComparisonWork(Work):
         ).count()
         return Queue(done=self.mine(study, person).count(), mine=waiting)
 
-    def figures(self, study: Study) -> list[Figure]:
+    def slot_figures(self, study: Study) -> list[Figure]:
         slots = ComparisonSlot.objects.filter(study=study).aggregate(
             n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
         )
-        comparable = StudyPerturbation.objects.filter(study=study, comparable=True).count()
         return [
-            Figure("comparable", "Comparable", comparable, "comparable-count"),
-            Figure(
-                "comparisons",
-                "Comparisons",
-                Comparison.objects.filter(study=study).count(),
-                "comparison-count",
-            ),
             Figure(
                 "comparison_done",
                 "Comparison slots done",
@@ -140,7 +132,7 @@ class ComparisonWork(Work):
                 "comparison-done",
                 total=slots["n"],
                 total_key="comparison_slots",
-            ),
+            )
         ]
 
 

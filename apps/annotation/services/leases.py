@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from apps.annotation.models import LeasedSlot, Skip, Study, StudyMembership
 from apps.annotation.services.errors import WorkRefused
-from apps.annotation.services.work import Queue, Unit, Work
+from apps.annotation.services.work import Figure, Queue, Unit, Work, slot_figures
 
 CLAIM_ATTEMPTS = 5
 BATCH = 2000
@@ -120,6 +120,10 @@ class PooledWork(Work):
                 study=study, annotator=person, done_at__isnull=True, **unit
             ).update(annotator=None, leased_until=None)
             self.skip_model._default_manager.update_or_create(study=study, annotator=person, **unit)
+
+    def slot_figures(self, study: Study) -> list[Figure]:
+        slots = self.slot_model._default_manager.filter(study=study)
+        return slot_figures(slots, self.slug, self.name)
 
     def release(self, *, study: Study, person) -> None:
         self.slot_model._default_manager.filter(

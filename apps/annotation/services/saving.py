@@ -73,14 +73,17 @@ def locked_or_created(
     values: dict[str, Any],
     fields: tuple[str, ...],
     locked: M | None = None,
+    looked_up: bool = False,
 ) -> tuple[M, dict[str, Any] | None]:
     """The row matching `lookup`, locked and updated with `values`, or a new one.
 
-    `locked` is the row when the caller already fetched it `select_for_update`. Returns the row
-    and its `fields` before the update (None when it was created). Must run inside a
-    transaction.
+    `locked` is the row when the caller already fetched it `select_for_update` (`looked_up`:
+    the caller looked, and there was none). Returns the row and its `fields` before the
+    update (None when it was created). Must run inside a transaction.
     """
-    row = locked or model._default_manager.select_for_update().filter(**lookup).first()
+    row = locked
+    if row is None and not looked_up:
+        row = model._default_manager.select_for_update().filter(**lookup).first()
     if row is None:
         try:
             with transaction.atomic():

@@ -25,14 +25,7 @@ from apps.annotation.selectors.work import vetting_item
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import PooledWork
 from apps.annotation.services.plan import comparable_refresh_one, comparison_slots_sync
-from apps.annotation.services.work import (
-    Figure,
-    PlanPart,
-    Saved,
-    Unit,
-    register,
-    slot_figures,
-)
+from apps.annotation.services.work import PlanPart, Saved, Unit, register
 from apps.corpus.models import Perturbation, PerturbationVersion
 
 
@@ -44,6 +37,7 @@ class VettingWork(PooledWork):
     skip_model = VettingSkip
     answer_keys = ("verdict", "note")
     answer_noun = "verdict"
+    answers_figure = ("vettings", "Vettings", "vetting-count")
 
     def overlap(self, study: Study) -> int:
         return study.vetting_overlap
@@ -84,11 +78,6 @@ class VettingWork(PooledWork):
 
     def label(self, judgement: Any) -> str:
         return judgement.get_verdict_display()
-
-    def figures(self, study: Study) -> list[Figure]:
-        slots = slot_figures(self.slot_model.objects.filter(study=study), "vetting", "Vetting")
-        vettings = Vetting.objects.filter(study=study).count()
-        return [Figure("vettings", "Vettings", vettings, "vetting-count"), *slots]
 
 
 VETTING = register(VettingWork())

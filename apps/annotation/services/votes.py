@@ -14,7 +14,7 @@ from apps.accounts.models import Role
 from apps.annotation.models import ExpertVote, Study
 from apps.annotation.selectors.survey import survey_tasks
 from apps.annotation.services.errors import WorkRefused
-from apps.annotation.services.work import Figure, Saved, Unit, Work, register
+from apps.annotation.services.work import Saved, Unit, Work, register
 from apps.catalog.models import Metric
 
 
@@ -25,6 +25,7 @@ class SurveyWork(Work):
     role = Role.EXPERT
     answer_keys = ("metric",)
     answer_noun = "vote"
+    answers_figure = ("votes", "Expert votes", "vote-count")
 
     def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
         """The vote's unit is the (metric's task, kind): refused unless the survey asks it."""
@@ -44,10 +45,6 @@ class SurveyWork(Work):
 
     def label(self, judgement: Any) -> str:
         return f"{judgement.kind.name} → {judgement.metric.name}"
-
-    def figures(self, study: Study) -> list[Figure]:
-        votes = ExpertVote.objects.filter(study=study).count()
-        return [Figure("votes", "Expert votes", votes, "vote-count")]
 
 
 SURVEY = register(SurveyWork())

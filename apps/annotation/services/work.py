@@ -84,6 +84,8 @@ class Work:
     #: What the answer is called in messages ("verdict").
     answer_noun: ClassVar[str] = "answer"
     skipped_message: ClassVar[str] = "Skipped: put back in the queue"
+    #: The progress page's count of answers: (its key in the API, label, id on the page).
+    answers_figure: ClassVar[tuple[str, str, str]]
 
     # --- what the study asks for -----------------------------------------------------------
 
@@ -151,7 +153,12 @@ class Work:
                 study=study, person=person, unit=unit, answer=answer, earlier=earlier, slot=slot
             )
             judgement, before = locked_or_created(
-                model, lookup=lookup, values=values, fields=model.answer_fields, locked=earlier
+                model,
+                lookup=lookup,
+                values=values,
+                fields=model.answer_fields,
+                locked=earlier,
+                looked_up=True,
             )
             after = snapshot(judgement, model.answer_fields)
             change = JudgementChange.record(
@@ -220,8 +227,13 @@ class Work:
     def mine(self, study: Study, person):
         return self.model._default_manager.filter(study=study, **{self.model.person_field: person})
 
-    def figures(self, study: Study) -> list[Figure]:
-        """The counts of the researcher's progress page."""
+    def figures(self, study: Study, answers: int) -> list[Figure]:
+        """The counts of the researcher's progress page: `answers` (counted by the caller,
+        from `done_by`), then the slots'."""
+        key, label, id = self.answers_figure
+        return [Figure(key, label, answers, id), *self.slot_figures(study)]
+
+    def slot_figures(self, study: Study) -> list[Figure]:
         return []
 
     def done_by(self, study: Study) -> dict[int, tuple[int, datetime | None]]:

@@ -6,29 +6,35 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from apps.accounts.models import Role
+from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
 from apps.annotation.forms import StudySettingsForm
-from apps.annotation.selectors import study_for_role
+from apps.annotation.models import Study
+from apps.annotation.permissions import STUDY_RESEARCHERS, study_access
 from apps.annotation.services import study_plan_request
 
 
+@allow(STUDY_RESEARCHERS)
 @require_POST
 def study_settings(request: AuthedRequest, pk: int) -> HttpResponse:
     """Save the annotation settings and bring the plan up to date with them; a bad value
     shows the form again with what is wrong (nothing saved)."""
-    study = study_for_role(request.user, pk, Role.RESEARCHER)
+    study = study_access(request, pk).study
     form = StudySettingsForm(request.POST, instance=study)
     if not form.is_valid():
         context = {"study": study, "form": form}
         return render(request, "annotation/settings.html", context, status=400)
     form.save()
-    return plan_build(request, pk)
+    return _plan_built(request, study)
 
 
+@allow(STUDY_RESEARCHERS)
 @require_POST
 def plan_build(request: AuthedRequest, pk: int) -> HttpResponse:
-    study = study_for_role(request.user, pk, Role.RESEARCHER)
+    return _plan_built(request, study_access(request, pk).study)
+
+
+def _plan_built(request: AuthedRequest, study: Study) -> HttpResponse:
     summary = study_plan_request(study=study)
     if summary is None:
         messages.info(

@@ -44,6 +44,7 @@ PAGE = WorkPage(
 )
 
 
+@PAGE.allowed
 def survey(request: AuthedRequest, pk: int) -> HttpResponse:
     study = PAGE.study(request, pk)
     cards = survey_cards(study, request.user)

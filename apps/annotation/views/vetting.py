@@ -8,10 +8,8 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from apps.accounts.models import Role
 from apps.accounts.requests import AuthedRequest
 from apps.annotation.forms import EditForm, VerdictForm
-from apps.annotation.selectors import study_for_role
 from apps.annotation.selectors.work import diff_preview, vetting_item
 from apps.annotation.services import VETTING, perturbation_edit
 from apps.annotation.views.responses import REFUSALS, bad_request, refused, saved_event
@@ -28,10 +26,11 @@ PAGE = WorkPage(
 )
 
 
+@PAGE.allowed
 @require_POST
 def vet_edit(request: AuthedRequest, pk: int, perturbation_pk: int) -> HttpResponse:
     """Save the annotator's edit as a new version; answer the updated diff."""
-    study = study_for_role(request.user, pk, Role.ANNOTATOR)
+    study = PAGE.study(request, pk)
     form = EditForm(request.POST)
     if not form.is_valid():
         return bad_request(form)
@@ -50,10 +49,11 @@ def vet_edit(request: AuthedRequest, pk: int, perturbation_pk: int) -> HttpRespo
     return saved_event(response, f"Edit saved as version {item.version}")
 
 
+@PAGE.allowed
 @require_POST
 def vet_preview(request: AuthedRequest, pk: int, perturbation_pk: int) -> HttpResponse:
     """The diff of an edit being typed, not saved."""
-    study = study_for_role(request.user, pk, Role.ANNOTATOR)
+    study = PAGE.study(request, pk)
     form = EditForm(request.POST)
     if not form.is_valid():
         return bad_request(form)

@@ -19,9 +19,10 @@ from django.shortcuts import redirect, render
 from django.urls import URLPattern, path
 from django.views.decorators.http import require_POST
 
+from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
 from apps.annotation.models import Study, unit_of
-from apps.annotation.selectors import study_for_role
+from apps.annotation.permissions import does_work, study_access
 from apps.annotation.services.work import Saved, Unit, Work, annotator_progress, work_types
 from apps.annotation.views.responses import REFUSALS, bad_request, refused, saved_event
 
@@ -62,22 +63,29 @@ class WorkPage:
         """The URL name where this work starts (the study page's button)."""
         return self.home or f"{self.prefix}-next"
 
+    @property
+    def allowed(self) -> Callable[[Any], Any]:
+        """Who may use these pages: the members with the work's role (404 for outsiders,
+        403 for other roles)."""
+        return allow(does_work(self.work.role))
+
     def urls(self) -> list[URLPattern]:
         base = f"studies/<int:pk>/{self.prefix}/"
         unit = base + self.unit
-        page = {"page": self}
-        urls = [path(f"{unit}{self.submit}/", work_submit, page, name=f"{self.prefix}-submit")]
+        page, allowed = {"page": self}, self.allowed
+        submit = f"{unit}{self.submit}/"
+        urls = [path(submit, allowed(work_submit), page, name=f"{self.prefix}-submit")]
         if self.handed_out:
             urls += [
-                path(base, work_next, page, name=f"{self.prefix}-next"),
-                path(unit, work_item, page, name=f"{self.prefix}-item"),
-                path(f"{unit}skip/", work_skip, page, name=f"{self.prefix}-skip"),
+                path(base, allowed(work_next), page, name=f"{self.prefix}-next"),
+                path(unit, allowed(work_item), page, name=f"{self.prefix}-item"),
+                path(f"{unit}skip/", allowed(work_skip), page, name=f"{self.prefix}-skip"),
             ]
         return urls
 
     def study(self, request: AuthedRequest, pk: int) -> Study:
-        """The study, if this user does this work in it (404 outsiders, 403 other roles)."""
-        return study_for_role(request.user, pk, self.work.role)
+        """The study (`allowed` has checked the user's part in it)."""
+        return study_access(request, pk).study
 
     def next_page(self, request: AuthedRequest, study: Study) -> HttpResponse:
         slot = self.work.next(study=study, person=request.user)
