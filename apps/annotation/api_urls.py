@@ -22,4 +22,10 @@ urlpatterns = [
         skip="comparisons/skip",
     ),
     *work_urls(api.SurveyAPI, answers="expert-votes"),
+    *work_urls(
+        api.AssessmentAPI,
+        answers="assessments",
+        next="assessments/next",
+        skip="assessments/skip",
+    ),
 ]

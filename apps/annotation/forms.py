@@ -31,6 +31,14 @@ class ChoiceForm(forms.Form):
     idempotency_key = forms.UUIDField()
 
 
+class RatingForm(forms.Form):
+    score = forms.IntegerField()
+    idempotency_key = forms.UUIDField()
+    based_on = forms.IntegerField(
+        required=False, min_value=0, help_text="The rating's version the page showed."
+    )
+
+
 class EditForm(forms.Form):
     text = forms.CharField(strip=False, max_length=1_000_000)
     note = forms.CharField(required=False, max_length=2000)
@@ -42,20 +50,41 @@ class VoteForm(forms.Form):
     idempotency_key = forms.UUIDField()
 
 
-class StudySettingsForm(forms.ModelForm):
+class KeepsUnsent(forms.ModelForm):
+    """Direct assessment's settings may be left out of a post (a form or a script from before
+    they existed): then they keep the study's value (a new study's: the default)."""
+
+    OPTIONAL = ("assessment_overlap", "assessment_texts")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in self.OPTIONAL:
+            if name in self.fields:
+                self.fields[name].required = False
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for name in self.OPTIONAL:
+            if name in self.fields and data.get(name) in (None, ""):
+                data[name] = getattr(self.instance, name)
+        return data
+
+
+class StudySettingsForm(KeepsUnsent):
     class Meta:
         model = Study
         fields = [
             "vetting_overlap",
             "comparison_groups",
             "comparisons_need_vetting",
+            "assessment_overlap",
             "lease_minutes",
             "guidelines",
         ]
         widgets = {"guidelines": forms.Textarea(attrs={"rows": 4})}
 
 
-class StudyForm(forms.ModelForm):
+class StudyForm(KeepsUnsent):
     """A study's set-up; the datasets offered are the researcher's own."""
 
     class Meta:
@@ -70,6 +99,9 @@ class StudyForm(forms.ModelForm):
             "vetting_overlap",
             "comparison_groups",
             "comparisons_need_vetting",
+            "assessment_criteria",
+            "assessment_overlap",
+            "assessment_texts",
             "lease_minutes",
             "vetted_only_default",
         ]
@@ -79,12 +111,16 @@ class StudyForm(forms.ModelForm):
             "datasets": forms.CheckboxSelectMultiple,
             "kinds": kind_checkboxes(),
             "criteria": criterion_checkboxes(),
+            "assessment_criteria": criterion_checkboxes(),
         }
         help_texts = {
             "guidelines": "Shown to annotators on every work page (key g).",
             "datasets": "The data the study works on.",
             "kinds": "Perturbation kinds annotators vet and compare.",
             "criteria": "Criteria pairs are compared under (split among annotators).",
+            "assessment_criteria": "Direct assessment: annotators rate each text (blind to "
+            "whether it was perturbed) under each of these criteria, on its scale. None: the "
+            "study does not rate texts.",
         }
 
     def __init__(self, *args, user, **kwargs) -> None:
@@ -92,6 +128,7 @@ class StudyForm(forms.ModelForm):
         fields: Any = self.fields
         fields["datasets"].queryset = datasets_attachable(user, self.instance)
         fields["criteria"].queryset = Criterion.objects.select_related("aspect")
+        fields["assessment_criteria"].queryset = Criterion.objects.select_related("aspect")
 
 
 MEMBER_ROLES = [(r.value, r.label) for r in Role]

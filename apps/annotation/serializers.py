@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from apps.accounts.models import Role
 from apps.annotation.models import (
+    Assessment,
     Choice,
     Comparison,
     ExpertVote,
@@ -80,6 +81,7 @@ class StudySerializer(serializers.ModelSerializer):
     datasets = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
     kinds = serializers.SlugRelatedField(slug_field="slug", many=True, read_only=True)
     criteria = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
+    assessment_criteria = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
     members = MembershipSerializer(source="memberships", many=True, read_only=True)
 
     class Meta:
@@ -98,6 +100,9 @@ class StudySerializer(serializers.ModelSerializer):
             "vetting_overlap",
             "comparison_groups",
             "comparisons_need_vetting",
+            "assessment_criteria",
+            "assessment_overlap",
+            "assessment_texts",
             "lease_minutes",
             "vetted_only_default",
             "archived_at",
@@ -127,6 +132,13 @@ class StudyWriteSerializer(serializers.ModelSerializer):
     criteria = serializers.SlugRelatedField(
         slug_field="key", many=True, required=False, queryset=Criterion.objects.all()
     )
+    assessment_criteria = serializers.SlugRelatedField(
+        slug_field="key",
+        many=True,
+        required=False,
+        queryset=Criterion.objects.all(),
+        help_text="Direct assessment: criteria each text is rated under (none: no rating).",
+    )
     archived = serializers.BooleanField(required=False, help_text="Archive or bring back.")
 
     class Meta:
@@ -141,6 +153,9 @@ class StudyWriteSerializer(serializers.ModelSerializer):
             "vetting_overlap",
             "comparison_groups",
             "comparisons_need_vetting",
+            "assessment_criteria",
+            "assessment_overlap",
+            "assessment_texts",
             "lease_minutes",
             "vetted_only_default",
             "archived",
@@ -160,6 +175,7 @@ class StudySettingsSerializer(serializers.ModelSerializer):
             "vetting_overlap",
             "comparison_groups",
             "comparisons_need_vetting",
+            "assessment_overlap",
             "lease_minutes",
             "guidelines",
         ]
@@ -168,8 +184,9 @@ class StudySettingsSerializer(serializers.ModelSerializer):
 class PlanSummarySerializer(serializers.Serializer):
     perturbations = serializers.IntegerField()
     vetting_slots = serializers.IntegerField()
-    criterion_assignments = serializers.IntegerField()
     comparison_slots = serializers.IntegerField()
+    assessment_slots = serializers.IntegerField()
+    criterion_assignments = serializers.IntegerField()
     problem = serializers.CharField(help_text="Why the criteria design could not be built.")
 
 
@@ -210,6 +227,21 @@ class ComparisonItemSerializer(serializers.Serializer):
     original_first = serializers.BooleanField()
 
 
+class AssessmentItemSerializer(serializers.Serializer):
+    """One text to rate under one criterion (whether it is an original or a perturbed text is
+    not said: raters are blind to it)."""
+
+    unit = serializers.IntegerField(source="unit.pk")
+    criterion = serializers.CharField(source="unit.criterion.key")
+    criterion_text = serializers.CharField()
+    source = serializers.CharField(source="unit.item.source")
+    text = serializers.CharField()
+    text_name = serializers.CharField()
+    scale_min = serializers.IntegerField(source="unit.criterion.scale_min")
+    scale_max = serializers.IntegerField(source="unit.criterion.scale_max")
+    based_on = serializers.IntegerField(help_text="Your rating's version (0: none yet).")
+
+
 # --- judgements in ---------------------------------------------------------------------------
 
 
@@ -235,6 +267,23 @@ class ComparisonInSerializer(serializers.Serializer):
         required=False, allow_null=True, default=None, help_text="The order shown."
     )
     idempotency_key = serializers.UUIDField()
+
+
+class AssessmentInSerializer(serializers.Serializer):
+    unit = serializers.IntegerField()
+    score = serializers.IntegerField(help_text="On the criterion's scale.")
+    idempotency_key = serializers.UUIDField()
+    based_on = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        help_text="The rating's version you saw (0: none yet); a rating changed since is a "
+        "409 and nothing is saved.",
+    )
+
+
+class AssessmentUnitSerializer(serializers.Serializer):
+    unit = serializers.IntegerField()
 
 
 class ExpertVoteInSerializer(serializers.Serializer):
@@ -307,3 +356,31 @@ class ExpertVoteSerializer(serializers.ModelSerializer):
     class Meta:
         model = ExpertVote
         fields = ["id", "study", "expert", "task", "kind", "metric", "created_at", "updated_at"]
+
+
+class AssessmentSerializer(serializers.ModelSerializer):
+    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    item = serializers.IntegerField(source="unit.item_id", read_only=True)
+    perturbation = serializers.IntegerField(
+        source="unit.perturbation_id", read_only=True, allow_null=True
+    )
+    criterion = serializers.SlugRelatedField(
+        source="unit.criterion", slug_field="key", read_only=True
+    )
+
+    class Meta:
+        model = Assessment
+        fields = [
+            "id",
+            "study",
+            "unit",
+            "item",
+            "perturbation",
+            "criterion",
+            "annotator",
+            "score",
+            "scale_min",
+            "scale_max",
+            "created_at",
+            "updated_at",
+        ]

@@ -1,6 +1,15 @@
 from django.urls import path
 
-from apps.annotation.views import comparing, members, progress, setup, studies, survey, vetting
+from apps.annotation.views import (
+    assessing,
+    comparing,
+    members,
+    progress,
+    setup,
+    studies,
+    survey,
+    vetting,
+)
 
 VET = "studies/<int:pk>/vet/<int:perturbation_pk>/"
 MEMBER = "studies/<int:pk>/members/<int:member_pk>/"
@@ -23,6 +32,7 @@ urlpatterns = [
     path(f"{VET}edit/", vetting.vet_edit, name="vet-edit"),
     path(f"{VET}preview/", vetting.vet_preview, name="vet-preview"),
     *comparing.PAGE.urls(),
+    *assessing.PAGE.urls(),
     path("studies/<int:pk>/survey/", survey.survey, name="survey"),
     *survey.PAGE.urls(),
     path("studies/<int:pk>/settings/", progress.study_settings, name="study-settings"),

@@ -13,8 +13,12 @@ import numpy as np
 
 from apps.analysis.reports import figures
 from apps.analysis.reports.base import Report, Section, Table, rounded
-from apps.analysis.reports.imported_agreement import agreement_cells, imported_section
-from apps.analysis.reports.judge_vs_human import human_ratings
+from apps.analysis.reports.imported_agreement import (
+    agreement_cells,
+    collected_section,
+    imported_section,
+)
+from apps.analysis.reports.judge_vs_human import labelled, rating_sources
 from apps.analysis.reports.rater_quality import rater_warnings
 from apps.analysis.stats.agreement import cohen_kappa
 from apps.analysis.stats.comparisons import (
@@ -81,15 +85,17 @@ def build(study: Study) -> Report:
             "criterion__description_type",
         )
     )
-    report.warnings.extend(rater_warnings(human_ratings(study)))
+    report.warnings.extend(rater_warnings(labelled(rating_sources(study))))
     report.sections.append(_agreement_section(vettings, comparisons))
     report.sections.append(_vetting_section(vettings))
     report.sections.extend(_comparison_sections(comparisons))
     report.sections.append(imported_section(study))
+    report.sections.append(collected_section(study))
     report.notes.append(
         "Alpha is nominal, with a bootstrap 95% interval over units; percent agreement is "
         "pairwise over units with two or more ratings; Cohen's kappa only for two raters. "
-        "Imported human ratings use ordinal alpha, the same interval and exact score match."
+        "Ratings of texts (imported, and collected in this study by direct assessment) use "
+        "ordinal alpha, the same interval and exact score match."
     )
     return report
 

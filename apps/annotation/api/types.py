@@ -15,6 +15,7 @@ from apps.annotation.models import Study
 from apps.annotation.permissions import IsStudyAnnotator, study_access
 from apps.annotation.selectors.work import vetting_brief
 from apps.annotation.services import (
+    ASSESSMENT,
     COMPARISON,
     SURVEY,
     VETTING,
@@ -48,6 +49,14 @@ SurveyAPI = work_api(
     judgement=s.ExpertVoteSerializer,
     answer=s.ExpertVoteInSerializer,
     related=("task", "kind", "metric"),
+)
+AssessmentAPI = work_api(
+    ASSESSMENT,
+    judgement=s.AssessmentSerializer,
+    answer=s.AssessmentInSerializer,
+    item=s.AssessmentItemSerializer,
+    unit=s.AssessmentUnitSerializer,
+    related=("unit__criterion",),
 )
 
 

@@ -1,5 +1,11 @@
 """Annotation models: studies and their plan, work slots, and human judgements."""
 
+from apps.annotation.models.assessment import (
+    Assessment,
+    AssessmentSkip,
+    AssessmentSlot,
+    AssessmentUnit,
+)
 from apps.annotation.models.base import Judgement, LeasedSlot, Skip, judgement_types, unit_of
 from apps.annotation.models.judgements import (
     ACCEPTED_VERDICTS,
@@ -16,6 +22,7 @@ from apps.annotation.models.judgements import (
     vetting_consensus,
 )
 from apps.annotation.models.study import (
+    AssessedTexts,
     CriterionAssignment,
     Study,
     StudyMembership,
@@ -26,6 +33,11 @@ from apps.annotation.models.work import ComparisonSlot, VettingSkip, VettingSlot
 
 __all__ = [
     "ACCEPTED_VERDICTS",
+    "AssessedTexts",
+    "Assessment",
+    "AssessmentSkip",
+    "AssessmentSlot",
+    "AssessmentUnit",
     "Choice",
     "Comparison",
     "ComparisonSlot",

@@ -45,7 +45,7 @@ class Judgement(models.Model):
     class Meta:
         abstract = True
 
-    def unit(self) -> dict[str, Any]:
+    def unit_lookup(self) -> dict[str, Any]:
         """The unit this answers, as a lookup (``{"perturbation_id": 3}``)."""
         return unit_of(self, self.unit_fields)
 

@@ -12,6 +12,14 @@ from apps.catalog.models import Criterion, PerturbationKind
 from apps.corpus.models import Dataset, Perturbation
 
 
+class AssessedTexts(models.TextChoices):
+    """Which texts direct assessment rates."""
+
+    BOTH = "both", "Originals and perturbed texts"
+    ORIGINALS = "originals", "The source items' original texts"
+    PERTURBED = "perturbed", "The perturbed texts"
+
+
 class StudyQuerySet(models.QuerySet["Study"]):
     def for_user(self, user) -> QuerySet[Study]:
         """Studies a user may open: all for superusers, owned or joined for everyone else."""
@@ -61,6 +69,28 @@ class Study(models.Model):
         help_text="The default for judge runs on this study: only perturbations vetted valid "
         "or score-invariant.",
     )
+    assessment_criteria = models.ManyToManyField(
+        Criterion,
+        blank=True,
+        related_name="assessed_in",
+        verbose_name="Direct assessment criteria",
+        help_text="Annotators rate each text under each of these criteria, on its scale; "
+        "none: the study does not rate texts.",
+    )
+    assessment_overlap = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MinValueValidator(1)],
+        verbose_name="Ratings per text",
+        help_text="Direct assessment: annotators who rate each text under each criterion.",
+    )
+    assessment_texts = models.CharField(
+        max_length=10,
+        choices=AssessedTexts.choices,
+        default=AssessedTexts.BOTH,
+        verbose_name="Texts rated",
+        help_text="Direct assessment: the originals, the perturbed texts, or both "
+        "(annotators are not told which a text is).",
+    )
     archived_at = models.DateTimeField(
         null=True, blank=True, help_text="Archived studies leave members' lists; nothing is lost."
     )
@@ -82,7 +112,10 @@ class Study(models.Model):
             models.CheckConstraint(
                 condition=Q(vetting_overlap__gte=1, comparison_groups__gte=1, lease_minutes__gte=1),
                 name="study_settings_positive",
-            )
+            ),
+            models.CheckConstraint(
+                condition=Q(assessment_overlap__gte=1), name="study_assessment_overlap_positive"
+            ),
         ]
 
     def __str__(self) -> str:

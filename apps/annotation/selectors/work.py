@@ -1,4 +1,5 @@
-"""What the annotator's pages show: one vetting item (with its diff) or one comparison."""
+"""What the annotator's pages show: one vetting item (with its diff), one comparison, or one
+text to rate (direct assessment)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from dataclasses import dataclass, field
 from django.http import Http404
 
 from apps.annotation.models import (
+    Assessment,
+    AssessmentSlot,
+    AssessmentUnit,
     Comparison,
     ComparisonSlot,
     Study,
@@ -186,3 +190,56 @@ def vetting_brief(slot: VettingSlot) -> VettingBrief:
     perturbation.diff_ops()  # computed once and stored
     version = perturbation.versions.order_by("-number").values_list("number", flat=True).first()
     return VettingBrief(perturbation, text_name(perturbation.item), version or 1, slot.leased_until)
+
+
+@dataclass
+class AssessmentItem:
+    unit: AssessmentUnit
+    text: str
+    text_name: str
+    criterion_text: str
+    scale: list[int]  # every score the criterion allows, lowest first
+    assessment: Assessment | None
+    held: bool
+    previous: Assessment | None
+    recent: list[Assessment]
+    progress: AnnotatorProgress
+    based_on: int = 0  # the rating's version shown (see judgement_version)
+    idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
+
+    @property
+    def keyed(self) -> bool:
+        """Each score has its digit key (scales within 0-9, or 1-10 with 0 for 10)."""
+        return len(self.scale) <= 10 and self.scale[0] >= 0 and self.scale[-1] <= 10
+
+
+def assessment_item(*, study: Study, annotator, unit_id: int) -> AssessmentItem:
+    """One text x criterion as this annotator rates it; 404 unless they hold it or rated it.
+    Whether the text is an original or a perturbed one is not shown."""
+    mine = {"study": study, "unit_id": unit_id, "annotator": annotator}
+    held = AssessmentSlot.objects.filter(**mine, done_at__isnull=True).exists()
+    assessment = Assessment.objects.filter(**mine).first()
+    if not held and assessment is None:
+        raise Http404("This text is not assigned to you.")
+    unit = AssessmentUnit.objects.select_related(
+        "item__task", "item__dataset__task", "perturbation", "criterion__aspect"
+    ).get(pk=unit_id)
+    name = text_name(unit.item)
+    criterion = unit.criterion
+    mine_all = Assessment.objects.filter(study=study, annotator=annotator)
+    recent = list(
+        mine_all.select_related("unit__criterion__aspect").order_by("-created_at", "-id")[:RECENT]
+    )
+    return AssessmentItem(
+        unit=unit,
+        text=unit.perturbation.text if unit.perturbation else unit.item.original,
+        text_name=name,
+        criterion_text=criterion.render(name),
+        scale=list(range(criterion.scale_min, criterion.scale_max + 1)),
+        assessment=assessment,
+        held=held,
+        previous=_previous(mine_all, assessment) if assessment else (recent[0] if recent else None),
+        recent=recent,
+        progress=annotator_progress(study, annotator),
+        based_on=judgement_version(assessment),
+    )

@@ -5,6 +5,7 @@ importing this package makes every type known to the plan, the pages and the API
 """
 
 from apps.annotation.models import original_shown_first
+from apps.annotation.services.assessing import ASSESSMENT, assessment_submit
 from apps.annotation.services.comparing import (
     COMPARISON,
     comparison_next,
@@ -25,6 +26,7 @@ from apps.annotation.services.votes import SURVEY, expert_vote_submit
 from apps.annotation.services.work import Saved, Work, work_type, work_types
 
 __all__ = [
+    "ASSESSMENT",
     "COMPARISON",
     "SURVEY",
     "VETTING",
@@ -34,6 +36,7 @@ __all__ = [
     "StaleJudgement",
     "Work",
     "WorkRefused",
+    "assessment_submit",
     "comparison_next",
     "comparison_skip",
     "comparison_submit",
