@@ -105,6 +105,9 @@ class StudySerializer(serializers.ModelSerializer):
             "assessment_texts",
             "lease_minutes",
             "vetted_only_default",
+            "control_every",
+            "control_threshold",
+            "control_exclude",
             "archived_at",
             "plan_built_at",
             "plan_queued_at",
@@ -158,6 +161,9 @@ class StudyWriteSerializer(serializers.ModelSerializer):
             "assessment_texts",
             "lease_minutes",
             "vetted_only_default",
+            "control_every",
+            "control_threshold",
+            "control_exclude",
             "archived",
         ]
 
@@ -178,6 +184,9 @@ class StudySettingsSerializer(serializers.ModelSerializer):
             "assessment_overlap",
             "lease_minutes",
             "guidelines",
+            "control_every",
+            "control_threshold",
+            "control_exclude",
         ]
 
 

@@ -24,6 +24,9 @@ STUDY_FIELDS = (
     "assessment_texts",
     "lease_minutes",
     "vetted_only_default",
+    "control_every",
+    "control_threshold",
+    "control_exclude",
 )
 #: What a study works on (many-to-many): its datasets, kinds, criteria (compared under) and
 #: the criteria its texts are rated under (direct assessment).
