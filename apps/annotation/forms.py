@@ -10,7 +10,7 @@ from django import forms
 from apps.accounts.models import Role
 from apps.annotation.models import Choice, Study, Verdict
 from apps.annotation.services.studies import SETTINGS_FIELDS, SETUP_FIELDS
-from apps.catalog.choices import criterion_checkboxes, kind_checkboxes
+from apps.catalog.choices import GroupedCheckboxes, criterion_checkboxes, kind_checkboxes
 from apps.catalog.models import Criterion
 from apps.corpus.selectors import datasets_attachable
 
@@ -78,6 +78,11 @@ class StudySettingsForm(KeepsUnsent):
         widgets = {"guidelines": forms.Textarea(attrs={"rows": 4})}
 
 
+def _rated_label(criterion: Criterion) -> str:
+    """A criterion to rate under, with its scale: "discern-coherence-default, 1 to 5"."""
+    return f"{criterion.key}, {criterion.scale_min} to {criterion.scale_max}"
+
+
 class StudyForm(KeepsUnsent):
     """A study's set-up; the datasets offered are the researcher's own."""
 
@@ -90,7 +95,9 @@ class StudyForm(KeepsUnsent):
             "datasets": forms.CheckboxSelectMultiple,
             "kinds": kind_checkboxes(),
             "criteria": criterion_checkboxes(),
-            "assessment_criteria": criterion_checkboxes(),
+            "assessment_criteria": GroupedCheckboxes(
+                group_of=lambda c: c.aspect.name, label_of=_rated_label
+            ),
         }
         help_texts = {
             "guidelines": "Shown to annotators on every work page (key g).",
