@@ -6,19 +6,23 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from apps.accounts.permissions import AllowAny, allow
+from apps.accounts.permissions import AllowAny, IsAuthenticated, allow
 from config import api_docs
 from config.health import healthz
 
-# Each app's pages live in apps/<app>/urls.py. Logging in and out, and accepting an invitation
-# (its token is the check), are open to anyone; the admin checks staff itself.
+# Each app's pages live in apps/<app>/urls.py. Logging in and accepting an invitation (its
+# token is the check) are open to anyone; the admin checks staff itself.
 public = allow(AllowAny)
 PAGE_APPS = ("annotation", "corpus", "catalog", "judging", "analysis")
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("accounts/login/", public(auth_views.LoginView.as_view()), name="login"),
-    path("accounts/logout/", public(auth_views.LogoutView.as_view()), name="logout"),
+    path(
+        "accounts/logout/",
+        allow(IsAuthenticated)(auth_views.LogoutView.as_view()),
+        name="logout",
+    ),
     path(
         "accounts/invite/<uidb64>/<token>/",
         public(

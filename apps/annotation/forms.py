@@ -9,34 +9,36 @@ from django import forms
 
 from apps.accounts.models import Role
 from apps.annotation.models import Choice, ControlItem, Study, Verdict
-from apps.catalog.choices import criterion_checkboxes, kind_checkboxes
+from apps.annotation.services.studies import CONTROL_FIELDS, SETTINGS_FIELDS, SETUP_FIELDS
+from apps.catalog.choices import GroupedCheckboxes, criterion_checkboxes, kind_checkboxes
 from apps.catalog.models import Criterion
 from apps.corpus.selectors import datasets_attachable
 
 
-class VerdictForm(forms.Form):
-    verdict = forms.ChoiceField(choices=Verdict.choices)
-    note = forms.CharField(required=False, max_length=5000)
+class AnswerForm(forms.Form):
+    """What every work page's form carries besides its answer: the page's idempotency key,
+    and the version of the answer it showed (`based_on`, when the page sends it)."""
+
     idempotency_key = forms.UUIDField()
     based_on = forms.IntegerField(
-        required=False, min_value=0, help_text="The verdict's version the page showed."
+        required=False, min_value=0, help_text="The answer's version the page showed."
     )
 
 
-class ChoiceForm(forms.Form):
+class VerdictForm(AnswerForm):
+    verdict = forms.ChoiceField(choices=Verdict.choices)
+    note = forms.CharField(required=False, max_length=5000)
+
+
+class ChoiceForm(AnswerForm):
     choice = forms.ChoiceField(choices=Choice.choices)
     original_first = forms.TypedChoiceField(
         choices=[("1", "original first"), ("0", "perturbed first")], coerce=lambda v: v == "1"
     )
-    idempotency_key = forms.UUIDField()
 
 
-class RatingForm(forms.Form):
+class RatingForm(AnswerForm):
     score = forms.IntegerField()
-    idempotency_key = forms.UUIDField()
-    based_on = forms.IntegerField(
-        required=False, min_value=0, help_text="The rating's version the page showed."
-    )
 
 
 class EditForm(forms.Form):
@@ -44,10 +46,9 @@ class EditForm(forms.Form):
     note = forms.CharField(required=False, max_length=2000)
 
 
-class VoteForm(forms.Form):
+class VoteForm(AnswerForm):
     kind = forms.IntegerField()
     metric = forms.IntegerField()
-    idempotency_key = forms.UUIDField()
 
 
 class KeepsUnsent(forms.ModelForm):
@@ -73,14 +74,7 @@ class KeepsUnsent(forms.ModelForm):
 class StudySettingsForm(KeepsUnsent):
     class Meta:
         model = Study
-        fields = [
-            "vetting_overlap",
-            "comparison_groups",
-            "comparisons_need_vetting",
-            "assessment_overlap",
-            "lease_minutes",
-            "guidelines",
-        ]
+        fields = SETTINGS_FIELDS
         widgets = {"guidelines": forms.Textarea(attrs={"rows": 4})}
 
 
@@ -89,7 +83,7 @@ class ControlSettingsForm(forms.ModelForm):
 
     class Meta:
         model = Study
-        fields = ["control_every", "control_threshold", "control_exclude"]
+        fields = CONTROL_FIELDS
 
 
 class ControlForm(forms.Form):
@@ -130,34 +124,26 @@ class ControlImportForm(forms.Form):
     )
 
 
+def _rated_label(criterion: Criterion) -> str:
+    """A criterion to rate under, with its scale: "discern-coherence-default, 1 to 5"."""
+    return f"{criterion.key}, {criterion.scale_min} to {criterion.scale_max}"
+
+
 class StudyForm(KeepsUnsent):
     """A study's set-up; the datasets offered are the researcher's own."""
 
     class Meta:
         model = Study
-        fields = [
-            "name",
-            "description",
-            "guidelines",
-            "datasets",
-            "kinds",
-            "criteria",
-            "vetting_overlap",
-            "comparison_groups",
-            "comparisons_need_vetting",
-            "assessment_criteria",
-            "assessment_overlap",
-            "assessment_texts",
-            "lease_minutes",
-            "vetted_only_default",
-        ]
+        fields = SETUP_FIELDS
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 6}),
             "datasets": forms.CheckboxSelectMultiple,
             "kinds": kind_checkboxes(),
             "criteria": criterion_checkboxes(),
-            "assessment_criteria": criterion_checkboxes(),
+            "assessment_criteria": GroupedCheckboxes(
+                group_of=lambda c: c.aspect.name, label_of=_rated_label
+            ),
         }
         help_texts = {
             "guidelines": "Shown to annotators on every work page (key g).",

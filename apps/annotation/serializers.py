@@ -15,6 +15,7 @@ from apps.annotation.models import (
     Verdict,
     Vetting,
 )
+from apps.annotation.services.studies import CONTROL_FIELDS, SETTINGS_FIELDS, SETUP_FIELDS
 from apps.catalog.models import Criterion, PerturbationKind
 from apps.corpus.models import Dataset
 from apps.corpus.selectors import datasets_attachable
@@ -146,26 +147,7 @@ class StudyWriteSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Study
-        fields = [
-            "name",
-            "description",
-            "guidelines",
-            "datasets",
-            "kinds",
-            "criteria",
-            "vetting_overlap",
-            "comparison_groups",
-            "comparisons_need_vetting",
-            "assessment_criteria",
-            "assessment_overlap",
-            "assessment_texts",
-            "lease_minutes",
-            "vetted_only_default",
-            "control_every",
-            "control_threshold",
-            "control_exclude",
-            "archived",
-        ]
+        fields = [*SETUP_FIELDS, *CONTROL_FIELDS, "archived"]
 
     def __init__(self, *args, user=None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -177,17 +159,7 @@ class StudyWriteSerializer(serializers.ModelSerializer):
 class StudySettingsSerializer(serializers.ModelSerializer):
     class Meta:
         model = Study
-        fields = [
-            "vetting_overlap",
-            "comparison_groups",
-            "comparisons_need_vetting",
-            "assessment_overlap",
-            "lease_minutes",
-            "guidelines",
-            "control_every",
-            "control_threshold",
-            "control_exclude",
-        ]
+        fields = [*SETTINGS_FIELDS, *CONTROL_FIELDS]
 
 
 class PlanSummarySerializer(serializers.Serializer):
@@ -254,51 +226,46 @@ class AssessmentItemSerializer(serializers.Serializer):
 # --- judgements in ---------------------------------------------------------------------------
 
 
-class VettingInSerializer(serializers.Serializer):
-    perturbation = serializers.IntegerField()
-    verdict = serializers.ChoiceField(choices=Verdict.choices)
-    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+class AnswerSerializer(serializers.Serializer):
+    """What every submit carries besides its answer (docs/api.md)."""
+
     idempotency_key = serializers.UUIDField()
     based_on = serializers.IntegerField(
         required=False,
         allow_null=True,
         min_value=0,
-        help_text="The verdict's version you saw (0: none yet); a verdict changed since is a "
+        help_text="The answer's version you saw (0: none yet); an answer changed since is a "
         "409 and nothing is saved.",
     )
 
 
-class ComparisonInSerializer(serializers.Serializer):
+class VettingInSerializer(AnswerSerializer):
+    perturbation = serializers.IntegerField()
+    verdict = serializers.ChoiceField(choices=Verdict.choices)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+
+class ComparisonInSerializer(AnswerSerializer):
     perturbation = serializers.IntegerField()
     criterion = serializers.IntegerField()
     choice = serializers.ChoiceField(choices=Choice.choices)
     original_first = serializers.BooleanField(
         required=False, allow_null=True, default=None, help_text="The order shown."
     )
-    idempotency_key = serializers.UUIDField()
 
 
-class AssessmentInSerializer(serializers.Serializer):
+class AssessmentInSerializer(AnswerSerializer):
     unit = serializers.IntegerField()
     score = serializers.IntegerField(help_text="On the criterion's scale.")
-    idempotency_key = serializers.UUIDField()
-    based_on = serializers.IntegerField(
-        required=False,
-        allow_null=True,
-        min_value=0,
-        help_text="The rating's version you saw (0: none yet); a rating changed since is a "
-        "409 and nothing is saved.",
-    )
 
 
 class AssessmentUnitSerializer(serializers.Serializer):
     unit = serializers.IntegerField()
 
 
-class ExpertVoteInSerializer(serializers.Serializer):
+class ExpertVoteInSerializer(AnswerSerializer):
     kind = serializers.IntegerField()
     metric = serializers.IntegerField()
-    idempotency_key = serializers.UUIDField()
 
 
 class VettingUnitSerializer(serializers.Serializer):

@@ -4,7 +4,7 @@ import pytest
 
 from apps.analysis.models import HumanRating
 from apps.analysis.ratings_import import human_ratings_import
-from apps.analysis.stats.raters import constant_raters, identical_raters, under_rated_units
+from apps.analysis.stats.raters import near_duplicate_raters, straight_liners, under_rated_units
 from apps.corpus.importing import ImportFailed
 from tests.factories import DatasetFactory, PerturbationFactory, SourceItemFactory
 
@@ -96,15 +96,16 @@ def test_rater_checks_find_copies_constant_raters_and_thin_units():
         "c": {"u1": 3, "u2": 3, "u3": 3},  # never varies
         "d": {"u1": 1, "u2": 4},
     }
-    pairs = identical_raters(ratings)
+    pairs = near_duplicate_raters(ratings, identical_share=1.0, spearman=2.0, min_shared=2)
     assert [(p.rater_a, p.rater_b, p.shared_units) for p in pairs] == [("a", "b", 3)]
-    assert constant_raters(ratings) == ["c"]
+    assert [s.rater for s in straight_liners(ratings, share=1.0, min_units=2)] == ["c"]
     assert under_rated_units(ratings, expected=4) == {"u3": 3}
     assert under_rated_units(ratings, expected=3) == {}
 
 
 def test_one_shared_unit_is_not_enough_to_call_raters_copies():
-    assert identical_raters({"a": {"u1": 3, "u2": 4}, "b": {"u1": 3, "u9": 1}}) == []
+    two_raters = {"a": {"u1": 3, "u2": 4}, "b": {"u1": 3, "u9": 1}}
+    assert near_duplicate_raters(two_raters, identical_share=1.0, min_shared=2) == []
 
 
 def test_ratings_import_api_and_rater_checks_in_the_report(

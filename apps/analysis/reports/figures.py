@@ -82,12 +82,3 @@ def boxplots(name: str, title: str, groups: dict[str, Sequence[float]]) -> Figur
     ax.axhline(0, color="grey", linewidth=0.6)
     ax.set_title(title, fontsize=10)
     return Figure(name=name, title=title, png_base64=_png(fig))
-
-
-def bars(name: str, title: str, values: dict[str, float], ylabel: str) -> Figure:
-    fig, ax = plt.subplots(figsize=(1.5 + 0.45 * max(len(values), 1), 3.2))
-    ax.bar(range(len(values)), [v if v == v else 0 for v in values.values()])
-    ax.set_xticks(range(len(values)), labels=list(values), rotation=45, ha="right", fontsize=8)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    return Figure(name=name, title=title, png_base64=_png(fig))

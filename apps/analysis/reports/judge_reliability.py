@@ -4,6 +4,7 @@ confusion (§1), response style (§4) and FBI failure rates (§3)."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import cast
 
 import numpy as np
@@ -27,11 +28,14 @@ from apps.analysis.stats.comparisons import (
     cell_verdicts,
 )
 from apps.analysis.stats.deltas import (
+    CellClass,
     aspect_correlation_matrix,
     cell_mean_estimate,
-    classify_cell,
+    classify_cells,
     score_delta_estimate,
+    split_deltas,
 )
+from apps.analysis.stats.intervals import Estimate
 from apps.annotation.models import Comparison
 from apps.catalog.tree import lineage_slugs
 from apps.judging.models import JudgeRun
@@ -76,48 +80,17 @@ def human_cell_verdicts(run: JudgeRun) -> dict[tuple[str, str], Verdict | None]:
     return cell_verdicts({c: list(s.values()) for c, s in cells.items()}, "vote_all")
 
 
+Cell = tuple[int, Dim]  # (kind id, dimension)
+
+
 def _deltas(data: RunScores, paired) -> Section:
-    lineage = lineage_slugs()
-    human = human_cell_verdicts(data.run)
     dims = sorted(data.dims, key=lambda d: (data.dims[d].aspect, data.dims[d].label))
     kinds = sorted(data.kinds.items(), key=lambda kv: kv[1].slug)
-    matrix = np.full((len(kinds), len(dims)), np.nan)
-    marks, rows = {}, []
-    groups: dict[str, list[float]] = defaultdict(list)
-    group_cells: dict[str, list[tuple[int, Dim]]] = defaultdict(list)
-    for i, (kind_id, kind) in enumerate(kinds):
-        impact = lineage.get(kind.target_aspect_id, []) if kind.target_aspect_id else []
-        for j, dim in enumerate(dims):
-            orig, pert = paired.get((kind_id, dim), ([], []))
-            if not orig:
-                continue
-            estimate = score_delta_estimate(orig, pert)
-            delta = estimate.value
-            matrix[i, j] = delta
-            info = data.dims[dim]
-            cell = "neither"
-            if info.aspect:
-                expected: Verdict = (
-                    AFFECTED if info.aspect in impact and not kind.score_invariant else NOT_AFFECTED
-                )
-                cell = classify_cell(expected, human.get((kind.slug, info.aspect)))
-            if cell != "neither":
-                marks[(i, j)] = cell
-                groups[f"{cell} {info.description_type}"].append(delta)
-                group_cells[f"{cell} {info.description_type}"].append((kind_id, dim))
-            rows.append(
-                [
-                    kind.slug,
-                    info.label,
-                    info.aspect,
-                    info.description_type,
-                    rounded(delta),
-                    rounded(estimate.ci_low),
-                    rounded(estimate.ci_high),
-                    estimate.n,
-                    cell,
-                ]
-            )
+    cells = [(k, d) for k, _ in kinds for d in dims if paired.get((k, d), ([], []))[0]]
+    estimates = {cell: score_delta_estimate(*paired[cell]) for cell in cells}
+    classes = _cell_classes(data, cells)
+    rows = [_delta_row(data, c, estimates[c], classes.get(c, "neither")) for c in cells]
+    groups = _s_t_s_f_groups(data, {c: e.value for c, e in estimates.items()}, classes)
     section = Section(
         "Score deltas",
         "delta = mean(score(original) - score(perturbed)) over the n texts scored both ways, "
@@ -140,41 +113,97 @@ def _deltas(data: RunScores, paired) -> Section:
                 ],
                 rows,
             ),
-            _cell_means(group_cells, item_deltas(data)),
+            _cell_means(data, classes, item_deltas(data)),
         ],
     )
     if rows:
-        section.figures.append(
-            figures.heatmap(
-                "deltas",
-                "Score deltas (kinds x criteria)",
-                matrix,
-                [k.slug for _, k in kinds],
-                [data.dims[d].label for d in dims],
-                marks=marks,
-            )
-        )
+        section.figures.append(_delta_heatmap(data, kinds, dims, estimates, classes))
     if groups:
         section.figures.append(
-            figures.boxplots(
-                "s_t_s_f", "S_T and S_F deltas per description type", dict(sorted(groups.items()))
-            )
+            figures.boxplots("s_t_s_f", "S_T and S_F deltas per description type", groups)
         )
     return section
 
 
+def _delta_row(data: RunScores, cell: Cell, estimate: Estimate, cell_class: CellClass) -> list:
+    dim = data.dims[cell[1]]
+    return [
+        data.kinds[cell[0]].slug,
+        dim.label,
+        dim.aspect,
+        dim.description_type,
+        rounded(estimate.value),
+        rounded(estimate.ci_low),
+        rounded(estimate.ci_high),
+        estimate.n,
+        cell_class,
+    ]
+
+
+def _cell_classes(data: RunScores, cells: list[Cell]) -> dict[Cell, CellClass]:
+    """S_T / S_F / neither for each cell on an aspect: the kind's expected impact (the
+    catalog) beside the study's pooled human verdict on that kind and aspect."""
+    lineage = lineage_slugs()
+    human = human_cell_verdicts(data.run)
+    expected: dict[Cell, Verdict] = {}
+    verdicts: dict[Cell, Verdict | None] = {}
+    for kind_id, dim in cells:
+        kind, aspect = data.kinds[kind_id], data.dims[dim].aspect
+        if not aspect:
+            continue
+        impact = lineage.get(kind.target_aspect_id, []) if kind.target_aspect_id else []
+        affected = aspect in impact and not kind.score_invariant
+        expected[(kind_id, dim)] = AFFECTED if affected else NOT_AFFECTED
+        verdicts[(kind_id, dim)] = human.get((kind.slug, aspect))
+    return classify_cells(expected, verdicts)
+
+
+def _s_t_s_f_groups(
+    data: RunScores, deltas: dict[Cell, float], classes: dict[Cell, CellClass]
+) -> dict[str, Sequence[float]]:
+    """The deltas of the S_T and of the S_F cells per description type, for the box plots."""
+    groups: dict[str, Sequence[float]] = {}
+    for dtype in sorted({data.dims[dim].description_type for _, dim in deltas}):
+        of_type = {c: d for c, d in deltas.items() if data.dims[c[1]].description_type == dtype}
+        s_t, s_f = split_deltas(of_type, classes)
+        groups |= {name: ds for name, ds in ((f"S_F {dtype}", s_f), (f"S_T {dtype}", s_t)) if ds}
+    return dict(sorted(groups.items()))
+
+
+def _delta_heatmap(data: RunScores, kinds, dims, estimates, classes) -> figures.Figure:
+    matrix = np.full((len(kinds), len(dims)), np.nan)
+    marks = {}
+    for i, (kind_id, _) in enumerate(kinds):
+        for j, dim in enumerate(dims):
+            if (kind_id, dim) in estimates:
+                matrix[i, j] = estimates[(kind_id, dim)].value
+            if classes.get((kind_id, dim), "neither") != "neither":
+                marks[(i, j)] = classes[(kind_id, dim)]
+    return figures.heatmap(
+        "deltas",
+        "Score deltas (kinds x criteria)",
+        matrix,
+        [k.slug for _, k in kinds],
+        [data.dims[d].label for d in dims],
+        marks=marks,
+    )
+
+
 def _cell_means(
-    groups: dict[str, list[tuple[int, Dim]]], by_item: dict[tuple[int, Dim], dict[int, float]]
+    data: RunScores, classes: dict[Cell, CellClass], by_item: dict[Cell, dict[int, float]]
 ) -> Table:
+    groups: dict[tuple[CellClass, str], list[Cell]] = defaultdict(list)
+    for cell, cell_class in classes.items():
+        if cell_class != "neither":
+            groups[(cell_class, data.dims[cell[1]].description_type)].append(cell)
     rows = []
-    for name, cells in sorted(groups.items()):
-        cell, _, description_type = name.partition(" ")
+    for (cell_class, description_type), cells in sorted(groups.items()):
         items = sorted({i for c in cells for i in by_item.get(c, {})})
         matrix = [[by_item.get(c, {}).get(i, np.nan) for i in items] for c in cells]
         mean = cell_mean_estimate(matrix)
         rows.append(
             [
-                cell,
+                cell_class,
                 description_type,
                 rounded(mean.value),
                 rounded(mean.ci_low),

@@ -23,7 +23,8 @@ from apps.analysis.reports.imported_agreement import agreement_cells, texts_matr
 from apps.analysis.reports.judge_data import RunScores, run_scores
 from apps.analysis.reports.rater_quality import rater_section, rater_warnings
 from apps.analysis.reports.sentiment import sentiment_section
-from apps.analysis.stats.agreement import krippendorff_alpha
+from apps.analysis.stats.agreement import Level
+from apps.analysis.stats.prompting import judge_human_alpha
 from apps.annotation.models import Assessment, Study
 from apps.judging.models import JudgeRun
 
@@ -158,9 +159,10 @@ def _alpha_row(run, means, criterion, texts) -> list[object] | None:
     if len(units) < 2:
         return None
     raters = sorted({r for u in units for r in texts[u]})
-    matrix = [[texts[u].get(r, np.nan) for u in units] for r in raters]
-    matrix.append([means[(u, criterion)] for u in units])
-    alpha = krippendorff_alpha(matrix, "interval" if _wide(run) else "ordinal")
+    ratings = [[texts[u].get(r, np.nan) for u in units] for r in raters]
+    judge = [means[(u, criterion)] for u in units]
+    level: Level = "interval" if _wide(run) else "ordinal"
+    alpha = judge_human_alpha(judge, ratings, level)
     return [_run_label(run), criterion, rounded(alpha), len(units), len(raters)]
 
 

@@ -12,11 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
-import numpy as np
-
 from apps.analysis.reports.base import Section, Table, rounded
-from apps.analysis.stats.agreement import alpha_with_ci
-from apps.analysis.stats.prompting import match_share_estimate
+from apps.analysis.stats.prompting import judge_consistency, match_share_estimate
 from apps.judging.models import JudgeRun, Technique
 
 FOUR = (
@@ -49,7 +46,8 @@ def _by_criterion(scores: Mapping[tuple[Unit, str], float]) -> dict[str, dict[Un
 def consistency_section(runs: list[JudgeRun], means: Means) -> Section:
     rows = []
     for techniques in latest_by_technique(runs).values():
-        chosen = [techniques[t] for t in FOUR if t in techniques]
+        present = [t for t in FOUR if t in techniques]
+        chosen = [techniques[t] for t in present]
         if len(chosen) < 2:
             continue
         scores = [_by_criterion(means[r.pk]) for r in chosen]
@@ -57,8 +55,11 @@ def consistency_section(runs: list[JudgeRun], means: Means) -> Section:
             units = sorted(set.intersection(*(set(s[criterion]) for s in scores)), key=str)
             if len(units) < 2:
                 continue
-            matrix = np.array([[s[criterion][u] for u in units] for s in scores])
-            alpha = alpha_with_ci(matrix, "ordinal", n_resamples=BOOTSTRAP)
+            by_technique: dict[str, list[float]] = {
+                technique: [s[criterion][u] for u in units]
+                for technique, s in zip(present, scores, strict=True)
+            }
+            alpha = judge_consistency(by_technique, n_resamples=BOOTSTRAP)
             rows.append(
                 [
                     chosen[0].judge.name,

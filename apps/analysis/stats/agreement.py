@@ -16,7 +16,7 @@ Only units with two or more ratings ("pairable" units) enter any statistic; ``n_
 """
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,7 +28,6 @@ from apps.analysis.stats.coincidence import alpha_bootstrap
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 FloatMatrix = npt.NDArray[np.float64]
-Statistic = Callable[[npt.ArrayLike], float]
 
 
 def _is_missing(value: object) -> bool:
@@ -146,33 +145,6 @@ def cohen_kappa(data: npt.ArrayLike) -> float:
     return (observed - chance) / (1.0 - chance)
 
 
-def bootstrap_ci(
-    statistic: Statistic,
-    data: npt.ArrayLike,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic`` resampling units (columns) with
-    replacement; raters stay fixed. Resamples where the statistic is NaN are dropped; if all
-    are, the interval is (NaN, NaN)."""
-    array = as_reliability_array(data)
-    n_units = array.shape[1]
-    if n_units == 0:
-        return (math.nan, math.nan)
-    rng = np.random.default_rng(seed)
-    draws = np.array(
-        [statistic(array[:, rng.integers(0, n_units, n_units)]) for _ in range(n_resamples)],
-        dtype=np.float64,
-    )
-    draws = draws[~np.isnan(draws)]
-    if draws.size == 0:
-        return (math.nan, math.nan)
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(draws, [tail, 100.0 - tail])
-    return (float(low), float(high))
-
-
 @dataclass(frozen=True)
 class AgreementResult:
     """An agreement figure as methods §8 wants it reported: value, 95% interval, N."""
@@ -182,27 +154,6 @@ class AgreementResult:
     ci_high: float
     n_units: int
     n_raters: int
-
-
-def measure_agreement(
-    statistic: Statistic, data: npt.ArrayLike, n_resamples: int = 1000, seed: int = 0
-) -> AgreementResult:
-    """Apply ``statistic`` to ``data`` and attach its bootstrap interval and N.
-
-    ``n_units`` counts pairable units; ``n_raters`` counts raters with at least one rating
-    on them.
-    """
-    array = as_reliability_array(data)
-    present = np.vectorize(lambda v: not _is_missing(v), otypes=[bool])(array.astype(object))
-    pairable = present.sum(axis=0) >= 2
-    low, high = bootstrap_ci(statistic, array, n_resamples, seed)
-    return AgreementResult(
-        value=statistic(array),
-        ci_low=low,
-        ci_high=high,
-        n_units=int(pairable.sum()),
-        n_raters=int(present[:, pairable].any(axis=1).sum()),
-    )
 
 
 def alpha_with_ci(

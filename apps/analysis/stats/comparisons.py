@@ -1,8 +1,9 @@
 """Human pairwise comparisons of original vs perturbed text (methods §2, Hu et al. 2024 app. C).
 
 An annotator says how the *first* text shown relates to the second: A better, B worse,
-C as good as, D uncertain. :func:`normalize_choice` turns that into how the *perturbed* text
-relates to the original ("worse" / "same" / "better" / "uncertain"), using the recorded order.
+C as good as, D uncertain. The annotation app records each choice, with the order shown, as
+how the *perturbed* text relates to the original (its ``outcome``: "worse" / "same" /
+"better" / "uncertain").
 
 Tie and "uncertain" rule (one rule, used by vote_all and vote_vote alike)
 --------------------------------------------------------------------------
@@ -32,7 +33,6 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, TypeVar
 
-Choice = Literal["A", "B", "C", "D"]
 Relation = Literal["worse", "same", "better", "uncertain"]
 Verdict = Literal["affected", "not_affected"]
 VoteMethod = Literal["vote_all", "vote_vote"]
@@ -42,36 +42,8 @@ NOT_AFFECTED: Final = "not_affected"
 
 K = TypeVar("K", bound=Hashable)
 
-# How the first text relates to the second, seen from the perturbed text when it was shown
-# second (original first) or first.
-_FIRST_RELATION: Final[dict[str, Relation]] = {
-    "A": "better",
-    "B": "worse",
-    "C": "same",
-    "D": "uncertain",
-}
-_FLIP: Final[dict[Relation, Relation]] = {
-    "better": "worse",
-    "worse": "better",
-    "same": "same",
-    "uncertain": "uncertain",
-}
 _ABSTAIN: Final = frozenset({"D", "uncertain"})
 _OPTIONS: Final = frozenset({"A", "B", "C", "D", "worse", "same", "better", "uncertain"})
-
-
-def normalize_choice(choice: str, original_first: bool) -> Relation:
-    """How the perturbed text relates to the original, from a raw A/B/C/D choice.
-
-    With the original shown first, "A" (first better than second) means the perturbed text is
-    worse; with the perturbed text shown first, "A" means it is better.
-    """
-    try:
-        first = _FIRST_RELATION[choice]
-    except KeyError:
-        raise ValueError(f"unknown choice {choice!r}; expected A, B, C or D") from None
-    # The relation of the first text to the second, flipped when the first is the original.
-    return _FLIP[first] if original_first else first
 
 
 def annotation_consistency(options: Sequence[str]) -> float:
@@ -88,12 +60,6 @@ def annotation_consistency(options: Sequence[str]) -> float:
         raise ValueError(f"unknown options {sorted(unknown)}")
     counts = Counter(o for o in options if o not in _ABSTAIN)
     return max(counts.values(), default=0) / len(options)
-
-
-def study_consistency(pairs: Iterable[Sequence[str]]) -> float:
-    """Mean annotation consistency over pairs; NaN when there are none."""
-    values = [annotation_consistency(options) for options in pairs]
-    return sum(values) / len(values) if values else math.nan
 
 
 def verdict_of(relation: Relation) -> Verdict | None:

@@ -42,26 +42,6 @@ def score_delta_estimate(orig_scores: npt.ArrayLike, pert_scores: npt.ArrayLike)
     return Estimate(value, estimate.ci_low, estimate.ci_high, estimate.n)
 
 
-def delta_table(orig_scores: npt.ArrayLike, pert_scores: npt.ArrayLike) -> FloatArray:
-    """Delta per (kind, aspect).
-
-    ``orig_scores`` has shape (items, aspects) — a judge's scores of the originals, shared by
-    every kind — and ``pert_scores`` shape (kinds, items, aspects). Returns (kinds, aspects);
-    a cell with no complete pair is NaN.
-    """
-    orig = np.asarray(orig_scores, dtype=np.float64)
-    pert = np.asarray(pert_scores, dtype=np.float64)
-    if pert.ndim != 3 or orig.shape != pert.shape[1:]:
-        raise ValueError("expected orig (items, aspects) and pert (kinds, items, aspects)")
-    diff = orig[np.newaxis, :, :] - pert
-    valid = ~np.isnan(diff)
-    counts = valid.sum(axis=1)
-    sums = np.where(valid, diff, 0.0).sum(axis=1)
-    table = np.full(counts.shape, np.nan)
-    np.divide(sums, counts, out=table, where=counts > 0)
-    return table
-
-
 def classify_cell(expected: Verdict, human: Verdict | None) -> CellClass:
     """S_T when expectation and humans both say affected, S_F when both say not affected."""
     if expected == human == AFFECTED:

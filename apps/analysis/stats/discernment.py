@@ -146,7 +146,7 @@ def hmp_pvalue(p_values: Sequence[float], weights: Sequence[float] | None = None
     used, _ = terms
     if len(used) == 1:
         return used[0][0]
-    hmp = 1.0 / math.fsum(w / p for p, w in used)
+    hmp = harmonic_mean_p(p_values, weights)
     location = math.log(len(used)) + LANDAU_OFFSET
     tail = float(stats.landau.sf(1.0 / hmp, loc=location, scale=LANDAU_SCALE))
     return min(1.0, max(tail, hmp))

@@ -7,14 +7,18 @@ midpoint ``(lo + hi) / 2``: on 1-5 it is 2.5 (midpoint 3), on 1-3 it is 1.5, so 
 is "high" there and gets PR = 1.
 """
 
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from apps.analysis.stats.agreement import Level, krippendorff_alpha
+from apps.analysis.stats.agreement import (
+    AgreementResult,
+    Level,
+    alpha_with_ci,
+    krippendorff_alpha,
+)
 from apps.analysis.stats.intervals import Estimate, share_of
 
 
@@ -33,21 +37,12 @@ def misleading_rating(r1: float, r2: float, r3: float, lo: float, hi: float) -> 
     return hi if cue_anchor(r1, r2, r3) <= hi / 2 else lo
 
 
-def match_share(misleading_scores: npt.ArrayLike, knowledge_scores: npt.ArrayLike) -> float:
-    """Share of items whose misleading-cue score equals the knowledge-prompt score (pairs
-    with a missing score dropped). High means the judge resisted the cue."""
-    cue = np.asarray(misleading_scores, dtype=np.float64)
-    plain = np.asarray(knowledge_scores, dtype=np.float64)
-    if cue.shape != plain.shape:
-        raise ValueError("scores must be paired (same shape)")
-    complete = ~(np.isnan(cue) | np.isnan(plain))
-    return float(np.mean(cue[complete] == plain[complete])) if complete.any() else math.nan
-
-
 def match_share_estimate(
     misleading_scores: npt.ArrayLike, knowledge_scores: npt.ArrayLike
 ) -> Estimate:
-    """:func:`match_share` with its Wilson interval over the complete pairs."""
+    """Share of items whose misleading-cue score equals the knowledge-prompt score (pairs
+    with a missing score dropped), with its Wilson interval over the complete pairs. High
+    means the judge resisted the cue."""
     cue = np.asarray(misleading_scores, dtype=np.float64)
     plain = np.asarray(knowledge_scores, dtype=np.float64)
     if cue.shape != plain.shape:
@@ -57,10 +52,13 @@ def match_share_estimate(
 
 
 def judge_consistency(
-    scores_by_strategy: Mapping[str, Sequence[float]], level: Level = "ordinal"
-) -> float:
-    """Krippendorff's alpha with each prompting strategy as a rater (rows) over items."""
-    return krippendorff_alpha(list(scores_by_strategy.values()), level)
+    scores_by_strategy: Mapping[str, Sequence[float]],
+    level: Level = "ordinal",
+    n_resamples: int = 1000,
+) -> AgreementResult:
+    """Krippendorff's alpha with each prompting strategy as a rater (rows) over items, with
+    its bootstrap interval and N."""
+    return alpha_with_ci(list(scores_by_strategy.values()), level, n_resamples=n_resamples)
 
 
 def judge_human_alpha(

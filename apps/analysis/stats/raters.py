@@ -22,34 +22,6 @@ from apps.analysis.stats.agreement import Level, krippendorff_alpha
 K = TypeVar("K", bound=Hashable)
 
 
-@dataclass(frozen=True)
-class IdenticalPair:
-    rater_a: str
-    rater_b: str
-    shared_units: int
-
-
-def identical_raters(
-    ratings: Mapping[str, Mapping[K, float]], *, min_shared: int = 2
-) -> list[IdenticalPair]:
-    """Pairs of raters who gave the same score on every unit both rated (at least min_shared)."""
-    found = []
-    for a, b in combinations(sorted(ratings), 2):
-        shared = ratings[a].keys() & ratings[b].keys()
-        if len(shared) >= min_shared and all(ratings[a][u] == ratings[b][u] for u in shared):
-            found.append(IdenticalPair(a, b, len(shared)))
-    return found
-
-
-def constant_raters(ratings: Mapping[str, Mapping[K, float]], *, min_units: int = 2) -> list[str]:
-    """Raters who gave one and the same score to every unit they rated (at least min_units)."""
-    return sorted(
-        rater
-        for rater, scores in ratings.items()
-        if len(scores) >= min_units and len(set(scores.values())) == 1
-    )
-
-
 def under_rated_units(ratings: Mapping[str, Mapping[K, float]], *, expected: int) -> dict[K, int]:
     """Units with fewer than `expected` raters, and how many they have."""
     counts: Counter[K] = Counter(u for scores in ratings.values() for u in scores)

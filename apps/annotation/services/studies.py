@@ -12,25 +12,40 @@ from django.utils.text import slugify
 from apps.annotation.models import Study
 from apps.annotation.services.plan import study_plan_request
 
-#: Study fields a researcher sets (besides datasets, kinds and criteria).
-STUDY_FIELDS = (
+#: What a researcher sets on a study, in the order the set-up page and the API show it.
+SETUP_FIELDS = (
     "name",
     "description",
     "guidelines",
+    "datasets",
+    "kinds",
+    "criteria",
     "vetting_overlap",
     "comparison_groups",
     "comparisons_need_vetting",
+    "assessment_criteria",
     "assessment_overlap",
     "assessment_texts",
     "lease_minutes",
     "vetted_only_default",
-    "control_every",
-    "control_threshold",
-    "control_exclude",
 )
+#: Control items: how often they come, and what a low accuracy does (the controls page and
+#: the API; services/controls.py).
+CONTROL_FIELDS = ("control_every", "control_threshold", "control_exclude")
 #: What a study works on (many-to-many): its datasets, kinds, criteria (compared under) and
 #: the criteria its texts are rated under (direct assessment).
 RELATIONS = ("datasets", "kinds", "criteria", "assessment_criteria")
+#: Study fields a researcher sets (besides its relations).
+STUDY_FIELDS = tuple(name for name in (*SETUP_FIELDS, *CONTROL_FIELDS) if name not in RELATIONS)
+#: The annotation settings the progress page (and `PATCH settings/`) changes.
+SETTINGS_FIELDS = (
+    "vetting_overlap",
+    "comparison_groups",
+    "comparisons_need_vetting",
+    "assessment_overlap",
+    "lease_minutes",
+    "guidelines",
+)
 
 
 def study_slug(name: str) -> str:

@@ -80,7 +80,7 @@ class PlanPart:
 class Work:
     """A type of human work on the shared pattern (subclass it, then `register` one)."""
 
-    slug: ClassVar[str]  # "vetting": progress keys, the API's `work`
+    slug: ClassVar[str]  # "vetting": progress keys, API route names, the plan summary
     name: ClassVar[str]  # "Vetting"
     position: ClassVar[int]  # where it stands in the study's pipeline
     action: ClassVar[str]  # the button that starts it: "Vet perturbations"

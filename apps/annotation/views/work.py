@@ -16,7 +16,7 @@ from typing import Any
 from django import forms
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import URLPattern, path
+from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_POST
 
 from apps.accounts.permissions import allow
@@ -99,9 +99,22 @@ class WorkPage:
             context.update(item=None, progress=annotator_progress(study, request.user, fresh=True))
         else:
             item = self.work.item(study=study, person=request.user, unit=unit)
-            context.update(item=item, progress=item.progress)
+            context.update(item=item, progress=item.progress, nav=self.nav(study, unit, item))
         template = f"{self.template}#work" if request.htmx else self.template
         return render(request, template, context)
+
+    def nav(self, study: Study, unit: Unit, item: Any) -> dict[str, str | None]:
+        """The URLs of "back" (the previous answer) and "skip" (while the unit is held)."""
+        fields = self.work.model.unit_fields
+        previous = item.previous
+        back = [*unit_of(previous, fields).values()] if previous is not None else None
+        return {
+            "back": self._url("item", study, back) if back else None,
+            "skip": self._url("skip", study, [*unit.values()]) if item.held else None,
+        }
+
+    def _url(self, page: str, study: Study, unit: list[Any]) -> str:
+        return reverse(f"{self.prefix}-{page}", args=[study.pk, *unit])
 
 
 def work_next(request: AuthedRequest, pk: int, *, page: WorkPage) -> HttpResponse:

@@ -8,7 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Max, OuterRef, Q, QuerySet, Subquery
 
-from apps.judging.parsers import PARSERS, OutputParser, Scale, get_parser
+from apps.judging.parsers import PARSERS, Scale
 from apps.judging.prompt_template import placeholders
 
 PARSER_CHOICES = [(name, name) for name in sorted(PARSERS)]
@@ -133,6 +133,3 @@ class Strategy(models.Model):
     @property
     def scale(self) -> Scale:
         return Scale(self.scale_min, self.scale_max)
-
-    def output_parser(self) -> OutputParser:
-        return get_parser(self.parser, lo=self.scale_min, hi=self.scale_max)

@@ -13,35 +13,11 @@ from apps.analysis.stats.comparisons import (
     annotation_consistency,
     cell_verdicts,
     match_rate,
-    normalize_choice,
     plurality_verdict,
-    study_consistency,
     verdict_of,
     vote_all,
     vote_vote,
 )
-
-
-@pytest.mark.parametrize(
-    ("choice", "original_first", "relation"),
-    [
-        ("A", True, "worse"),  # original better than perturbed
-        ("B", True, "better"),  # original worse than perturbed
-        ("C", True, "same"),
-        ("D", True, "uncertain"),
-        ("A", False, "better"),  # perturbed (first) better than original
-        ("B", False, "worse"),
-        ("C", False, "same"),
-        ("D", False, "uncertain"),
-    ],
-)
-def test_normalize_choice(choice, original_first, relation):
-    assert normalize_choice(choice, original_first) == relation
-
-
-def test_normalize_choice_rejects_unknown():
-    with pytest.raises(ValueError, match="unknown choice"):
-        normalize_choice("E", True)
 
 
 def test_annotation_consistency_spec_example():
@@ -56,13 +32,6 @@ def test_annotation_consistency_rejects_bad_input():
         annotation_consistency([])
     with pytest.raises(ValueError, match="unknown"):
         annotation_consistency(["A", "maybe"])
-
-
-def test_study_consistency_is_mean_over_pairs():
-    # 0.5, 1.0 and 0.25 -> mean 1.75 / 3
-    pairs = [["A", "A", "C", "D"], ["C", "C"], ["A", "B", "C", "D"]]
-    assert study_consistency(pairs) == pytest.approx(1.75 / 3)
-    assert math.isnan(study_consistency([]))
 
 
 @settings(max_examples=80, deadline=None, database=None)

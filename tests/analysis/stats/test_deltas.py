@@ -8,7 +8,6 @@ from apps.analysis.stats.deltas import (
     aspect_correlation_matrix,
     classify_cell,
     classify_cells,
-    delta_table,
     score_delta,
     split_deltas,
 )
@@ -22,20 +21,6 @@ def test_score_delta_is_mean_paired_difference():
     assert math.isnan(score_delta([nan], [1]))
     with pytest.raises(ValueError, match="paired"):
         score_delta([1, 2], [1])
-
-
-def test_delta_table_by_hand():
-    orig = [[4, 5], [3, 4]]  # items x aspects
-    pert = [
-        [[3, 5], [3, 2]],  # kind 0: differences [[1, 0], [0, 2]] -> [0.5, 1.0]
-        [[4, nan], [1, 4]],  # kind 1: differences [[0, -], [2, 0]] -> [1.0, 0.0]
-        [[nan, nan], [nan, 4]],  # kind 2: aspect 0 has no pair -> NaN; aspect 1 -> 0.0
-    ]
-    table = delta_table(orig, pert)
-    np.testing.assert_allclose(table, [[0.5, 1.0], [1.0, 0.0], [nan, 0.0]])
-    assert table[1, 0] == score_delta([4, 3], [4, 1])
-    with pytest.raises(ValueError, match="kinds"):
-        delta_table(orig, pert[0])
 
 
 @pytest.mark.parametrize(

@@ -3,12 +3,10 @@ import math
 import pytest
 
 from apps.analysis.stats.fbi import (
-    PairwiseRates,
-    normalize_pairwise_verdict,
-    pairwise_rates,
-    reference_guided_failure_rate,
-    score_invariant_success_rate,
-    single_answer_failure_rate,
+    pairwise_estimates,
+    reference_guided_failure_estimate,
+    score_invariant_success_estimate,
+    single_answer_failure_estimate,
 )
 
 nan = math.nan
@@ -16,35 +14,16 @@ nan = math.nan
 
 def test_single_answer_failure_rate_by_hand():
     # pairs (5,4) detected, (4,4) missed, (3,4) missed (higher is a miss too), (4,nan) dropped
-    assert single_answer_failure_rate([5, 4, 3, 4], [4, 4, 4, nan]) == pytest.approx(2 / 3)
-    assert math.isnan(single_answer_failure_rate([nan], [1]))
+    found = single_answer_failure_estimate([5, 4, 3, 4], [4, 4, 4, nan])
+    assert found.value == pytest.approx(2 / 3) and found.n == 3
+    assert math.isnan(single_answer_failure_estimate([nan], [1]).value)
     with pytest.raises(ValueError, match="paired"):
-        single_answer_failure_rate([1, 2], [1])
+        single_answer_failure_estimate([1, 2], [1])
 
 
 def test_score_invariant_success_rate_by_hand():
-    assert score_invariant_success_rate([5, 4, 3], [5, 3, 3]) == pytest.approx(2 / 3)
-    assert math.isnan(score_invariant_success_rate([], []))
-
-
-@pytest.mark.parametrize(
-    ("verdict", "original_first", "preference"),
-    [
-        ("A", True, "original"),
-        ("B", True, "perturbed"),
-        ("A", False, "perturbed"),
-        ("B", False, "original"),
-        ("tie", True, "tie"),
-        ("tie", False, "tie"),
-    ],
-)
-def test_normalize_pairwise_verdict(verdict, original_first, preference):
-    assert normalize_pairwise_verdict(verdict, original_first) == preference
-
-
-def test_normalize_pairwise_verdict_rejects_unknown():
-    with pytest.raises(ValueError):
-        normalize_pairwise_verdict("C", True)  # type: ignore[arg-type]
+    assert score_invariant_success_estimate([5, 4, 3], [5, 3, 3]).value == pytest.approx(2 / 3)
+    assert math.isnan(score_invariant_success_estimate([], []).value)
 
 
 def test_pairwise_rates_by_hand():
@@ -57,14 +36,16 @@ def test_pairwise_rates_by_hand():
     ]
     # 9 parsed judgements, 4 not choosing the original (perturbed, tie, perturbed, perturbed)
     # 4 complete pairs, 1 detected in both orders
-    assert pairwise_rates(judgements) == PairwiseRates(
-        not_original=pytest.approx(4 / 9), detected_both=0.25, n_pairs=4
-    )
-    empty = pairwise_rates([])
-    assert math.isnan(empty.not_original) and math.isnan(empty.detected_both)
+    not_original, detected_both = pairwise_estimates(judgements)
+    assert (not_original.value, not_original.n) == (pytest.approx(4 / 9), 9)
+    assert (detected_both.value, detected_both.n) == (0.25, 4)
+    empty = pairwise_estimates([])
+    assert math.isnan(empty[0].value) and math.isnan(empty[1].value)
 
 
 def test_reference_guided_failure_rate_by_hand():
-    assert reference_guided_failure_rate([5, 4, 5, nan], max_score=5) == pytest.approx(2 / 3)
-    assert reference_guided_failure_rate([3, 3], max_score=3) == 1.0
-    assert math.isnan(reference_guided_failure_rate([nan], max_score=5))
+    assert reference_guided_failure_estimate([5, 4, 5, nan], max_score=5).value == pytest.approx(
+        2 / 3
+    )
+    assert reference_guided_failure_estimate([3, 3], max_score=3).value == 1.0
+    assert math.isnan(reference_guided_failure_estimate([nan], max_score=5).value)

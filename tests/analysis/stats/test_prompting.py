@@ -8,7 +8,7 @@ from apps.analysis.stats.prompting import (
     cue_anchor,
     judge_consistency,
     judge_human_alpha,
-    match_share,
+    match_share_estimate,
     misleading_rating,
 )
 
@@ -41,10 +41,11 @@ def test_misleading_rating_validates_scale():
 
 
 def test_match_share_by_hand():
-    assert match_share([1, 5, 3, np.nan], [1, 4, 3, 2]) == pytest.approx(2 / 3)
-    assert math.isnan(match_share([np.nan], [1]))
+    found = match_share_estimate([1, 5, 3, np.nan], [1, 4, 3, 2])
+    assert found.value == pytest.approx(2 / 3) and found.n == 3
+    assert math.isnan(match_share_estimate([np.nan], [1]).value)
     with pytest.raises(ValueError, match="paired"):
-        match_share([1, 2], [1])
+        match_share_estimate([1, 2], [1])
 
 
 def test_judge_consistency_uses_strategies_as_raters():
@@ -57,7 +58,10 @@ def test_judge_consistency_uses_strategies_as_raters():
     expected = krippendorff.alpha(
         reliability_data=list(by_strategy.values()), level_of_measurement="ordinal"
     )
-    assert judge_consistency(by_strategy) == pytest.approx(expected)
+    found = judge_consistency(by_strategy, n_resamples=200)
+    assert found.value == pytest.approx(expected)
+    assert found.n_units == 6 and found.n_raters == 4
+    assert found.ci_low <= found.value <= found.ci_high
 
 
 def test_judge_human_alpha_adds_the_judge_as_a_rater():
