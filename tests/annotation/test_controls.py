@@ -8,6 +8,7 @@ import uuid
 import pytest
 
 from apps.analysis.controls import control_accuracy, excluded_people
+from apps.analysis.raw_data.human import history_rows, judgement_rows
 from apps.analysis.reports import human_agreement
 from apps.annotation.models import (
     Assessment,
@@ -102,6 +103,8 @@ def test_the_rate_holds_over_a_queue_and_controls_are_not_data():
     assert Vetting.objects.filter(study=study).count() == 100
     assert Vetting.answers.filter(study=study).count() == 100 + controls
     assert VETTING.done_by(study)[ann.pk][0] == 100
+    assert len(list(history_rows(study))) == 100  # the raw data's history too
+    assert len(list(judgement_rows(study))) == 100
     # ... but the annotator's own count includes them (nothing tells them apart).
     assert VETTING.queue(study=study, person=ann).done == 100 + controls
 
