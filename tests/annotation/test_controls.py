@@ -314,3 +314,50 @@ def test_defining_controls_refuses_bad_input_and_saves_nothing():
         with pytest.raises(ValueError, match=message):
             control_add(study=study, **fields)
     assert not ControlItem.objects.exists()
+
+
+@pytest.mark.parametrize("kind", ["compare", "assess"])
+def test_comparison_and_rating_queues_mix_controls_in_through_the_pages(client, kind):
+    import re
+
+    setup = study_setup(
+        perturbations=8,
+        annotators=1,
+        aspects=1,
+        assess=kind == "assess",
+        comparisons_need_vetting=False,
+        control_every=3,
+    )
+    study, ann = setup.study, setup.annotators[0]
+    criterion = setup.criteria[0].key
+    for p in gold(study, 4):
+        if kind == "compare":
+            control_add(
+                study=study,
+                work="comparison",
+                perturbation=p.pk,
+                criterion=criterion,
+                answer="same",
+            )
+        else:
+            control_add(
+                study=study, work="assessment", item=p.item_id, criterion=criterion, answer=3
+            )
+    client.force_login(ann)
+    submit = "choice" if kind == "compare" else "rating"
+    pattern = rf'action="(/studies/{study.pk}/{kind}/[\d/]+/{submit}/)"'
+    handed = 0
+    while found := re.search(pattern, client.get(f"/studies/{study.pk}/{kind}/").content.decode()):
+        data = {"idempotency_key": str(uuid.uuid4())}
+        data.update({"choice": "C", "original_first": "1"} if kind == "compare" else {"score": 3})
+        assert client.post(found.group(1), data).status_code == 302
+        handed += 1
+        assert handed < 40
+    work = COMPARISON if kind == "compare" else ASSESSMENT
+    real = work.model.objects.filter(study=study).count()
+    controls = work.model.answers.filter(study=study, control__isnull=False).count()
+    assert real == (8 if kind == "compare" else 16)  # assess: originals and perturbed texts
+    assert handed == real + controls
+    assert controls == ControlServe.objects.filter(annotator=ann).count() >= 2
+    rows = control_accuracy(study)
+    assert [(r.n, r.right) for r in rows] == [(controls, controls)]  # "same" / 3: all right
