@@ -212,3 +212,25 @@ def rate(item, perturbation, aspect: str, rater: str, value: float, scale=(1.0, 
         scale_min=scale[0],
         scale_max=scale[1],
     )
+
+
+def assess(study, item, perturbation, criterion_key: str, annotator, score: int):
+    """A rating collected in the study (direct assessment) of a text under a criterion."""
+    from apps.annotation.models import Assessment, AssessmentUnit
+
+    criterion = Criterion.objects.get(key=criterion_key)
+    unit, _ = AssessmentUnit.objects.get_or_create(
+        study=study,
+        item=item,
+        perturbation=perturbation,
+        criterion=criterion,
+        defaults={"position": AssessmentUnit.objects.count() + 1},
+    )
+    return Assessment.objects.create(
+        study=study,
+        unit=unit,
+        annotator=annotator,
+        score=score,
+        scale_min=criterion.scale_min,
+        scale_max=criterion.scale_max,
+    )
