@@ -41,7 +41,8 @@ def _setup(args: argparse.Namespace, base_url: str):
     from apps.corpus.models import Dataset, SourceItem
     from apps.judging.loading import judging_load
     from apps.judging.models import Judge, Strategy
-    from apps.judging.services import JudgeChoice, SearchSetup, judge_save
+    from apps.judging.services import JudgeChoice, SearchSetup
+    from tests.factories import llm_judge_save
 
     call_command("migrate", verbosity=0)
     catalog_load()
@@ -59,14 +60,14 @@ def _setup(args: argparse.Namespace, base_url: str):
 
     def judge(name: str, model: str, **extra) -> Judge:
         fields = {"base_url": base_url, "model": model, "max_concurrency": args.concurrency}
-        return judge_save(judge=Judge(name=name, timeout_s=30, **fields, **extra))
+        return llm_judge_save(name=name, timeout_s=30, **fields, **extra)
 
     def strategy(slug: str) -> Strategy:
         return Strategy.objects.filter(slug=slug).latest("version")
 
     return SearchSetup(
         dataset=dataset,
-        generator=judge("generator", "generator-model"),
+        generator=judge("generator", "generator-model").endpoint,
         victim=JudgeChoice(judge("victim", "victim-model"), strategy("adveval-0-100")),
         gold=[
             JudgeChoice(

@@ -1,7 +1,8 @@
 /* Annotation pages: keys, synchronised scrolling, and submits that are never dropped.
  *
  * Keys: any element with data-key="x" is activated by pressing x (radios with data-pick are
- * chosen and their form submitted; text fields get focus; anything else is clicked). Keys are
+ * chosen and their form submitted; radios with data-choose are only chosen; a button with
+ * data-submit submits its form; text fields get focus; anything else is clicked). Keys are
  * ignored while typing, except Esc (leave the field) and Ctrl/Cmd+Enter (submit its form).
  *
  * Never drop a judgement: forms marked data-retry are sent again, with the same fields and so
@@ -36,6 +37,10 @@
   function activate(el) {
     if (el.matches("input[type=radio][data-pick]")) {
       el.checked = true;
+      submit(el.form);
+    } else if (el.matches("input[type=radio][data-choose]")) {
+      el.checked = true;
+    } else if (el.matches("[data-submit]")) {
       submit(el.form);
     } else if (el.matches("textarea, input")) {
       el.focus();

@@ -77,10 +77,9 @@ def test_every_view_declares_who_may_use_it():
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.xfail(strict=True, reason="annotation adopts the policy with the human-work base")
 def test_every_annotation_view_declares_who_may_use_it():
-    """Annotation's pages and API take the policy in their own change (issue #12, the shared
-    base for human work). When they do, this passes, strict xfail fails: drop the mark."""
+    """Annotation's pages and API: the work pages declare their type's role (views/work.py,
+    api/work.py), the set-up the study's owner."""
     problems = _problems(annotation=True)
     assert not problems, "\n".join(problems)
 

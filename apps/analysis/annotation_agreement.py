@@ -1,28 +1,28 @@
-"""Each annotator's agreement with the others, for the study progress page (issue 5 hook).
+"""Each annotator's agreement with the others, for the study progress page.
 
-Over vettings (unit: perturbation) and comparisons (unit: perturbation x criterion), the share
-of an annotator's judgements that match the plurality of the other annotators on that unit.
+Over every annotator's type of work (vettings: unit perturbation; comparisons: perturbation x
+criterion; direct assessments: text x criterion), the share of an annotator's answers that
+match the plurality of the other annotators on that unit. The rows come from each type's
+`Work.agreement_rows` (apps/annotation/services/work.py).
 """
 
 from __future__ import annotations
 
+from apps.accounts.models import Role
+from apps.analysis.controls import excluded_people
 from apps.analysis.stats.agreement import leave_one_out_agreement
-from apps.annotation.models import Comparison, Vetting
+from apps.annotation.models import Study
+from apps.annotation.services import work_types
 
 
-def annotator_agreement(study_id: int) -> dict[int, str]:
+def annotator_agreement(study: Study | int) -> dict[int, str]:
     """{user id: "0.83 (n=40)"} for every annotator with a unit shared with someone."""
+    if not isinstance(study, Study):
+        study = Study.objects.get(pk=study)
+    works = [work for work in work_types(Role.ANNOTATOR) if work.opted_in(study)]
+    excluded = excluded_people(study)  # below the control items' threshold, if it excludes
     rows: list[tuple[object, object, object]] = [
-        (("v", p), a, v)
-        for p, a, v in Vetting.objects.filter(study_id=study_id).values_list(
-            "perturbation_id", "annotator_id", "verdict"
-        )
-    ]
-    rows += [
-        (("c", p, c), a, o)
-        for p, c, a, o in Comparison.objects.filter(study_id=study_id).values_list(
-            "perturbation_id", "criterion_id", "annotator_id", "outcome"
-        )
+        row for work in works for row in work.agreement_rows(study) if row[1] not in excluded
     ]
     return {
         int(str(rater)): f"{share:.2f} (n={n})"

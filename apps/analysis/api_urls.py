@@ -1,11 +1,14 @@
 from django.urls import path
 
 from apps.analysis.api import RatingsImportView, ReportView
+from apps.analysis.progress_views import StudyProgressView, StudyWeightsView
 from apps.analysis.raw_data.views import RawDataView
 
 urlpatterns = [
     path("datasets/<int:pk>/ratings/", RatingsImportView.as_view(), name="api-ratings-import"),
     path("studies/<int:pk>/reports/<slug:name>/", ReportView.as_view(), name="api-report"),
+    path("studies/<int:pk>/progress/", StudyProgressView.as_view(), name="api-study-progress"),
+    path("studies/<int:pk>/weights/", StudyWeightsView.as_view(), name="api-study-weights"),
     path(
         "studies/<int:pk>/data/<slug:table>.<str:file_format>",
         RawDataView.as_view(),

@@ -14,7 +14,7 @@ from django.db.models import Count, Max
 from apps.analysis.models import HumanRating, ReportSnapshot
 from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS
 from apps.analysis.reports.base import Report
-from apps.annotation.models import Comparison, ExpertVote, Study, Vetting
+from apps.annotation.models import Study, judgement_types
 from apps.judging.models import JudgeCall, JudgeRun, SearchItem
 
 logger = logging.getLogger(__name__)
@@ -29,9 +29,18 @@ REPORT_FORMAT = 2
 def inputs_fingerprint(study: Study, run: JudgeRun | None = None) -> str:
     """Changes whenever anything a report of this study (and run) reads changes."""
     parts: list[object] = [REPORT_FORMAT]
-    for model in (Vetting, Comparison, ExpertVote):
-        agg = model.objects.filter(study=study).aggregate(n=Count("id"), last=Max("updated_at"))
+    for model in judgement_types():  # every type of human work (docs/annotation.md)
+        agg = model._default_manager.filter(study=study).aggregate(
+            n=Count("id"), last=Max("updated_at")
+        )
         parts += [agg["n"], str(agg["last"])]
+    # Control items' answers, and the threshold (it may leave annotators out).
+    for model in judgement_types():
+        agg = model.answers.filter(study=study, control__isnull=False).aggregate(
+            n=Count("id"), last=Max("updated_at")
+        )
+        parts += [agg["n"], str(agg["last"])]
+    parts += [study.control_threshold, study.control_exclude]
     parts.append(HumanRating.objects.filter(item__dataset__studies=study).count())
     runs = JudgeRun.objects.filter(pk=run.pk) if run else JudgeRun.objects.filter(study=study)
     calls = JudgeCall.objects.filter(run__in=runs).aggregate(

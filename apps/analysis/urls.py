@@ -1,10 +1,11 @@
 from django.urls import path
 
-from apps.analysis import study_views, views
+from apps.analysis import progress_views, study_views, views
 from apps.analysis.raw_data.views import raw_data_download
 
 urlpatterns = [
     path("studies/<int:pk>/", study_views.study_detail, name="study-detail"),
+    path("studies/<int:pk>/progress/", progress_views.progress, name="study-progress"),
     path(
         "studies/<int:pk>/data/<slug:table>.<str:file_format>",
         raw_data_download,

@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from apps.annotation.models import (
+    Assessment,
     Comparison,
     CriterionAssignment,
     ExpertVote,
@@ -69,6 +70,13 @@ class ExpertVoteAdmin(ReadOnlyAdmin):
     list_display = ("study", "expert", "task", "kind", "metric")
     list_filter = ("study",)
     list_select_related = ("study", "expert", "task", "kind", "metric__task")
+
+
+@admin.register(Assessment)
+class AssessmentAdmin(ReadOnlyAdmin):
+    list_display = ("study", "unit", "annotator", "score", "updated_at")
+    list_filter = ("study",)
+    list_select_related = ("study", "unit", "annotator")
 
 
 @admin.register(JudgementChange)

@@ -1,5 +1,6 @@
 """The demo study: three users (one per role), our own summarization items, one study with
-its plan built, so the annotator can vet and compare and the expert can vote at once."""
+its plan built, so the annotator can vet, compare and rate texts (direct assessment, under
+coherence and fluency as SummEval did) and the expert can vote at once."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from apps.corpus.models import Dataset, Perturbation
 DEMO_ITEMS = Path(settings.BASE_DIR) / "fixtures" / "demo" / "items.jsonl"
 DEMO_PASSWORD = "discern-demo"
 DEMO_USERS = {"researcher": Role.RESEARCHER, "annotator": Role.ANNOTATOR, "expert": Role.EXPERT}
+#: The criteria the demo's texts are rated under (direct assessment).
+DEMO_RATED = ("discern-coherence-default", "discern-fluency-default")
 
 
 @transaction.atomic
@@ -46,6 +49,7 @@ def demo_load() -> Study:
     kind_ids = Perturbation.objects.filter(item__dataset=dataset).values("kind_id")
     study.kinds.set(PerturbationKind.objects.filter(id__in=kind_ids))
     study.criteria.set(_demo_criteria())
+    study.assessment_criteria.set(Criterion.objects.filter(key__in=DEMO_RATED))
     for name, role in DEMO_USERS.items():
         if role != Role.RESEARCHER:
             StudyMembership.objects.update_or_create(

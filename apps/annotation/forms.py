@@ -8,27 +8,37 @@ from typing import Any
 from django import forms
 
 from apps.accounts.models import Role
-from apps.annotation.models import Choice, Study, Verdict
-from apps.catalog.choices import criterion_checkboxes, kind_checkboxes
+from apps.annotation.models import Choice, ControlItem, Study, Verdict
+from apps.annotation.services.studies import CONTROL_FIELDS, SETTINGS_FIELDS, SETUP_FIELDS
+from apps.catalog.choices import GroupedCheckboxes, criterion_checkboxes, kind_checkboxes
 from apps.catalog.models import Criterion
 from apps.corpus.selectors import datasets_attachable
 
 
-class VerdictForm(forms.Form):
-    verdict = forms.ChoiceField(choices=Verdict.choices)
-    note = forms.CharField(required=False, max_length=5000)
+class AnswerForm(forms.Form):
+    """What every work page's form carries besides its answer: the page's idempotency key,
+    and the version of the answer it showed (`based_on`, when the page sends it)."""
+
     idempotency_key = forms.UUIDField()
     based_on = forms.IntegerField(
-        required=False, min_value=0, help_text="The verdict's version the page showed."
+        required=False, min_value=0, help_text="The answer's version the page showed."
     )
 
 
-class ChoiceForm(forms.Form):
+class VerdictForm(AnswerForm):
+    verdict = forms.ChoiceField(choices=Verdict.choices)
+    note = forms.CharField(required=False, max_length=5000)
+
+
+class ChoiceForm(AnswerForm):
     choice = forms.ChoiceField(choices=Choice.choices)
     original_first = forms.TypedChoiceField(
         choices=[("1", "original first"), ("0", "perturbed first")], coerce=lambda v: v == "1"
     )
-    idempotency_key = forms.UUIDField()
+
+
+class RatingForm(AnswerForm):
+    score = forms.IntegerField()
 
 
 class EditForm(forms.Form):
@@ -36,55 +46,113 @@ class EditForm(forms.Form):
     note = forms.CharField(required=False, max_length=2000)
 
 
-class VoteForm(forms.Form):
+class VoteForm(AnswerForm):
     kind = forms.IntegerField()
     metric = forms.IntegerField()
-    idempotency_key = forms.UUIDField()
 
 
-class StudySettingsForm(forms.ModelForm):
+class KeepsUnsent(forms.ModelForm):
+    """Direct assessment's settings may be left out of a post (a form or a script from before
+    they existed): then they keep the study's value (a new study's: the default)."""
+
+    OPTIONAL = ("assessment_overlap", "assessment_texts")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in self.OPTIONAL:
+            if name in self.fields:
+                self.fields[name].required = False
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for name in self.OPTIONAL:
+            if name in self.fields and data.get(name) in (None, ""):
+                data[name] = getattr(self.instance, name)
+        return data
+
+
+class StudySettingsForm(KeepsUnsent):
     class Meta:
         model = Study
-        fields = [
-            "vetting_overlap",
-            "comparison_groups",
-            "comparisons_need_vetting",
-            "lease_minutes",
-            "guidelines",
-        ]
+        fields = SETTINGS_FIELDS
         widgets = {"guidelines": forms.Textarea(attrs={"rows": 4})}
 
 
-class StudyForm(forms.ModelForm):
+class ControlSettingsForm(forms.ModelForm):
+    """How often control items come, and what a low accuracy on them does."""
+
+    class Meta:
+        model = Study
+        fields = CONTROL_FIELDS
+
+
+class ControlForm(forms.Form):
+    """One control item (services/controls.py `control_add` checks the rest)."""
+
+    work = forms.ChoiceField(choices=ControlItem.Work.choices)
+    perturbation = forms.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="Vetting, comparison: the perturbation (its id). Direct assessment: the "
+        "perturbed text to rate, or leave empty and give the item.",
+    )
+    item = forms.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="Direct assessment: the item whose original is rated.",
+    )
+    criterion = forms.CharField(
+        required=False, max_length=120, help_text="Comparison, direct assessment: its key."
+    )
+    answer = forms.CharField(
+        max_length=16,
+        help_text="Vetting: a verdict (valid, invalid, score-invariant, not-relevant, not-sure); "
+        "comparison: the perturbed text is worse, same or better; direct assessment: the rating.",
+    )
+    tolerance = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        help_text="Direct assessment: a rating this far from the answer still counts as right.",
+    )
+
+
+class ControlImportForm(forms.Form):
+    file = forms.FileField(
+        help_text="CSV with a header (work, perturbation, item, criterion, answer, tolerance) "
+        "or JSONL (one object a line, the same names)."
+    )
+
+
+def _rated_label(criterion: Criterion) -> str:
+    """A criterion to rate under, with its scale: "discern-coherence-default, 1 to 5"."""
+    return f"{criterion.key}, {criterion.scale_min} to {criterion.scale_max}"
+
+
+class StudyForm(KeepsUnsent):
     """A study's set-up; the datasets offered are the researcher's own."""
 
     class Meta:
         model = Study
-        fields = [
-            "name",
-            "description",
-            "guidelines",
-            "datasets",
-            "kinds",
-            "criteria",
-            "vetting_overlap",
-            "comparison_groups",
-            "comparisons_need_vetting",
-            "lease_minutes",
-            "vetted_only_default",
-        ]
+        fields = SETUP_FIELDS
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 6}),
             "datasets": forms.CheckboxSelectMultiple,
             "kinds": kind_checkboxes(),
             "criteria": criterion_checkboxes(),
+            "assessment_criteria": GroupedCheckboxes(
+                group_of=lambda c: c.aspect.name, label_of=_rated_label
+            ),
         }
         help_texts = {
             "guidelines": "Shown to annotators on every work page (key g).",
             "datasets": "The data the study works on.",
             "kinds": "Perturbation kinds annotators vet and compare.",
             "criteria": "Criteria pairs are compared under (split among annotators).",
+            "assessment_criteria": "Direct assessment: annotators rate each text (blind to "
+            "whether it was perturbed) under each of these criteria, on its scale. None: the "
+            "study does not rate texts.",
         }
 
     def __init__(self, *args, user, **kwargs) -> None:
@@ -92,6 +160,7 @@ class StudyForm(forms.ModelForm):
         fields: Any = self.fields
         fields["datasets"].queryset = datasets_attachable(user, self.instance)
         fields["criteria"].queryset = Criterion.objects.select_related("aspect")
+        fields["assessment_criteria"].queryset = Criterion.objects.select_related("aspect")
 
 
 MEMBER_ROLES = [(r.value, r.label) for r in Role]

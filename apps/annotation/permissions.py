@@ -16,12 +16,13 @@ does not fit a 403. The study is looked up once per request: the view takes it f
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.http import Http404
-from rest_framework.permissions import BasePermission
+from rest_framework.permissions import BasePermission, OperandHolder
 
 from apps.accounts.models import Role
+from apps.accounts.permissions import IsResearcher
 from apps.annotation.selectors.studies import StudyAccess, study_access_for_user
 
 _CACHE = "_study_access"
@@ -88,3 +89,21 @@ class IsStudyResearcher(IsStudyMember):
     """A member with the researcher role (not the owner: compose ``IsStudyOwner |``)."""
 
     roles = (Role.RESEARCHER,)
+
+
+class CreatesStudies(IsResearcher):
+    message = "Only researchers create studies."
+
+
+#: The study's researchers: its owner, or a member with the researcher role (progress,
+#: settings, the plan, every answer of every type of work).
+STUDY_RESEARCHERS = cast(OperandHolder, IsStudyOwner | IsStudyResearcher)
+_DOES: dict[str, type[StudyPermission]] = {
+    Role.ANNOTATOR: IsStudyAnnotator,
+    Role.EXPERT: IsStudyExpert,
+}
+
+
+def does_work(role: str) -> type[StudyPermission]:
+    """Who does a type of work: the members with its role (docs/annotation.md)."""
+    return _DOES[role]

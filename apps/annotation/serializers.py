@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from apps.accounts.models import Role
 from apps.annotation.models import (
+    Assessment,
     Choice,
     Comparison,
     ExpertVote,
@@ -14,6 +15,7 @@ from apps.annotation.models import (
     Verdict,
     Vetting,
 )
+from apps.annotation.services.studies import CONTROL_FIELDS, SETTINGS_FIELDS, SETUP_FIELDS
 from apps.catalog.models import Criterion, PerturbationKind
 from apps.corpus.models import Dataset
 from apps.corpus.selectors import datasets_attachable
@@ -80,6 +82,7 @@ class StudySerializer(serializers.ModelSerializer):
     datasets = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
     kinds = serializers.SlugRelatedField(slug_field="slug", many=True, read_only=True)
     criteria = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
+    assessment_criteria = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
     members = MembershipSerializer(source="memberships", many=True, read_only=True)
 
     class Meta:
@@ -98,8 +101,14 @@ class StudySerializer(serializers.ModelSerializer):
             "vetting_overlap",
             "comparison_groups",
             "comparisons_need_vetting",
+            "assessment_criteria",
+            "assessment_overlap",
+            "assessment_texts",
             "lease_minutes",
             "vetted_only_default",
+            "control_every",
+            "control_threshold",
+            "control_exclude",
             "archived_at",
             "plan_built_at",
             "plan_queued_at",
@@ -127,24 +136,18 @@ class StudyWriteSerializer(serializers.ModelSerializer):
     criteria = serializers.SlugRelatedField(
         slug_field="key", many=True, required=False, queryset=Criterion.objects.all()
     )
+    assessment_criteria = serializers.SlugRelatedField(
+        slug_field="key",
+        many=True,
+        required=False,
+        queryset=Criterion.objects.all(),
+        help_text="Direct assessment: criteria each text is rated under (none: no rating).",
+    )
     archived = serializers.BooleanField(required=False, help_text="Archive or bring back.")
 
     class Meta:
         model = Study
-        fields = [
-            "name",
-            "description",
-            "guidelines",
-            "datasets",
-            "kinds",
-            "criteria",
-            "vetting_overlap",
-            "comparison_groups",
-            "comparisons_need_vetting",
-            "lease_minutes",
-            "vetted_only_default",
-            "archived",
-        ]
+        fields = [*SETUP_FIELDS, *CONTROL_FIELDS, "archived"]
 
     def __init__(self, *args, user=None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -156,20 +159,15 @@ class StudyWriteSerializer(serializers.ModelSerializer):
 class StudySettingsSerializer(serializers.ModelSerializer):
     class Meta:
         model = Study
-        fields = [
-            "vetting_overlap",
-            "comparison_groups",
-            "comparisons_need_vetting",
-            "lease_minutes",
-            "guidelines",
-        ]
+        fields = [*SETTINGS_FIELDS, *CONTROL_FIELDS]
 
 
 class PlanSummarySerializer(serializers.Serializer):
     perturbations = serializers.IntegerField()
     vetting_slots = serializers.IntegerField()
-    criterion_assignments = serializers.IntegerField()
     comparison_slots = serializers.IntegerField()
+    assessment_slots = serializers.IntegerField()
+    criterion_assignments = serializers.IntegerField()
     problem = serializers.CharField(help_text="Why the criteria design could not be built.")
 
 
@@ -210,42 +208,73 @@ class ComparisonItemSerializer(serializers.Serializer):
     original_first = serializers.BooleanField()
 
 
+class AssessmentItemSerializer(serializers.Serializer):
+    """One text to rate under one criterion (whether it is an original or a perturbed text is
+    not said: raters are blind to it)."""
+
+    unit = serializers.IntegerField(source="unit.pk")
+    criterion = serializers.CharField(source="unit.criterion.key")
+    criterion_text = serializers.CharField()
+    source = serializers.CharField(source="unit.item.source")
+    text = serializers.CharField()
+    text_name = serializers.CharField()
+    scale_min = serializers.IntegerField(source="unit.criterion.scale_min")
+    scale_max = serializers.IntegerField(source="unit.criterion.scale_max")
+    based_on = serializers.IntegerField(help_text="Your rating's version (0: none yet).")
+
+
 # --- judgements in ---------------------------------------------------------------------------
 
 
-class VettingInSerializer(serializers.Serializer):
-    perturbation = serializers.IntegerField()
-    verdict = serializers.ChoiceField(choices=Verdict.choices)
-    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+class AnswerSerializer(serializers.Serializer):
+    """What every submit carries besides its answer (docs/api.md)."""
+
     idempotency_key = serializers.UUIDField()
     based_on = serializers.IntegerField(
         required=False,
         allow_null=True,
         min_value=0,
-        help_text="The verdict's version you saw (0: none yet); a verdict changed since is a "
+        help_text="The answer's version you saw (0: none yet); an answer changed since is a "
         "409 and nothing is saved.",
     )
 
 
-class ComparisonInSerializer(serializers.Serializer):
+class VettingInSerializer(AnswerSerializer):
+    perturbation = serializers.IntegerField()
+    verdict = serializers.ChoiceField(choices=Verdict.choices)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+
+class ComparisonInSerializer(AnswerSerializer):
     perturbation = serializers.IntegerField()
     criterion = serializers.IntegerField()
     choice = serializers.ChoiceField(choices=Choice.choices)
     original_first = serializers.BooleanField(
         required=False, allow_null=True, default=None, help_text="The order shown."
     )
-    idempotency_key = serializers.UUIDField()
 
 
-class ExpertVoteInSerializer(serializers.Serializer):
+class AssessmentInSerializer(AnswerSerializer):
+    unit = serializers.IntegerField()
+    score = serializers.IntegerField(help_text="On the criterion's scale.")
+
+
+class AssessmentUnitSerializer(serializers.Serializer):
+    unit = serializers.IntegerField()
+
+
+class ExpertVoteInSerializer(AnswerSerializer):
     kind = serializers.IntegerField()
     metric = serializers.IntegerField()
-    idempotency_key = serializers.UUIDField()
 
 
-class SkipSerializer(serializers.Serializer):
+class VettingUnitSerializer(serializers.Serializer):
     perturbation = serializers.IntegerField()
-    criterion = serializers.IntegerField(required=False, help_text="For a comparison skip.")
+
+
+class ComparisonUnitSerializer(serializers.Serializer):
+    perturbation = serializers.IntegerField()
+    criterion = serializers.IntegerField()
 
 
 class EditSerializer(serializers.Serializer):
@@ -303,3 +332,31 @@ class ExpertVoteSerializer(serializers.ModelSerializer):
     class Meta:
         model = ExpertVote
         fields = ["id", "study", "expert", "task", "kind", "metric", "created_at", "updated_at"]
+
+
+class AssessmentSerializer(serializers.ModelSerializer):
+    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    item = serializers.IntegerField(source="unit.item_id", read_only=True)
+    perturbation = serializers.IntegerField(
+        source="unit.perturbation_id", read_only=True, allow_null=True
+    )
+    criterion = serializers.SlugRelatedField(
+        source="unit.criterion", slug_field="key", read_only=True
+    )
+
+    class Meta:
+        model = Assessment
+        fields = [
+            "id",
+            "study",
+            "unit",
+            "item",
+            "perturbation",
+            "criterion",
+            "annotator",
+            "score",
+            "scale_min",
+            "scale_max",
+            "created_at",
+            "updated_at",
+        ]

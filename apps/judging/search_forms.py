@@ -12,6 +12,8 @@ from apps.annotation.models import Study
 from apps.catalog.models import Criterion
 from apps.corpus.models import Dataset
 from apps.corpus.selectors import datasets_for_user
+from apps.endpoints.models import Endpoint
+from apps.endpoints.selectors import endpoints_for_user
 from apps.judging.models import Direction, Judge, JudgeKind, Strategy
 from apps.judging.selectors import judges_for_user, strategies_for_user
 from apps.judging.services import JudgeChoice, SearchSetup
@@ -30,7 +32,9 @@ class SearchForm(forms.Form):
     )
     direction = forms.ChoiceField(choices=Direction.choices, initial=Direction.R_PLUS)
     generator = forms.ModelChoiceField(
-        queryset=Judge.objects.none(), help_text="An LLM endpoint that writes the candidates."
+        queryset=Endpoint.objects.none(),
+        help_text="The model endpoint that writes the candidates (an LLM judge's endpoint "
+        "bears the judge's name).",
     )
     victim = forms.ModelChoiceField(
         queryset=Judge.objects.none(), help_text="The judge under test: an LLM or a metric."
@@ -83,7 +87,7 @@ class SearchForm(forms.Form):
         strategies = strategies_for_user(user).order_by("family", "slug")
         fields["dataset"].queryset = datasets_for_user(user)
         fields["study"].queryset = owned_by(Study.objects.all(), user)
-        fields["generator"].queryset = judges.filter(kind=JudgeKind.LLM)
+        fields["generator"].queryset = endpoints_for_user(user)
         fields["victim"].queryset = judges
         fields["gold"].queryset = judges.filter(kind=JudgeKind.LLM)
         fields["victim_strategy"].queryset = strategies

@@ -35,7 +35,8 @@ def search_for_user(user: Any, pk: int) -> AdversarialSearch:
 
 @dataclass
 class Costs:
-    """Calls and cost so far: the generator's and each judge run's."""
+    """Calls and cost so far: the generator's and each judge run's (cost: the judges' prices;
+    an endpoint has none, so the generator's tokens are counted, not priced)."""
 
     runs: list[JudgeRun]
     generator_calls: int
@@ -51,8 +52,7 @@ def search_costs(search: AdversarialSearch) -> Costs:
     for judge in judges.order_by("-role", "id"):
         judge.run.search_role = judge.get_role_display()  # type: ignore[attr-defined]
         runs.append(judge.run)
-    costs = [search.generator_cost, *(run.estimated_cost for run in runs)]
-    known = [c for c in costs if c is not None]
+    known = [cost for run in runs if (cost := run.estimated_cost) is not None]
     tokens = search.generator_prompt_tokens + search.generator_completion_tokens
     return Costs(
         runs=runs,

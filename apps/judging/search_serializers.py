@@ -11,6 +11,9 @@ from apps.annotation.models import Study
 from apps.catalog.models import Criterion
 from apps.corpus.models import Dataset
 from apps.corpus.selectors import datasets_for_user
+from apps.corpus.serializers import EndpointNameField
+from apps.endpoints.models import Endpoint
+from apps.endpoints.selectors import endpoints_for_user
 from apps.judging.models import (
     AdversarialSearch,
     Candidate,
@@ -48,7 +51,12 @@ class SearchCreateSerializer(serializers.Serializer):
     )
     item_ids = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
     direction = serializers.ChoiceField(choices=Direction.choices)
-    generator = serializers.PrimaryKeyRelatedField(queryset=Judge.objects.none())
+    generator = EndpointNameField(
+        slug_field="name",
+        queryset=Endpoint.objects.none(),
+        help_text="A model endpoint's name, as for generation jobs (an LLM judge's endpoint "
+        "bears the judge's name).",
+    )
     victim = ChoiceSerializer()
     gold = ChoiceSerializer(many=True)
     criterion = serializers.PrimaryKeyRelatedField(
@@ -78,7 +86,7 @@ class SearchCreateSerializer(serializers.Serializer):
         fields: Any = self.fields
         fields["dataset"].queryset = datasets_for_user(user)
         fields["study"].queryset = owned_by(Study.objects.all(), user)
-        fields["generator"].queryset = judges_for_user(user)
+        fields["generator"].queryset = endpoints_for_user(user)
         fields["victim"].limit_to(user)
         fields["gold"].child.limit_to(user)
 
@@ -102,6 +110,9 @@ class SearchJudgeSerializer(serializers.ModelSerializer):
 
 class SearchSerializer(serializers.ModelSerializer):
     judges = SearchJudgeSerializer(many=True, read_only=True)
+    generator: serializers.SlugRelatedField = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     success_tau1 = serializers.FloatField(read_only=True)
 
     class Meta:

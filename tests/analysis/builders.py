@@ -14,6 +14,7 @@ from tests.factories import (
     SourceItemFactory,
     StudyFactory,
     UserFactory,
+    llm_judge_create,
 )
 
 CHOICE = {"worse": "A", "better": "B", "same": "C", "uncertain": "D"}  # original shown first
@@ -161,8 +162,8 @@ def llm_run(study, strategy_slug: str, **fields) -> JudgeRun:
     """A run of an LLM judge with the newest shipped version of a strategy (judging_load)."""
     from apps.judging.models import Strategy
 
-    judge = Judge.objects.create(
-        name=f"llm-{uuid.uuid4().hex[:6]}", kind="llm", base_url="http://127.0.0.1:1", model="m"
+    judge = llm_judge_create(
+        name=f"llm-{uuid.uuid4().hex[:6]}", base_url="http://127.0.0.1:1", model="m"
     )
     strategy = Strategy.objects.filter(slug=strategy_slug).order_by("-version").first()
     assert strategy is not None, f"no shipped strategy {strategy_slug}"
@@ -210,4 +211,26 @@ def rate(item, perturbation, aspect: str, rater: str, value: float, scale=(1.0, 
         score=value,
         scale_min=scale[0],
         scale_max=scale[1],
+    )
+
+
+def assess(study, item, perturbation, criterion_key: str, annotator, score: int):
+    """A rating collected in the study (direct assessment) of a text under a criterion."""
+    from apps.annotation.models import Assessment, AssessmentUnit
+
+    criterion = Criterion.objects.get(key=criterion_key)
+    unit, _ = AssessmentUnit.objects.get_or_create(
+        study=study,
+        item=item,
+        perturbation=perturbation,
+        criterion=criterion,
+        defaults={"position": AssessmentUnit.objects.count() + 1},
+    )
+    return Assessment.objects.create(
+        study=study,
+        unit=unit,
+        annotator=annotator,
+        score=score,
+        scale_min=criterion.scale_min,
+        scale_max=criterion.scale_max,
     )

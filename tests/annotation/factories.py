@@ -43,9 +43,11 @@ def study_setup(
     types_per_aspect: int = 1,
     build: bool = True,
     prefix: str = "s",
+    assess: bool = False,
     **settings,
 ) -> Setup:
-    """A study on one summarization dataset; `perturbations` per kind, one item each."""
+    """A study on one summarization dataset; `perturbations` per kind, one item each. With
+    `assess`, its texts are rated (direct assessment) under its criteria too."""
     task = TaskFactory(slug="summarization", text_name="summary")
     for position, slug in enumerate(("coherence", "consistency", "fluency")):
         Metric.objects.get_or_create(
@@ -94,6 +96,8 @@ def study_setup(
         user = UserFactory(username=f"{prefix}-expert-{n}", role="expert")
         MembershipFactory(study=study, user=user, role="expert")
         setup.experts.append(user)
+    if assess:
+        study.assessment_criteria.set(setup.criteria)
     if build:
         study_plan_build(study=study)
     return setup

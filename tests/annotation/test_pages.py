@@ -332,7 +332,15 @@ def test_study_page_offers_each_role_its_work(client, setup):
 
 
 @pytest.mark.parametrize(
-    "model", ["vetting", "comparison", "expertvote", "judgementchange", "criterionassignment"]
+    "model",
+    [
+        "vetting",
+        "comparison",
+        "expertvote",
+        "assessment",
+        "judgementchange",
+        "criterionassignment",
+    ],
 )
 def test_admin_lists_judgements_read_only(client, setup, model):
     admin = UserFactory(username="boss", is_staff=True, is_superuser=True, role="researcher")

@@ -1,37 +1,17 @@
-"""Expert votes and the weights they give each kind."""
+"""Expert votes: saved once per key, changed with history, only for the survey's kinds (the
+weights they give each kind: tests/analysis/test_progress.py)."""
 
 import uuid
 
 import pytest
 
 from apps.annotation.models import ExpertVote
-from apps.annotation.selectors.survey import kind_weights, survey_cards
 from apps.annotation.services import WorkRefused, expert_vote_submit
 from apps.catalog.models import Metric
 from tests.annotation.factories import study_setup
 from tests.factories import KindFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def test_votes_give_vote_shares_per_kind():
-    setup = study_setup(perturbations=1, kinds=2, experts=10)
-    kind = setup.kinds[0]
-    coherence, consistency, fluency = Metric.objects.filter(task__slug="summarization")
-    picks = [coherence] * 4 + [consistency] + [fluency] * 5
-    for expert, metric in zip(setup.experts, picks, strict=True):
-        expert_vote_submit(
-            study=setup.study,
-            expert=expert,
-            kind_id=kind.pk,
-            metric_id=metric.pk,
-            idempotency_key=uuid.uuid4(),
-        )
-    rows = {row.kind.pk: row for row in kind_weights(setup.study)}
-    assert [(n, w) for _, n, w in rows[kind.pk].cells] == [(4, 0.4), (1, 0.1), (5, 0.5)]
-    assert [w for _, _, w in rows[setup.kinds[1].pk].cells] == [None, None, None]
-    cards = survey_cards(setup.study, setup.experts[0])
-    assert len(cards) == 2 and cards[0].chosen_metric_id in (coherence.pk, None)
 
 
 def test_a_vote_can_change_and_repeats_save_once():

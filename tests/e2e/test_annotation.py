@@ -1,7 +1,8 @@
 """A real browser walks the annotation flows of the demo study, as people would.
 
 The annotator vets ten perturbations with the keyboard (editing one), compares ten pairs and
-goes back to change a choice; the expert votes; the researcher sees the counts and weights.
+goes back to change a choice, rates ten texts (direct assessment); the expert votes; the
+researcher sees the counts and weights, and the ratings in the judge-vs-human report.
 Screenshots of every page go to test-artifacts/.
 """
 
@@ -9,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from apps.annotation.demo import DEMO_PASSWORD, demo_load
-from apps.annotation.models import Comparison, ExpertVote, JudgementChange, Vetting
+from apps.annotation.models import Assessment, Comparison, ExpertVote, JudgementChange, Vetting
 from apps.corpus.models import PerturbationVersion
 from tests.conftest import ARTIFACTS
 
@@ -217,3 +218,116 @@ def test_a_verdict_survives_a_session_that_ended(page, live_server, study):
     log_in(other, base, "annotator")  # in another tab; this also rotates the CSRF token
     expect(page.locator("#my-count")).to_have_text("1", timeout=15_000)
     assert Vetting.objects.count() == 1
+
+
+def _judged_and_imported(study) -> None:
+    """A judge's coherence and fluency scores on every demo text, and two imported raters'
+    ratings of the originals, as a researcher would have them (stored directly)."""
+    from apps.corpus.models import Perturbation, SourceItem
+    from tests.analysis.builders import judge_run, rate, score
+
+    run = judge_run(study, name="e2e-judge")
+    for n, item in enumerate(SourceItem.objects.filter(dataset__studies=study).order_by("pk")):
+        for aspect in ("coherence", "fluency"):
+            score(run, item, None, float(n % 5 + 1), criterion=f"discern-{aspect}-default")
+            rate(item, None, aspect, "imported-1", float(n % 5 + 1))
+            rate(item, None, aspect, "imported-2", float((n + 1) % 5 + 1))
+        for p in Perturbation.objects.filter(item=item):
+            for aspect in ("coherence", "fluency"):
+                score(run, item, p, float(n % 3 + 1), criterion=f"discern-{aspect}-default")
+
+
+def test_annotator_rates_texts_by_keyboard_and_the_researcher_sees_the_ratings(
+    page, live_server, study, browser
+):
+    _judged_and_imported(study)
+    base = live_server.url
+    log_in(page, base, "annotator")
+    page.goto(f"{base}/studies/{study.pk}/")
+    page.click("text=Rate texts")
+    page.wait_for_url(f"**/studies/{study.pk}/assess/")
+    expect(page.locator("#criterion")).to_contain_text("summary")
+    expect(page.locator("#rated-text")).not_to_be_empty()
+    shot(page, "assessment")
+
+    for n in range(1, 11):
+        press(page, str(n % 5 + 1))  # a digit chooses the rating ...
+        expect(page.locator(f"input[name=score][value='{n % 5 + 1}']")).to_be_checked()
+        assert Assessment.objects.count() == n - 1  # ... nothing saved yet
+        press(page, "Enter")  # ... Enter saves it and shows the next text
+        expect(page.locator("#my-count")).to_have_text(str(n))
+        expect(page.locator("#save-status")).to_contain_text(f"Saved: {n % 5 + 1}")
+    assert Assessment.objects.count() == 10
+
+    press(page, "p")  # back to the last rating, and change it
+    expect(page.locator("#revisit")).to_be_visible()
+    press(page, "1")
+    press(page, "Enter")
+    expect(page.locator("#save-status")).to_contain_text("Saved: 1")
+    assert Assessment.objects.count() == 10
+    assert JudgementChange.objects.filter(judgement="assessment").count() == 11
+    press(page, "s")  # skip: the text goes back, another comes
+    expect(page.locator("#save-status")).to_contain_text("Skipped")
+    shot(page, "assessment-skipped")
+
+    researcher = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    log_in(researcher, base, "researcher")
+    researcher.goto(f"{base}/studies/{study.pk}/progress/")
+    expect(researcher.locator("#assessment-count")).to_have_text("10")
+    researcher.goto(f"{base}/studies/{study.pk}/reports/judge-vs-human/")
+    alpha = researcher.locator("table[data-table=judge_human_alpha]")
+    expect(alpha).to_contain_text("collected in this study")
+    expect(alpha).to_contain_text("imported")
+    consistency = researcher.locator("table[data-table=human_alpha]")
+    expect(consistency).to_contain_text("collected in this study")
+    shot(researcher, "judge-vs-human-collected")
+    researcher.context.close()
+
+
+def test_control_items_are_mixed_in_unannounced_and_flag_a_careless_annotator(
+    page, live_server, study
+):
+    """The researcher adds control items and a rate; the annotator vets by keyboard without
+    being told which were controls; the researcher sees their accuracy, flagged."""
+    from apps.annotation.models import ControlServe
+    from apps.corpus.models import Perturbation
+
+    base = live_server.url
+    golds = list(Perturbation.objects.filter(item__dataset__studies=study).order_by("pk")[:3])
+    log_in(page, base, "researcher")
+    page.goto(f"{base}/studies/{study.pk}/")
+    page.click("text=Control items")
+    page.wait_for_url(f"**/studies/{study.pk}/controls/")
+    for gold in golds:
+        form = page.locator("#control-add")
+        form.locator("select[name=work]").select_option("vetting")
+        form.locator("input[name=perturbation]").fill(str(gold.pk))
+        form.locator("input[name=answer]").fill("invalid")
+        form.locator("button[type=submit]").click()
+        expect(page.locator(".flash, .messages").first).to_contain_text("Control item added")
+    expect(page.locator("#controls tbody tr")).to_have_count(3)
+    settings = page.locator("#control-settings")
+    settings.locator("input[name=control_every]").fill("2")
+    settings.locator("input[name=control_threshold]").fill("80")
+    settings.locator("button[type=submit]").click()
+    expect(page.locator("input[name=control_every]")).to_have_value("2")
+    shot(page, "controls")
+
+    page.context.clear_cookies()
+    log_in(page, base, "annotator")
+    page.goto(f"{base}/studies/{study.pk}/vet/")
+    for n in range(1, 9):
+        expect(page.locator("body")).not_to_contain_text("control")
+        press(page, "1")  # valid, every time: wrong on the controls
+        expect(page.locator("#my-count")).to_have_text(str(n))
+    served = ControlServe.objects.filter(study=study, annotator__username="annotator").count()
+    assert served >= 2
+
+    page.context.clear_cookies()
+    log_in(page, base, "researcher")
+    page.goto(f"{base}/studies/{study.pk}/progress/")
+    row = page.locator("#control-accuracy tbody tr", has_text="annotator")
+    expect(row).to_contain_text("below threshold")
+    expect(row.locator("td").nth(1)).to_have_text(str(served))
+    expect(row.locator("td").nth(3)).to_have_text("0.00")
+    shot(page, "controls-accuracy")

@@ -1,6 +1,7 @@
 """A scripted world for adversarial searches on the local fake OpenAI-compatible server.
 
-Three LLM "judges" on the fake server, told apart by model name:
+Three models on the fake server, told apart by model name (the generator is an LLM judge's
+endpoint; gold and victim are LLM judges):
 
 - the generator reads the levels of the candidates in its prompt's trajectory and proposes
   texts one level higher ("Answer at level 3, variant 1."): it improves along the trajectory;
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apps.corpus.models import Dataset
+from apps.endpoints.models import Endpoint
 from apps.judging.models import AdversarialSearch, Judge
 from apps.judging.services import JudgeChoice, SearchSetup, adversarial_search_create
 from apps.judging.services.searches import adversarial_search_start
@@ -72,7 +74,7 @@ class World:
     server: FakeOpenAIServer
     owner: Any
     dataset: Dataset
-    generator: Judge
+    generator: Endpoint
     gold: Judge
     victim: Judge
     criterion: Any
@@ -124,7 +126,7 @@ def scripted_world(demo: Any, server: FakeOpenAIServer, items: int = 1) -> World
         server=server,
         owner=owner,
         dataset=dataset,
-        generator=llm_judge(server, name="generator", model="generator-model"),
+        generator=llm_judge(server, name="generator", model="generator-model").endpoint,
         gold=llm_judge(server, name="gold", model="gold-model", **seeded),
         victim=llm_judge(server, name="victim", model="victim-model"),
         criterion=criterion,

@@ -9,7 +9,7 @@ from django.urls import reverse
 from apps.judging.models import AdversarialSearch, Judge, JudgeRun
 from apps.judging.services import adversarial_search_work
 from apps.judging.services.searches import adversarial_search_start
-from tests.factories import UserFactory
+from tests.factories import UserFactory, llm_judge_create
 from tests.judging.conftest import strategy
 from tests.judging.scripted_search import scripted_world
 
@@ -131,7 +131,7 @@ def api_body(world, **changes):
     return {
         "dataset": world.dataset.pk,
         "direction": "R+",
-        "generator": world.generator.pk,
+        "generator": world.generator.name,
         "victim": {"judge": world.victim.pk, "strategy": strategy("adveval-0-100").pk},
         "gold": [{"judge": world.gold.pk, "strategy": strategy("adveval-gold-0-100").pk}],
         "criterion": world.criterion.pk,
@@ -163,7 +163,7 @@ def test_the_api_sets_up_a_search_and_reads_its_trajectory(api_client, world):
 
 def test_the_api_refuses_bad_input_and_others_judges(api_client, world):
     api_client.force_authenticate(world.owner)
-    foreign = Judge.objects.create(
+    foreign = llm_judge_create(
         name="not yours",
         base_url="http://x.invalid/v1",
         model="m",

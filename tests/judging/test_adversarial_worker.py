@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -69,10 +70,11 @@ def test_a_worker_killed_mid_search_and_restarted_finishes_asking_nothing_twice(
     queue, node = own_queue
     fake_openai_server.latency = 0.05
     world = scripted_world(demo, fake_openai_server, items=3)
-    limited = (world.generator, world.gold, world.victim)
-    for judge in limited:
-        judge.requests_per_minute = 5000
-        judge.save()
+    limited = (world.generator, world.gold.endpoint, world.victim.endpoint)
+    for endpoint in limited:
+        endpoint.requests_per_minute = 5000
+        endpoint.save()
+    windows = [SimpleNamespace(endpoint=endpoint) for endpoint in limited]
     with own_worker(queue, node, "search-worker-killed.log") as first:
         search = world.create(start=True, target_score=1000, max_iterations=5)
         wait_for(
@@ -81,13 +83,13 @@ def test_a_worker_killed_mid_search_and_restarted_finishes_asking_nothing_twice(
             ).exists(),
             what="two iterations of an item",
         )
-        for judge in limited:
-            fill_rate_window(judge)
+        for window in windows:
+            fill_rate_window(window)
         wait_for(quiet(fake_openai_server, search), what="a quiet moment")
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(10)
-        for judge in limited:
-            empty_rate_window(judge)
+        for window in windows:
+            empty_rate_window(window)
     search.refresh_from_db()
     before = fake_openai_server.request_count
     assert search.status == "running" and search.claimed_by.startswith(f"{node}/")

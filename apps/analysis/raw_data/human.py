@@ -1,8 +1,8 @@
 """Human judgements of a study, one row per judgement, with stable column names.
 
-Vettings, comparisons and expert votes made in the study, and the ratings released with its
-datasets; `history` is every save of a judgement (before and after), `versions` every edit
-of a perturbed text. Each query streams; no query per row.
+Vettings, comparisons, expert votes and ratings (direct assessment) made in the study, and the
+ratings released with its datasets; `history` is every save of a judgement (before and after),
+`versions` every edit of a perturbed text. Each query streams; no query per row.
 """
 
 from __future__ import annotations
@@ -13,7 +13,15 @@ from typing import Any
 from django.db.models import Count
 
 from apps.analysis.models import HumanRating
-from apps.annotation.models import Comparison, ExpertVote, JudgementChange, Study, Vetting
+from apps.annotation.models import (
+    Assessment,
+    Comparison,
+    ExpertVote,
+    JudgementChange,
+    Study,
+    Vetting,
+    judgement_types,
+)
 from apps.corpus.models import PerturbationVersion
 
 CHUNK = 2000
@@ -152,6 +160,35 @@ def vote_rows(study: Study) -> Iterator[dict[str, Any]]:
         }
 
 
+def assessment_rows(study: Study) -> Iterator[dict[str, Any]]:
+    """Ratings collected in the study (direct assessment), one per annotator and text."""
+    rows = (
+        Assessment.objects.filter(study=study)
+        .select_related(
+            "annotator",
+            "unit__item__dataset",
+            "unit__perturbation__kind",
+            "unit__criterion__aspect",
+        )
+        .annotate(saves=Count("changes"))
+        .order_by("id")
+    )
+    for a in rows.iterator(chunk_size=CHUNK):
+        unit, p = a.unit, a.unit.perturbation
+        yield {
+            **_base("assessment", a, study, a.annotator),
+            "dataset": unit.item.dataset.name,
+            "item": unit.item.external_id,
+            "perturbation": (p.external_id or p.pk) if p else None,
+            "kind": p.kind.slug if p else None,
+            "criterion": unit.criterion.key,
+            "aspect": unit.criterion.aspect.slug,
+            "score": a.score,
+            "scale_min": a.scale_min,
+            "scale_max": a.scale_max,
+        }
+
+
 def rating_rows(study: Study) -> Iterator[dict[str, Any]]:
     """Ratings released with the study's datasets (no save history: they were imported)."""
     rows = (
@@ -183,16 +220,20 @@ def judgement_rows(study: Study) -> Iterator[dict[str, Any]]:
     yield from vetting_rows(study)
     yield from comparison_rows(study)
     yield from vote_rows(study)
+    yield from assessment_rows(study)
     yield from rating_rows(study)
 
 
 def history_rows(study: Study) -> Iterator[dict[str, Any]]:
     rows = JudgementChange.objects.filter(study=study).select_related("user").order_by("id")
+    # Changes of a control item's answer are not data either (docs/annotation.md).
+    for model in judgement_types():
+        rows = rows.exclude(**{f"{model.change_field}__control__isnull": False})
     for change in rows.iterator(chunk_size=CHUNK):
         yield {
             "change": change.pk,
             "judgement": change.judgement,
-            "judgement_id": change.vetting_id or change.comparison_id or change.expert_vote_id,
+            "judgement_id": change.target_id,
             "study": study.slug,
             "annotator": change.user.username,
             "created_at": _time(change.created_at),

@@ -43,10 +43,13 @@ def _pearson(x: list[float], y: list[float]) -> tuple[float, float, float]:
     return float(result.statistic), float(ci.low), float(ci.high)
 
 
-def section(label: str, data: RunScores, humans: Humans) -> Section | None:
+def section(label: str, data: RunScores, humans: Humans, origin: str = "") -> Section | None:
     """None when the run has no criteria with a description type. Tables are named after
-    the run (``judge_human_pearson_run<id>``)."""
-    suffix = f"_run{data.run.pk}"
+    the run (``judge_human_pearson_run<id>``); against human ratings from elsewhere than the
+    imported ones (`origin`: "collected in this study"), ``..._run<id>_collected``."""
+    suffix = f"_run{data.run.pk}" + ("_collected" if origin else "")
+    if origin:
+        label = f"{label}, humans {origin}"
     scores = _criterion_scores(data)
     if not scores:
         return None
@@ -70,7 +73,7 @@ def section(label: str, data: RunScores, humans: Humans) -> Section | None:
             )
         ],
     )
-    between = _between_types(scores, suffix)
+    between = None if origin else _between_types(scores, suffix)  # the judge's alone: once
     if between is not None:
         table, figure = between
         section.tables.append(table)

@@ -1,6 +1,8 @@
-"""Agreement among imported human raters (docs/analysis.md, `human-agreement`): ordinal
+"""Agreement among human raters of texts (docs/analysis.md, `human-agreement`): ordinal
 Krippendorff's alpha with a bootstrap 95% interval over texts, percent agreement (exact score
-match among rater pairs) and N, per criterion, pooled and per dataset and per source."""
+match among rater pairs) and N, per criterion, pooled and per dataset (and per source, for
+imported ratings): for the imported ratings, and for those collected in the study (direct
+assessment)."""
 
 from __future__ import annotations
 
@@ -8,10 +10,11 @@ from collections import defaultdict
 
 import numpy as np
 
+from apps.analysis.controls import analysed
 from apps.analysis.models import HumanRating
 from apps.analysis.reports.base import Section, Table, rounded
 from apps.analysis.stats.agreement import Level, alpha_with_ci, percent_agreement
-from apps.annotation.models import Study
+from apps.annotation.models import Assessment, Study
 
 BOOTSTRAP = 500
 NO_SOURCE = "(no source)"
@@ -69,11 +72,7 @@ def imported_section(study: Study) -> Section:
         criterion = aspect or metric or name.lower()
         for grouping, group in (("all", "pooled"), ("dataset", dataset), ("source", source)):
             groups[(criterion, grouping, group or NO_SOURCE)][(item, pert)][rater] = score
-    order = {"all": 0, "dataset": 1, "source": 2}
-    table_rows = [
-        [*key, *agreement_cells(texts_matrix(groups[key]))]
-        for key in sorted(groups, key=lambda k: (k[0], order[k[1]], k[2]))
-    ]
+    table_rows = _rows(groups)
     return Section(
         "Imported human ratings",
         "Ordinal Krippendorff's alpha among the raters of the imported ratings, with a "
@@ -84,3 +83,37 @@ def imported_section(study: Study) -> Section:
         else "This study's datasets have no imported human ratings.",
         tables=[Table("imported_agreement", COLUMNS, table_rows)] if table_rows else [],
     )
+
+
+def collected_section(study: Study) -> Section:
+    """The same figures for the ratings collected in the study (direct assessment)."""
+    rows = analysed(Assessment, study).values_list(
+        "unit__item_id",
+        "unit__perturbation_id",
+        "unit__criterion__aspect__slug",
+        "unit__item__dataset__name",
+        "annotator__username",
+        "score",
+    )
+    groups: dict[tuple[str, str, str], Texts] = defaultdict(lambda: defaultdict(dict))
+    for item, pert, criterion, dataset, rater, score in rows:
+        for grouping, group in (("all", "pooled"), ("dataset", dataset)):
+            groups[(criterion, grouping, group)][(item, pert)][rater] = float(score)
+    table_rows = _rows(groups)
+    return Section(
+        "Human ratings collected in this study",
+        "Direct assessment by the study's annotators: ordinal alpha with its bootstrap 95% "
+        "interval over texts, percent agreement and N, per criterion (aspect), pooled and per "
+        "dataset, as for the imported ratings."
+        if table_rows
+        else "This study has collected no ratings (direct assessment) yet.",
+        tables=[Table("collected_agreement", COLUMNS, table_rows)] if table_rows else [],
+    )
+
+
+def _rows(groups: dict[tuple[str, str, str], Texts]) -> list[list[object]]:
+    order = {"all": 0, "dataset": 1, "source": 2}
+    return [
+        [*key, *agreement_cells(texts_matrix(groups[key]))]
+        for key in sorted(groups, key=lambda k: (k[0], order[k[1]], k[2]))
+    ]

@@ -1,6 +1,9 @@
-"""Judge vs human (methods §5): ordinal alpha between each run and the imported human ratings,
-human consistency, Pearson r per criterion description type (methods §1), judge consistency
-across prompting techniques, and the misleading-cue match share per criterion.
+"""Judge vs human (methods §5): ordinal alpha between each run and the human ratings, human
+consistency, Pearson r per criterion description type (methods §1), judge consistency across
+prompting techniques, and the misleading-cue match share per criterion.
+
+Human ratings are the imported ones (released with a dataset) and those collected in the
+study (direct assessment); each statistic is computed for each, side by side, labelled.
 
 Sentiment of justifications is TextBlob's polarity of each LLM judge reply (its lexicon ships
 with the library; nothing is downloaded), averaged per strategy, criterion and text.
@@ -12,6 +15,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from apps.analysis.controls import analysed
 from apps.analysis.models import HumanRating
 from apps.analysis.reports import description_types, prompting_strategies
 from apps.analysis.reports.base import Report, Section, Table, rounded
@@ -21,7 +25,7 @@ from apps.analysis.reports.rater_quality import rater_section, rater_warnings
 from apps.analysis.reports.sentiment import sentiment_section
 from apps.analysis.stats.agreement import Level
 from apps.analysis.stats.prompting import judge_human_alpha
-from apps.annotation.models import Study
+from apps.annotation.models import Assessment, Study
 from apps.judging.models import JudgeRun
 
 Unit = tuple[int, int | None]  # (item, perturbation or None)
@@ -44,7 +48,12 @@ def judge_means(run: JudgeRun, data: RunScores | None = None) -> dict[tuple[Unit
     return out
 
 
-def human_ratings(study: Study) -> dict[str, dict[Unit, dict[str, float]]]:
+Ratings = dict[str, dict[Unit, dict[str, float]]]  # criterion -> text -> rater -> score
+IMPORTED = "imported"
+COLLECTED = "collected in this study"
+
+
+def human_ratings(study: Study) -> Ratings:
     """criterion (aspect or metric slug, else the file's name) → text → rater → score."""
     out: dict[str, dict[Unit, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     rows = HumanRating.objects.filter(item__dataset__studies=study).values_list(
@@ -61,20 +70,60 @@ def human_ratings(study: Study) -> dict[str, dict[Unit, dict[str, float]]]:
     return out
 
 
+def collected_ratings(study: Study) -> Ratings:
+    """The study's own ratings (direct assessment): aspect slug -> text -> username -> score,
+    shaped as the imported ones."""
+    out: Ratings = defaultdict(lambda: defaultdict(dict))
+    rows = analysed(Assessment, study).values_list(
+        "unit__item_id",
+        "unit__perturbation_id",
+        "unit__criterion__aspect__slug",
+        "annotator__username",
+        "score",
+    )
+    for item, pert, aspect, rater, score in rows:
+        out[aspect][(item, pert)][rater] = float(score)
+    return out
+
+
+def rating_sources(study: Study) -> list[tuple[str, Ratings]]:
+    """(label, ratings) of each source of human ratings: imported first, then collected in
+    the study when it has any."""
+    sources = [(IMPORTED, human_ratings(study))]
+    collected = collected_ratings(study)
+    if collected:
+        sources.append((COLLECTED, collected))
+    return sources
+
+
+def labelled(sources: list[tuple[str, Ratings]]) -> Ratings:
+    """All sources in one mapping, collected criteria named "coherence (collected in this
+    study)": for the rater checks, which look at each criterion of each source."""
+    out: Ratings = {}
+    for label, ratings in sources:
+        for criterion, texts in ratings.items():
+            out[criterion if label == IMPORTED else f"{criterion} ({label})"] = texts
+    return out
+
+
 def build(study: Study) -> Report:
     report = Report("judge-vs-human", "Judge vs human", study.name)
     runs = list(JudgeRun.objects.filter(study=study).select_related("judge", "strategy"))
-    humans = human_ratings(study)
+    sources = rating_sources(study)
     scores = {run.pk: run_scores(run) for run in runs}
     means = {run.pk: judge_means(run, scores[run.pk]) for run in runs}
-    report.sections.append(_judge_human(runs, means, humans))
-    report.sections.append(_human_consistency(humans))
-    report.warnings.extend(rater_warnings(humans))
-    report.sections.append(rater_section(humans))
+    report.sections.append(_judge_human(runs, means, sources))
+    report.sections.append(_human_consistency(sources))
+    report.warnings.extend(rater_warnings(labelled(sources)))
+    report.sections.append(rater_section(labelled(sources)))
     for run in runs:
-        described = description_types.section(_run_label(run), scores[run.pk], humans)
-        if described is not None:
-            report.sections.append(described)
+        for label, humans in sources:
+            origin = "" if label == IMPORTED else label
+            described = description_types.section(
+                _run_label(run), scores[run.pk], humans, origin=origin
+            )
+            if described is not None:
+                report.sections.append(described)
     report.sections.append(prompting_strategies.consistency_section(runs, means))
     report.sections.append(prompting_strategies.misleading_section(runs, means))
     report.sections.append(sentiment_section(runs))
@@ -82,49 +131,56 @@ def build(study: Study) -> Report:
     return report
 
 
-def _judge_human(runs, means, humans) -> Section:
+def _judge_human(runs, means, sources) -> Section:
     rows = []
     for run in runs:
-        for criterion, texts in sorted(humans.items()):
-            units = [u for u in texts if (u, criterion) in means[run.pk]]
-            if len(units) < 2:
-                continue
-            raters = sorted({r for u in units for r in texts[u]})
-            ratings = [[texts[u].get(r, np.nan) for u in units] for r in raters]
-            judge = [means[run.pk][(u, criterion)] for u in units]
-            level: Level = "interval" if _wide(run) else "ordinal"
-            rows.append(
-                [
-                    _run_label(run),
-                    criterion,
-                    rounded(judge_human_alpha(judge, ratings, level)),
-                    len(units),
-                    len(raters),
-                ]
-            )
+        for label, humans in sources:
+            for criterion, texts in sorted(humans.items()):
+                row = _alpha_row(run, means[run.pk], criterion, texts)
+                if row is not None:
+                    rows.append([*row, label])
     return Section(
         "Judge-human agreement",
         "Krippendorff's alpha with the judge as one more rater beside the humans "
-        "(ordinal; interval on 0-100 scales).",
+        "(ordinal; interval on 0-100 scales), for the imported ratings and for those "
+        "collected in this study (direct assessment), each on its own row (`humans`).",
         tables=[
-            Table("judge_human_alpha", ["run", "criterion", "alpha", "n_texts", "n_humans"], rows)
+            Table(
+                "judge_human_alpha",
+                ["run", "criterion", "alpha", "n_texts", "n_humans", "humans"],
+                rows,
+            )
         ],
     )
+
+
+def _alpha_row(run, means, criterion, texts) -> list[object] | None:
+    units = [u for u in texts if (u, criterion) in means]
+    if len(units) < 2:
+        return None
+    raters = sorted({r for u in units for r in texts[u]})
+    ratings = [[texts[u].get(r, np.nan) for u in units] for r in raters]
+    judge = [means[(u, criterion)] for u in units]
+    level: Level = "interval" if _wide(run) else "ordinal"
+    alpha = judge_human_alpha(judge, ratings, level)
+    return [_run_label(run), criterion, rounded(alpha), len(units), len(raters)]
 
 
 def _wide(run: JudgeRun) -> bool:
     return bool(run.strategy and run.strategy.scale_max - run.strategy.scale_min > 10)
 
 
-def _human_consistency(humans) -> Section:
+def _human_consistency(sources) -> Section:
     rows = [
-        [criterion, *agreement_cells(texts_matrix(texts))]
+        [criterion, *agreement_cells(texts_matrix(texts)), label]
+        for label, humans in sources
         for criterion, texts in sorted(humans.items())
     ]
     return Section(
         "Human consistency",
         "Ordinal alpha among the human raters, with a bootstrap 95% interval over texts, and "
-        "percent agreement (exact score match among rater pairs); texts rated by two or more.",
+        "percent agreement (exact score match among rater pairs); texts rated by two or more. "
+        "Imported ratings and those collected in this study on their own rows (`humans`).",
         tables=[
             Table(
                 "human_alpha",
@@ -136,6 +192,7 @@ def _human_consistency(humans) -> Section:
                     "percent_agreement",
                     "n_texts",
                     "n_raters",
+                    "humans",
                 ],
                 rows,
             )

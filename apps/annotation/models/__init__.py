@@ -1,5 +1,13 @@
 """Annotation models: studies and their plan, work slots, and human judgements."""
 
+from apps.annotation.models.assessment import (
+    Assessment,
+    AssessmentSkip,
+    AssessmentSlot,
+    AssessmentUnit,
+)
+from apps.annotation.models.base import Judgement, LeasedSlot, Skip, judgement_types, unit_of
+from apps.annotation.models.controls import CONTROL_UNITS, ControlItem, ControlServe
 from apps.annotation.models.judgements import (
     ACCEPTED_VERDICTS,
     Choice,
@@ -9,11 +17,13 @@ from apps.annotation.models.judgements import (
     Outcome,
     Verdict,
     Vetting,
+    judgement_version,
+    original_shown_first,
     outcome_of,
     vetting_consensus,
-    vetting_version,
 )
 from apps.annotation.models.study import (
+    AssessedTexts,
     CriterionAssignment,
     Study,
     StudyMembership,
@@ -24,13 +34,24 @@ from apps.annotation.models.work import ComparisonSlot, VettingSkip, VettingSlot
 
 __all__ = [
     "ACCEPTED_VERDICTS",
+    "CONTROL_UNITS",
+    "AssessedTexts",
+    "Assessment",
+    "AssessmentSkip",
+    "AssessmentSlot",
+    "AssessmentUnit",
     "Choice",
     "Comparison",
     "ComparisonSlot",
+    "ControlItem",
+    "ControlServe",
     "CriterionAssignment",
     "ExpertVote",
+    "Judgement",
     "JudgementChange",
+    "LeasedSlot",
     "Outcome",
+    "Skip",
     "Study",
     "StudyMembership",
     "StudyPerturbation",
@@ -39,7 +60,10 @@ __all__ = [
     "Vetting",
     "VettingSkip",
     "VettingSlot",
+    "judgement_types",
+    "judgement_version",
+    "original_shown_first",
     "outcome_of",
+    "unit_of",
     "vetting_consensus",
-    "vetting_version",
 ]

@@ -3,12 +3,17 @@ history of every change to them."""
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from collections.abc import Mapping
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from apps.annotation.models import base
+from apps.annotation.models.assessment import Assessment
 from apps.annotation.models.study import Study
 from apps.catalog.models import Criterion, Metric, PerturbationKind, Task
 from apps.corpus.models import Perturbation, PerturbationVersion
@@ -55,6 +60,15 @@ def outcome_of(choice: str, original_first: bool) -> str:
     return Outcome.WORSE if first_better == original_first else Outcome.BETTER
 
 
+def original_shown_first(
+    *, study_id: int, perturbation_id: int, criterion_id: int, user_id: int
+) -> bool:
+    """The recorded random order of a comparison's two texts: a fair coin, fixed per
+    (study, pair, criterion, annotator), so a reload shows the same order."""
+    seed = f"{study_id}:{perturbation_id}:{criterion_id}:{user_id}".encode()
+    return hashlib.sha256(seed).digest()[0] % 2 == 0
+
+
 def vetting_consensus(counts: Mapping[str, int], needed: int) -> str:
     """The verdict of a perturbation's vettings: the plurality once `needed` are in.
 
@@ -70,14 +84,10 @@ def vetting_consensus(counts: Mapping[str, int], needed: int) -> str:
     return max(counts, key=lambda verdict: counts[verdict])
 
 
-class Vetting(models.Model):
+class Vetting(base.Judgement):
     """One annotator's verdict on one perturbation in a study."""
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="vettings")
     perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="+")
-    annotator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="vettings"
-    )
     verdict = models.CharField(max_length=16, choices=Verdict.choices)
     note = models.TextField(blank=True)
     edited_version = models.ForeignKey(
@@ -88,8 +98,11 @@ class Vetting(models.Model):
         related_name="+",
         help_text="The annotator's own edit of the text, when they made one.",
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+
+    judgement_kind = change_field = "vetting"
+    unit_fields = ("perturbation",)
+    answer_fields = ("verdict", "note", "edited_version")
+    value_field = "verdict"
 
     class Meta:
         ordering = ["study", "created_at"]
@@ -104,21 +117,20 @@ class Vetting(models.Model):
         return f"{self.annotator_id} on {self.perturbation_id}: {self.verdict}"
 
 
-class Comparison(models.Model):
+class Comparison(base.Judgement):
     """One annotator's pairwise judgement of original vs perturbed under one criterion."""
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="comparisons")
     perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="+")
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
-    annotator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="comparisons"
-    )
     group = models.PositiveSmallIntegerField()
     original_first = models.BooleanField(help_text="Was the original shown as the first text?")
     choice = models.CharField(max_length=1, choices=Choice.choices)
     outcome = models.CharField(max_length=10, choices=Outcome.choices)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+
+    judgement_kind = change_field = "comparison"
+    unit_fields = ("perturbation", "criterion")
+    answer_fields = ("group", "original_first", "choice", "outcome")
+    value_field = "outcome"
 
     class Meta:
         ordering = ["study", "created_at"]
@@ -143,18 +155,22 @@ class Comparison(models.Model):
         return f"{self.annotator_id} on {self.perturbation_id}/{self.criterion_id}: {self.outcome}"
 
 
-class ExpertVote(models.Model):
+class ExpertVote(base.Judgement):
     """An expert's choice of the metric of `task` most affected by perturbation `kind`."""
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="expert_votes")
+    annotator = None  # type: ignore[assignment]
     expert = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="expert_votes"
     )
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="+")
     kind = models.ForeignKey(PerturbationKind, on_delete=models.PROTECT, related_name="+")
     metric = models.ForeignKey(Metric, on_delete=models.PROTECT, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+
+    judgement_kind, change_field = "expert-vote", "expert_vote"
+    unit_fields = ("task", "kind")
+    answer_fields = ("metric",)
+    value_field = "metric"
+    person_field = "expert"
 
     class Meta:
         ordering = ["study", "task", "kind"]
@@ -179,6 +195,7 @@ class JudgementChange(models.Model):
         VETTING = "vetting", "Vetting"
         COMPARISON = "comparison", "Comparison"
         EXPERT_VOTE = "expert-vote", "Expert vote"
+        ASSESSMENT = "assessment", "Direct assessment"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judgement_changes")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
@@ -192,6 +209,9 @@ class JudgementChange(models.Model):
     expert_vote = models.ForeignKey(
         ExpertVote, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
     )
+    assessment = models.ForeignKey(
+        Assessment, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
+    )
     idempotency_key = models.UUIDField(unique=True)
     before = models.JSONField(null=True, blank=True, help_text="Empty when the save created it.")
     after = models.JSONField()
@@ -203,9 +223,43 @@ class JudgementChange(models.Model):
     def __str__(self) -> str:
         return f"{self.judgement} change by {self.user_id} ({self.idempotency_key})"
 
+    @classmethod
+    def record(
+        cls,
+        judgement: base.Judgement,
+        *,
+        user: Any,
+        key: uuid.UUID,
+        before: dict[str, Any] | None,
+        after: dict[str, Any],
+    ) -> JudgementChange:
+        """The change a save made to `judgement` (any type), under the submit's key."""
+        return cls.objects.create(
+            study_id=judgement.study_id,
+            user=user,
+            judgement=judgement.judgement_kind,
+            idempotency_key=key,
+            before=before,
+            after=after,
+            **{judgement.change_field: judgement},
+        )
 
-def vetting_version(vetting: Vetting | None) -> int:
-    """The verdict's version: the id of its latest change (0: no verdict yet)."""
-    if vetting is None:
+    @property
+    def target(self) -> base.Judgement:
+        """The judgement this change saved, whatever its type."""
+        fields = {model.judgement_kind: model.change_field for model in base.judgement_types()}
+        return getattr(self, fields[self.judgement])
+
+    @property
+    def target_id(self) -> int | None:
+        fields = {model.judgement_kind: model.change_field for model in base.judgement_types()}
+        return getattr(self, f"{fields[self.judgement]}_id")
+
+
+def judgement_version(judgement: base.Judgement | None) -> int:
+    """The answer's version: the id of its latest change (0: no answer yet). A form carries
+    it (`based_on`), so a save from a stale tab is refused rather than silently applied."""
+    if judgement is None:
         return 0
-    return vetting.changes.order_by("-id").values_list("id", flat=True).first() or 0
+    changes = getattr(judgement, "changes")  # noqa: B009 (the reverse of each type's link)
+    return changes.order_by("-id").values_list("id", flat=True).first() or 0

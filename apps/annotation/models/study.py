@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q, QuerySet
 
 from apps.accounts.models import Role
 from apps.catalog.models import Criterion, PerturbationKind
 from apps.corpus.models import Dataset, Perturbation
+
+
+class AssessedTexts(models.TextChoices):
+    """Which texts direct assessment rates."""
+
+    BOTH = "both", "Originals and perturbed texts"
+    ORIGINALS = "originals", "The source items' original texts"
+    PERTURBED = "perturbed", "The perturbed texts"
+
+
+def validate_control_every(value: int) -> None:
+    """0 (no control items) or one in 2 or more: one in 1 would hand out nothing else."""
+    if value == 1:
+        raise ValidationError("Use 0 (no control items) or 2 and more (one in 2, one in 10...).")
 
 
 class StudyQuerySet(models.QuerySet["Study"]):
@@ -61,6 +76,48 @@ class Study(models.Model):
         help_text="The default for judge runs on this study: only perturbations vetted valid "
         "or score-invariant.",
     )
+    assessment_criteria = models.ManyToManyField(
+        Criterion,
+        blank=True,
+        related_name="assessed_in",
+        verbose_name="Direct assessment criteria",
+        help_text="Annotators rate each text under each of these criteria, on its scale; "
+        "none: the study does not rate texts.",
+    )
+    assessment_overlap = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MinValueValidator(1)],
+        verbose_name="Ratings per text",
+        help_text="Direct assessment: annotators who rate each text under each criterion.",
+    )
+    assessment_texts = models.CharField(
+        max_length=10,
+        choices=AssessedTexts.choices,
+        default=AssessedTexts.BOTH,
+        verbose_name="Texts rated",
+        help_text="Direct assessment: the originals, the perturbed texts, or both "
+        "(annotators are not told which a text is).",
+    )
+    control_every = models.PositiveSmallIntegerField(
+        default=0,
+        validators=[validate_control_every],
+        verbose_name="Control items: one in",
+        help_text="One unit in this many handed to an annotator is a control item with a "
+        "known answer, unannounced (0: none).",
+    )
+    control_threshold = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(100)],
+        verbose_name="Control accuracy threshold (%)",
+        help_text="Annotators whose accuracy on control items is below this are flagged "
+        "(empty: no threshold).",
+    )
+    control_exclude = models.BooleanField(
+        default=False,
+        verbose_name="Leave flagged annotators out of the reports",
+        help_text="Their answers stay saved but no report counts them.",
+    )
     archived_at = models.DateTimeField(
         null=True, blank=True, help_text="Archived studies leave members' lists; nothing is lost."
     )
@@ -82,7 +139,10 @@ class Study(models.Model):
             models.CheckConstraint(
                 condition=Q(vetting_overlap__gte=1, comparison_groups__gte=1, lease_minutes__gte=1),
                 name="study_settings_positive",
-            )
+            ),
+            models.CheckConstraint(
+                condition=Q(assessment_overlap__gte=1), name="study_assessment_overlap_positive"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,8 +1,9 @@
 """Work slots: the units of work a study's plan hands out, and who holds them.
 
-* A perturbation needing k vettings has exactly k `VettingSlot` rows. Any annotator of the study
-  may claim an open one (under a row lock), holding it until its lease runs out; so an item
-  never gets more than k annotators, however many ask at once (see services.assignment).
+* A perturbation needing k vettings has exactly k `VettingSlot` rows (pooled work, see
+  models/base.py `LeasedSlot`). Any annotator of the study may claim an open one (under a row
+  lock), holding it until its lease runs out; so an item never gets more than k annotators,
+  however many ask at once (see services/leases.py).
 * A comparable perturbation has one `ComparisonSlot` per (group, criterion) of the criteria
   design; each belongs to the one annotator of that group who holds that criterion.
 """
@@ -13,35 +14,19 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from apps.annotation.models.base import LeasedSlot, Skip
 from apps.annotation.models.study import Study
 from apps.catalog.models import Criterion
 from apps.corpus.models import Perturbation
 
 
-class VettingSlot(models.Model):
+class VettingSlot(LeasedSlot):
     """One of the k vettings a perturbation needs: open, leased to an annotator, or done."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="vetting_slots")
     perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="+")
-    slot = models.PositiveSmallIntegerField()
-    position = models.PositiveIntegerField(help_text="Copied from the plan: the work order.")
-    annotator = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="vetting_slots",
-    )
-    leased_until = models.DateTimeField(null=True, blank=True)
-    lapsed_annotator = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        help_text="Who held the lease before it ran out and the slot was handed on.",
-    )
-    done_at = models.DateTimeField(null=True, blank=True)
+
+    unit_field = "perturbation"
 
     class Meta:
         ordering = ["study", "position", "slot"]
@@ -103,15 +88,10 @@ class ComparisonSlot(models.Model):
         return f"{self.study_id}/{self.perturbation_id}/{self.criterion_id} g{self.group}"
 
 
-class VettingSkip(models.Model):
+class VettingSkip(Skip):
     """A vetting an annotator put back: offered to them again only when nothing else is left."""
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
-    annotator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
-    )
     perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="+")
-    created_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["created_at"]

@@ -1,21 +1,21 @@
 """Progress: an annotator's own queue, and a study's progress for its researcher, in a fixed
-number of aggregate queries (no per-row queries, whatever the study's size)."""
+number of aggregate queries (no per-row queries, whatever the study's size).
+
+Every type of work contributes its figures and its per-person counts (`Work.figures`,
+`Work.done_by`); agreement is statistics, so the analysis app adds it where it shows this
+(apps/analysis/progress.py), from each type's `Work.agreement_rows`.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from importlib import import_module
-from importlib.util import find_spec
 from typing import Any
 
-from django.core.cache import cache
-from django.db.models import Count, Max, Q
-from django.utils import timezone
+from django.db.models import Count, Q
 
-from apps.accounts.models import Role
+from apps.accounts.models import Role, User
 from apps.annotation.models import (
     Comparison,
     ComparisonSlot,
@@ -27,69 +27,56 @@ from apps.annotation.models import (
     StudyPerturbation,
     Verdict,
     Vetting,
-    VettingSlot,
+)
+from apps.annotation.services.work import (
+    AnnotatorProgress,
+    Figure,
+    annotator_progress,
+    work_types,
 )
 
-#: The analysis app may provide `annotator_agreement(study_id) -> {user_id: figure}` in this
-#: module (figure: anything with a readable str(), e.g. "alpha 0.62 (n=140)"). Until it does, the
-#: progress page shows counts only.
-AGREEMENT_HOOK = "apps.analysis.annotation_agreement"
-STUDY_COUNTS_SECONDS = 10
-
-
-@dataclass
-class AnnotatorProgress:
-    vetted: int
-    vetting_open: int
-    vetting_total: int
-    compared: int
-    comparison_queue: int
-
-
-def annotator_progress(study: Study, annotator, *, fresh: bool = False) -> AnnotatorProgress:
-    """What an annotator sees of their queue: their counts and the work left.
-
-    The study-wide slot counts scan every slot, so they are shared for `STUDY_COUNTS_SECONDS`
-    (each page shows them; a few seconds' staleness does not matter there). `fresh` counts
-    now: beside "Nothing left", stale counts would contradict the message."""
-    slots = _study_slot_counts(study, fresh=fresh)
-    return AnnotatorProgress(
-        vetted=Vetting.objects.filter(study=study, annotator=annotator).count(),
-        vetting_open=slots["open"],
-        vetting_total=slots["total"],
-        compared=Comparison.objects.filter(study=study, annotator=annotator).count(),
-        comparison_queue=ComparisonSlot.objects.filter(
-            study=study, annotator=annotator, done_at__isnull=True
-        ).count(),
-    )
-
-
-def _study_slot_counts(study: Study, *, fresh: bool = False) -> dict[str, int]:
-    key = f"annotation:vetting-slots:{study.pk}"
-    counts = None if fresh else cache.get(key)
-    if counts is None:
-        counts = VettingSlot.objects.filter(study=study).aggregate(
-            total=Count("id"), open=Count("id", filter=Q(done_at__isnull=True))
-        )
-        cache.set(key, counts, STUDY_COUNTS_SECONDS)
-    return counts
+__all__ = ["AnnotatorProgress", "StudyProgress", "annotator_progress", "study_progress"]
 
 
 @dataclass
 class AnnotatorRow:
+    user_id: int
     username: str
     group: int | None = None
     criteria: int = 0
-    vettings: int = 0
+    #: Answers per type of work ({"vetting": 12, "comparison": 30}).
+    done: dict[str, int] = field(default_factory=dict)
     verdicts: Counter[str] = field(default_factory=Counter)
-    comparisons: int = 0
     comparison_queue: int = 0
     last_active: datetime | None = None
-    agreement: Any = None
+    agreement: Any = None  # set by the analysis app (apps/analysis/progress.py)
+    done_counts: list[int] = field(default_factory=list)  # in the order of the columns
+
+    @property
+    def vettings(self) -> int:
+        return self.done.get("vetting", 0)
+
+    @property
+    def comparisons(self) -> int:
+        return self.done.get("comparison", 0)
 
     @property
     def verdict_counts(self) -> list[int]:
         return [self.verdicts[v] for v in Verdict.values]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "username": self.username,
+            "group": self.group,
+            "criteria": self.criteria,
+            "vettings": self.vettings,
+            "comparisons": self.comparisons,
+            "done": dict(self.done),
+            "verdicts": dict(self.verdicts),
+            "comparison_queue": self.comparison_queue,
+            "last_active": self.last_active,
+            "agreement": None if self.agreement is None else str(self.agreement),
+        }
 
 
 @dataclass
@@ -109,97 +96,112 @@ class KindRow:
     def outcome_counts(self) -> list[int]:
         return [self.outcomes[o] for o in Outcome.values]
 
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            **self.__dict__,
+            "verdicts": dict(self.verdicts),
+            "outcomes": dict(self.outcomes),
+        }
+
 
 @dataclass
 class StudyProgress:
-    perturbations: int
-    comparable: int
-    vetting_slots: int
-    vetting_done: int
-    vetting_leased: int
-    comparison_slots: int
-    comparison_done: int
-    vettings: int
-    comparisons: int
-    verdicts: Counter[str]
-    outcomes: Counter[str]
+    figures: list[Figure]
+    #: The annotators' types of work, in columns: [(slug, name)].
+    columns: list[tuple[str, str]]
     annotators: list[AnnotatorRow]
     kinds: list[KindRow]
     experts: dict[str, int]
-    votes: int
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Every figure by its key (`vettings`, `vetting_done`, `vetting_slots`...)."""
+        out: dict[str, int] = {}
+        for f in self.figures:
+            out[f.key] = f.value
+            if f.total_key:
+                out[f.total_key] = f.total or 0
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        verdicts: Counter[str] = Counter()
+        outcomes: Counter[str] = Counter()
+        for kind in self.kinds:
+            verdicts.update(kind.verdicts)
+            outcomes.update(kind.outcomes)
+        return {
+            **self.counts,
+            "verdicts": dict(verdicts),
+            "outcomes": dict(outcomes),
+            "experts": self.experts,
+            "annotators": [row.as_dict() for row in self.annotators],
+            "kinds": [row.as_dict() for row in self.kinds],
+        }
 
 
 def study_progress(study: Study) -> StudyProgress:
-    now = timezone.now()
+    """Every type of work the study asks for: its figures, and each annotator's answers."""
+    works = [work for work in work_types() if work.opted_in(study)]
+    done = {work.slug: work.done_by(study) for work in works}
     plan = StudyPerturbation.objects.filter(study=study).aggregate(
         n=Count("id"), comparable=Count("id", filter=Q(comparable=True))
     )
-    vslots = VettingSlot.objects.filter(study=study).aggregate(
-        n=Count("id"),
-        done=Count("id", filter=Q(done_at__isnull=False)),
-        leased=Count("id", filter=Q(done_at__isnull=True, leased_until__gte=now)),
-    )
-    cslots = ComparisonSlot.objects.filter(study=study).aggregate(
-        n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
-    )
-    annotators = _annotator_rows(study)
-    kinds = _kind_rows(study)
-    verdicts: Counter[str] = Counter()
-    outcomes: Counter[str] = Counter()
-    for kind in kinds.values():
-        verdicts.update(kind.verdicts)
-        outcomes.update(kind.outcomes)
+    figures = [
+        Figure("perturbations", "Perturbations", plan["n"], "perturbation-total"),
+        Figure("comparable", "Comparable", plan["comparable"], "comparable-count"),
+    ]
+    for work in works:
+        answers = sum(n for n, _ in done[work.slug].values())
+        figures.extend(work.figures(study, answers))
+    annotated = [work for work in works if work.role == Role.ANNOTATOR]
+    annotators = _annotator_rows(study, {work.slug: done[work.slug] for work in annotated})
     experts = dict(
         ExpertVote.objects.filter(study=study)
         .values_list("expert__username")
         .annotate(n=Count("id"))
         .order_by("expert__username")
     )
+    columns = [(work.slug, work.name) for work in annotated]
+    for row in annotators.values():
+        row.done_counts = [row.done.get(slug, 0) for slug, _ in columns]
     return StudyProgress(
-        perturbations=plan["n"],
-        comparable=plan["comparable"],
-        vetting_slots=vslots["n"],
-        vetting_done=vslots["done"],
-        vetting_leased=vslots["leased"],
-        comparison_slots=cslots["n"],
-        comparison_done=cslots["done"],
-        vettings=sum(verdicts.values()),
-        comparisons=sum(outcomes.values()),
-        verdicts=verdicts,
-        outcomes=outcomes,
+        figures=figures,
+        columns=columns,
         annotators=sorted(annotators.values(), key=lambda row: row.username),
-        kinds=sorted(kinds.values(), key=lambda row: row.name),
+        kinds=sorted(_kind_rows(study).values(), key=lambda row: row.name),
         experts=experts,
-        votes=sum(experts.values()),
     )
 
 
-def _annotator_rows(study: Study) -> dict[int, AnnotatorRow]:
+def _annotator_rows(
+    study: Study, done: dict[str, dict[int, tuple[int, datetime | None]]]
+) -> dict[int, AnnotatorRow]:
+    """{user id: row} of the study's annotators, and of anyone who annotated in it (`done`:
+    each type of work's `done_by`)."""
+    members = StudyMembership.objects.filter(study=study, role=Role.ANNOTATOR)
     rows: dict[int, AnnotatorRow] = {
-        user_id: AnnotatorRow(username)
-        for user_id, username in StudyMembership.objects.filter(
-            study=study, role=Role.ANNOTATOR
-        ).values_list("user_id", "user__username")
+        user_id: AnnotatorRow(user_id, username)
+        for user_id, username in members.values_list("user_id", "user__username")
     }
-    for user_id, username, verdict, n, last in (
+    missing = set()
+    for slug, by_person in done.items():
+        for user_id, (n, last) in by_person.items():
+            if user_id not in rows:
+                rows[user_id] = AnnotatorRow(user_id, "")
+                missing.add(user_id)
+            row = rows[user_id]
+            row.done[slug] = n
+            row.last_active = max(filter(None, (row.last_active, last)), default=None)
+    if missing:  # former members: their judgements stay in the counts
+        for user_id, username in User.objects.filter(pk__in=missing).values_list("id", "username"):
+            rows[user_id].username = username
+    for user_id, verdict, n in (
         Vetting.objects.filter(study=study)
-        .values_list("annotator_id", "annotator__username", "verdict")
-        .annotate(n=Count("id"), last=Max("updated_at"))
+        .values_list("annotator_id", "verdict")
+        .annotate(n=Count("id"))
         .order_by()
     ):
-        row = rows.setdefault(user_id, AnnotatorRow(username))
-        row.vettings += n
-        row.verdicts[verdict] += n
-        row.last_active = max(filter(None, (row.last_active, last)), default=None)
-    for user_id, username, n, last in (
-        Comparison.objects.filter(study=study)
-        .values_list("annotator_id", "annotator__username")
-        .annotate(n=Count("id"), last=Max("updated_at"))
-        .order_by()
-    ):
-        row = rows.setdefault(user_id, AnnotatorRow(username))
-        row.comparisons = n
-        row.last_active = max(filter(None, (row.last_active, last)), default=None)
+        rows[user_id].verdicts[verdict] += n
     for user_id, n in (
         ComparisonSlot.objects.filter(study=study, done_at__isnull=True, annotator__isnull=False)
         .values_list("annotator_id")
@@ -216,9 +218,6 @@ def _annotator_rows(study: Study) -> dict[int, AnnotatorRow]:
     ):
         if user_id in rows:
             rows[user_id].group, rows[user_id].criteria = group + 1, n
-    for user_id, figure in annotator_agreement(study).items():
-        if user_id in rows:
-            rows[user_id].agreement = figure
     return rows
 
 
@@ -253,11 +252,3 @@ def _kind_rows(study: Study) -> dict[int, KindRow]:
         if kind_id in rows:
             rows[kind_id].outcomes[outcome] += n
     return dict(rows)
-
-
-def annotator_agreement(study: Study) -> Mapping[int, Any]:
-    """Each annotator's agreement with the others, from the analysis app's `AGREEMENT_HOOK`
-    when it provides one; an empty mapping until then (the page shows counts meanwhile)."""
-    if find_spec(AGREEMENT_HOOK.rsplit(".", 1)[0]) is None or find_spec(AGREEMENT_HOOK) is None:
-        return {}
-    return import_module(AGREEMENT_HOOK).annotator_agreement(study.pk)

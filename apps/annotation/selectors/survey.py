@@ -1,12 +1,11 @@
 """The expert survey (methods §4): which (task, kind) pairs a study asks about, an expert's
-votes, and the expert weights they give each kind."""
+votes, and the votes per metric of each kind."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from apps.analysis.stats.discernment import expert_weights
 from apps.annotation.models import ExpertVote, Study
 from apps.catalog.models import Metric, PerturbationKind, Task
 from apps.corpus.models import SourceItem
@@ -58,32 +57,12 @@ def survey_cards(study: Study, expert) -> list[SurveyCard]:
     ]
 
 
-@dataclass
-class KindWeights:
-    task: Task
-    kind: PerturbationKind
-    votes: int
-    cells: list[tuple[Metric, int, float | None]] = field(default_factory=list)
-
-
-def kind_weights(study: Study) -> list[KindWeights]:
-    """Votes and expert weights (vote share per metric) of every surveyed (task, kind)."""
+def vote_counts(study: Study) -> dict[tuple[int, int], Counter[int]]:
+    """(task id, kind id) -> votes per metric id (the expert weights are computed from these
+    by the analysis app: apps/analysis/progress.py)."""
     counts: dict[tuple[int, int], Counter[int]] = defaultdict(Counter)
     for task_id, kind_id, metric_id in ExpertVote.objects.filter(study=study).values_list(
         "task_id", "kind_id", "metric_id"
     ):
         counts[(task_id, kind_id)][metric_id] += 1
-    rows = []
-    for task, kind in survey_tasks(study):
-        metrics = list(task.metrics.all())
-        votes = {m.pk: counts[(task.pk, kind.pk)][m.pk] for m in metrics}
-        weights = expert_weights(votes) or {}
-        rows.append(
-            KindWeights(
-                task,
-                kind,
-                sum(votes.values()),
-                [(m, votes[m.pk], weights.get(m.pk)) for m in metrics],
-            )
-        )
-    return rows
+    return counts

@@ -1,4 +1,5 @@
-"""What the annotator's pages show: one vetting item (with its diff) or one comparison."""
+"""What the annotator's pages show: one vetting item (with its diff), one comparison, or one
+text to rate (direct assessment)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,19 @@ from dataclasses import dataclass, field
 from django.http import Http404
 
 from apps.annotation.models import (
+    Assessment,
+    AssessmentSlot,
+    AssessmentUnit,
     Comparison,
     ComparisonSlot,
+    ControlServe,
     Study,
     Vetting,
     VettingSlot,
-    vetting_version,
+    judgement_version,
+    original_shown_first,
 )
-from apps.annotation.selectors.progress import AnnotatorProgress, annotator_progress
-from apps.annotation.services.comparing import original_shown_first
+from apps.annotation.services.work import AnnotatorProgress, annotator_progress
 from apps.catalog.models import Criterion
 from apps.corpus.diff import compute_diff, render_inline_html, render_side_by_side
 from apps.corpus.models import Perturbation, SourceItem
@@ -34,6 +39,21 @@ class DiffPanes:
 def diff_panes(ops) -> DiffPanes:
     left, right = render_side_by_side(ops)
     return DiffPanes(left, right, render_inline_html(ops))
+
+
+def holds_control(*, study: Study, annotator, work: str, **unit: int) -> bool:
+    """Whether the annotator was served this unit as a control item and has not answered or
+    skipped it: then it is theirs, like a held slot (services/controls.py)."""
+    if not study.control_every:
+        return False
+    lookup = {f"control__{name}": value for name, value in unit.items()}
+    return (
+        ControlServe.objects.filter(
+            study=study, annotator=annotator, work=work, answered_at__isnull=True, skipped=False
+        )
+        .filter(**lookup)
+        .exists()
+    )
 
 
 def diff_preview(original: str, text: str) -> DiffPanes:
@@ -59,22 +79,24 @@ class VettingItem:
     previous: Vetting | None
     recent: list[Vetting]
     progress: AnnotatorProgress
-    based_on: int = 0  # the verdict's version shown (see vetting_version)
+    based_on: int = 0  # the verdict's version shown (see judgement_version)
     idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
 
 
 def vetting_item(*, study: Study, annotator, perturbation_id: int) -> VettingItem:
     """One perturbation as this annotator vets it; 404 unless they hold it or vetted it."""
     mine = {"study": study, "perturbation_id": perturbation_id, "annotator": annotator}
-    held = VettingSlot.objects.filter(**mine, done_at__isnull=True).exists()
-    vetting = Vetting.objects.filter(**mine).first()
+    held = VettingSlot.objects.filter(**mine, done_at__isnull=True).exists() or holds_control(
+        study=study, annotator=annotator, work="vetting", perturbation_id=perturbation_id
+    )
+    vetting = Vetting.answers.filter(**mine).first()
     if not held and vetting is None:
         raise Http404("This item is not assigned to you.")
     perturbation = Perturbation.objects.select_related(
         "item__task", "item__dataset__task", "kind__target_aspect"
     ).get(pk=perturbation_id)
     latest = perturbation.versions.order_by("-number").values_list("number", "author_id").first()
-    mine_all = Vetting.objects.filter(study=study, annotator=annotator)
+    mine_all = Vetting.answers.filter(study=study, annotator=annotator)
     recent = list(
         mine_all.select_related("perturbation__kind")
         .only("perturbation_id", "verdict", "created_at", "perturbation__kind__name")
@@ -91,7 +113,7 @@ def vetting_item(*, study: Study, annotator, perturbation_id: int) -> VettingIte
         previous=_previous(mine_all, vetting) if vetting else (recent[0] if recent else None),
         recent=recent,
         progress=annotator_progress(study, annotator),
-        based_on=vetting_version(vetting),
+        based_on=judgement_version(vetting),
     )
 
 
@@ -129,8 +151,14 @@ def comparison_item(
         "criterion_id": criterion_id,
         "annotator": annotator,
     }
-    held = ComparisonSlot.objects.filter(**mine, done_at__isnull=True).exists()
-    comparison = Comparison.objects.filter(**mine).first()
+    held = ComparisonSlot.objects.filter(**mine, done_at__isnull=True).exists() or holds_control(
+        study=study,
+        annotator=annotator,
+        work="comparison",
+        perturbation_id=perturbation_id,
+        criterion_id=criterion_id,
+    )
+    comparison = Comparison.answers.filter(**mine).first()
     if not held and comparison is None:
         raise Http404("This comparison is not assigned to you.")
     perturbation = Perturbation.objects.select_related("item__task", "item__dataset__task").get(
@@ -149,7 +177,7 @@ def comparison_item(
     )
     original, perturbed = perturbation.item.original, perturbation.text
     name = text_name(perturbation.item)
-    mine_all = Comparison.objects.filter(study=study, annotator=annotator)
+    mine_all = Comparison.answers.filter(study=study, annotator=annotator)
     recent = list(
         mine_all.select_related("criterion__aspect").order_by("-created_at", "-id")[:RECENT]
     )
@@ -179,10 +207,66 @@ class VettingBrief:
     leased_until: object
 
 
-def vetting_brief(slot: VettingSlot) -> VettingBrief:
+def vetting_brief(slot: VettingSlot | ControlServe) -> VettingBrief:
     perturbation = Perturbation.objects.select_related(
         "item__task", "item__dataset__task", "kind__target_aspect"
     ).get(pk=slot.perturbation_id)
     perturbation.diff_ops()  # computed once and stored
     version = perturbation.versions.order_by("-number").values_list("number", flat=True).first()
     return VettingBrief(perturbation, text_name(perturbation.item), version or 1, slot.leased_until)
+
+
+@dataclass
+class AssessmentItem:
+    unit: AssessmentUnit
+    text: str
+    text_name: str
+    criterion_text: str
+    scale: list[int]  # every score the criterion allows, lowest first
+    assessment: Assessment | None
+    held: bool
+    previous: Assessment | None
+    recent: list[Assessment]
+    progress: AnnotatorProgress
+    based_on: int = 0  # the rating's version shown (see judgement_version)
+    idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
+
+    @property
+    def keyed(self) -> bool:
+        """Each score has its digit key (scales within 0-9, or 1-10 with 0 for 10)."""
+        return len(self.scale) <= 10 and self.scale[0] >= 0 and self.scale[-1] <= 10
+
+
+def assessment_item(*, study: Study, annotator, unit_id: int) -> AssessmentItem:
+    """One text x criterion as this annotator rates it; 404 unless they hold it or rated it.
+    Whether the text is an original or a perturbed one is not shown."""
+    mine = {"study": study, "unit_id": unit_id, "annotator": annotator}
+    held = AssessmentSlot.objects.filter(**mine, done_at__isnull=True).exists()
+    held = held or holds_control(
+        study=study, annotator=annotator, work="assessment", unit_id=unit_id
+    )
+    assessment = Assessment.answers.filter(**mine).first()
+    if not held and assessment is None:
+        raise Http404("This text is not assigned to you.")
+    unit = AssessmentUnit.objects.select_related(
+        "item__task", "item__dataset__task", "perturbation", "criterion__aspect"
+    ).get(pk=unit_id)
+    name = text_name(unit.item)
+    criterion = unit.criterion
+    mine_all = Assessment.answers.filter(study=study, annotator=annotator)
+    recent = list(
+        mine_all.select_related("unit__criterion__aspect").order_by("-created_at", "-id")[:RECENT]
+    )
+    return AssessmentItem(
+        unit=unit,
+        text=unit.perturbation.text if unit.perturbation else unit.item.original,
+        text_name=name,
+        criterion_text=criterion.render(name),
+        scale=list(range(criterion.scale_min, criterion.scale_max + 1)),
+        assessment=assessment,
+        held=held,
+        previous=_previous(mine_all, assessment) if assessment else (recent[0] if recent else None),
+        recent=recent,
+        progress=annotator_progress(study, annotator),
+        based_on=judgement_version(assessment),
+    )

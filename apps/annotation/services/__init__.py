@@ -1,28 +1,42 @@
-"""Annotation services: the plan, handing out work, and saving judgements exactly once."""
+"""Annotation services: the plan, handing out work, and saving judgements exactly once.
 
+Each type of human work is a `Work` (services/work.py) registered by its module below:
+importing this package makes every type known to the plan, the pages and the API.
+"""
+
+from apps.annotation.models import original_shown_first
+from apps.annotation.services.assessing import ASSESSMENT, assessment_submit
 from apps.annotation.services.comparing import (
+    COMPARISON,
     comparison_next,
     comparison_skip,
     comparison_submit,
-    original_shown_first,
 )
 from apps.annotation.services.errors import KeyReused, StaleJudgement, WorkRefused
-from apps.annotation.services.leases import vetting_next, vetting_skip
 from apps.annotation.services.plan import PlanSummary, study_plan_build, study_plan_request
 from apps.annotation.services.vetting import (
-    Saved,
+    VETTING,
     may_vet,
     perturbation_edit,
+    vetting_next,
+    vetting_skip,
     vetting_submit,
 )
-from apps.annotation.services.votes import expert_vote_submit
+from apps.annotation.services.votes import SURVEY, expert_vote_submit
+from apps.annotation.services.work import Saved, Work, work_type, work_types
 
 __all__ = [
+    "ASSESSMENT",
+    "COMPARISON",
+    "SURVEY",
+    "VETTING",
     "KeyReused",
     "PlanSummary",
     "Saved",
     "StaleJudgement",
+    "Work",
     "WorkRefused",
+    "assessment_submit",
     "comparison_next",
     "comparison_skip",
     "comparison_submit",
@@ -35,4 +49,6 @@ __all__ = [
     "vetting_next",
     "vetting_skip",
     "vetting_submit",
+    "work_type",
+    "work_types",
 ]

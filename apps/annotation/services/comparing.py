@@ -1,62 +1,165 @@
-"""Pairwise comparison (methods §2): the next pair x criterion, skip, and saving a choice once.
+"""Pairwise comparison (methods §2): slots owned by one annotator each (the criteria design).
 
-Each comparison slot belongs to one annotator (the criteria design), so handing out work
-needs no lock: "next" is the annotator's first open slot in work order, skipped ones last.
-The order of the two texts is drawn once per (study, pair, criterion, annotator), from a hash,
-so a reload shows the same order, and is stored with the choice.
+Handing out work needs no lock: "next" is the annotator's first open slot in work order,
+skipped ones last. The order of the two texts is drawn once per (study, pair, criterion,
+annotator), from a hash (`original_shown_first`), so a reload shows the same order, and is
+stored with the choice.
 """
 
 from __future__ import annotations
 
-import hashlib
 import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
 
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from apps.annotation.models import (
     Choice,
     Comparison,
     ComparisonSlot,
-    JudgementChange,
     Study,
+    original_shown_first,
     outcome_of,
 )
+from apps.annotation.selectors.work import comparison_item
 from apps.annotation.services.errors import WorkRefused
-from apps.annotation.services.saving import locked_or_created, snapshot, submit_once
-from apps.annotation.services.vetting import Saved
+from apps.annotation.services.plan import (
+    comparable_refresh,
+    comparison_slots_sync,
+    criteria_design_sync,
+)
+from apps.annotation.services.work import (
+    Figure,
+    PlanPart,
+    Queue,
+    Saved,
+    Unit,
+    Work,
+    register,
+)
 
-COMPARISON_FIELDS = ("group", "original_first", "choice", "outcome")
+__all__ = ["COMPARISON", "comparison_next", "comparison_skip", "comparison_submit"]
+
+
+class ComparisonWork(Work):
+    slug, name, action = "comparison", "Comparison", "Compare pairs"
+    position = 2
+    model = Comparison
+    answer_keys = ("choice",)
+    answer_noun = "choice"
+    skipped_message = "Skipped: moved to the end of your queue"
+    answers_figure = ("comparisons", "Comparisons", "comparison-count")
+
+    def plan(self, *, study: Study) -> PlanPart:
+        problem = criteria_design_sync(study)
+        comparable_refresh(study=study)
+        comparison_slots_sync(study=study)
+        return PlanPart(ComparisonSlot.objects.filter(study=study).count(), problem)
+
+    def next(self, *, study: Study, person, now: datetime | None = None) -> Any | None:
+        if study.archived:
+            return None
+        return (
+            ComparisonSlot.objects.filter(study=study, annotator=person, done_at__isnull=True)
+            .order_by("skipped", "position", "criterion_id")
+            .first()
+        )
+
+    def waiting(self, *, study: Study, person, now: datetime) -> bool:
+        return ComparisonSlot.objects.filter(
+            study=study, annotator=person, done_at__isnull=True
+        ).exists()
+
+    def slots_of(self, *, study: Study, person) -> Any:
+        return ComparisonSlot.objects.filter(study=study, annotator=person)
+
+    def skip(self, *, study: Study, person, unit: Unit) -> None:
+        """Put the pair x criterion back at the end of this annotator's queue."""
+        ComparisonSlot.objects.filter(
+            study=study, annotator=person, done_at__isnull=True, **unit
+        ).update(skipped=True)
+
+    def item(self, *, study: Study, person, unit: Unit) -> Any:
+        return comparison_item(study=study, annotator=person, **unit)
+
+    def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
+        if answer["choice"] not in Choice.values:
+            raise ValueError(f"unknown choice {answer['choice']!r}")
+        return unit
+
+    def close(self, *, study: Study, person, unit: Unit, revisit: bool) -> Any | None:
+        slot = (
+            ComparisonSlot.objects.select_for_update()
+            .filter(study=study, annotator=person, **unit)
+            .first()
+        )
+        if slot is None and not revisit:
+            raise WorkRefused("This comparison is not assigned to you.")
+        if slot is not None and slot.done_at is None:
+            slot.done_at = timezone.now()
+            slot.save(update_fields=["done_at"])
+        return slot
+
+    def values(self, *, study, person, unit, answer, earlier, slot) -> dict[str, Any]:
+        # The order the annotator saw; when not given, the recorded one.
+        first = answer.get("original_first")
+        if first is None:
+            first = (
+                earlier.original_first
+                if earlier
+                else original_shown_first(study_id=study.pk, user_id=person.pk, **unit)
+            )
+        return {
+            # A control item has no slot, so no group (0).
+            "group": earlier.group if earlier else (slot.group if slot else 0),
+            "original_first": first,
+            "choice": answer["choice"],
+            "outcome": outcome_of(answer["choice"], first),
+        }
+
+    def label(self, judgement: Any) -> str:
+        return f"{judgement.choice} ({Choice(judgement.choice).label})"
+
+    def queue(self, *, study: Study, person, fresh: bool = False) -> Queue:
+        waiting = ComparisonSlot.objects.filter(
+            study=study, annotator=person, done_at__isnull=True
+        ).count()
+        return Queue(done=self.mine(study, person).count(), mine=waiting)
+
+    def slot_figures(self, study: Study) -> list[Figure]:
+        slots = ComparisonSlot.objects.filter(study=study).aggregate(
+            n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
+        )
+        return [
+            Figure(
+                "comparison_done",
+                "Comparison slots done",
+                slots["done"],
+                "comparison-done",
+                total=slots["n"],
+                total_key="comparison_slots",
+            )
+        ]
+
+
+COMPARISON = register(ComparisonWork())
 
 
 def comparison_next(*, study: Study, annotator) -> ComparisonSlot | None:
     """This annotator's next pair x criterion, or None when their share is done (or the study
     is archived)."""
-    if study.archived:
-        return None
-    return (
-        ComparisonSlot.objects.filter(study=study, annotator=annotator, done_at__isnull=True)
-        .order_by("skipped", "position", "criterion_id")
-        .first()
-    )
+    return COMPARISON.next(study=study, person=annotator)
 
 
 def comparison_skip(*, study: Study, annotator, perturbation_id: int, criterion_id: int) -> None:
-    """Put the pair x criterion back at the end of this annotator's queue."""
-    ComparisonSlot.objects.filter(
+    COMPARISON.skip(
         study=study,
-        annotator=annotator,
-        perturbation_id=perturbation_id,
-        criterion_id=criterion_id,
-        done_at__isnull=True,
-    ).update(skipped=True)
-
-
-def original_shown_first(
-    *, study_id: int, perturbation_id: int, criterion_id: int, user_id: int
-) -> bool:
-    """The recorded random order of the two texts: a fair coin, fixed per judgement."""
-    seed = f"{study_id}:{perturbation_id}:{criterion_id}:{user_id}".encode()
-    return hashlib.sha256(seed).digest()[0] % 2 == 0
+        person=annotator,
+        unit={"perturbation_id": perturbation_id, "criterion_id": criterion_id},
+    )
 
 
 def comparison_submit(
@@ -69,67 +172,14 @@ def comparison_submit(
     original_first: bool | None = None,
     idempotency_key: uuid.UUID,
 ) -> Saved[Comparison]:
-    """Save (or change) a choice about (first, second); a repeated key saves nothing again.
+    """Save (or change) a choice about (first, second) once per key (see `Work.submit`).
 
     `original_first` is the order the annotator saw; when not given, the recorded order.
     """
-    if choice not in Choice.values:
-        raise ValueError(f"unknown choice {choice!r}")
-
-    def save() -> JudgementChange:
-        lookup = {
-            "study": study,
-            "perturbation_id": perturbation_id,
-            "criterion_id": criterion_id,
-            "annotator": annotator,
-        }
-        slot = ComparisonSlot.objects.select_for_update().filter(**lookup).first()
-        existing = Comparison.objects.filter(**lookup).first()
-        if slot is None and existing is None:
-            raise WorkRefused("This comparison is not assigned to you.")
-        first = original_first
-        if first is None:
-            first = (
-                existing.original_first
-                if existing
-                else original_shown_first(
-                    study_id=study.pk,
-                    perturbation_id=perturbation_id,
-                    criterion_id=criterion_id,
-                    user_id=annotator.pk,
-                )
-            )
-        group = existing.group if existing else slot.group  # type: ignore[union-attr]
-        comparison, before = locked_or_created(
-            Comparison,
-            lookup=lookup,
-            values={
-                "group": group,
-                "original_first": first,
-                "choice": choice,
-                "outcome": outcome_of(choice, first),
-            },
-            fields=COMPARISON_FIELDS,
-        )
-        if slot is not None and slot.done_at is None:
-            slot.done_at = timezone.now()
-            slot.save(update_fields=["done_at"])
-        return JudgementChange.objects.create(
-            study=study,
-            user=annotator,
-            judgement=JudgementChange.Judgement.COMPARISON,
-            comparison=comparison,
-            idempotency_key=idempotency_key,
-            before=before,
-            after=snapshot(comparison, COMPARISON_FIELDS),
-        )
-
-    change, new = submit_once(
-        key=idempotency_key,
-        user=annotator,
-        judgement=JudgementChange.Judgement.COMPARISON,
-        answer={"choice": choice},
-        save=save,
+    return COMPARISON.submit(
+        study=study,
+        person=annotator,
+        unit={"perturbation_id": perturbation_id, "criterion_id": criterion_id},
+        answer={"choice": choice, "original_first": original_first},
+        idempotency_key=idempotency_key,
     )
-    assert change.comparison is not None
-    return Saved(change.comparison, new)

@@ -14,8 +14,9 @@ from django.db import transaction
 
 from apps.accounts.models import Role, User
 from apps.accounts.services import NewAccount, accounts_create
-from apps.annotation.models import Study, StudyMembership, VettingSlot
+from apps.annotation.models import Study, StudyMembership
 from apps.annotation.services.plan import study_plan_request
+from apps.annotation.services.work import work_types
 
 
 def _role_checked(role: str) -> str:
@@ -75,7 +76,6 @@ def study_member_remove(*, membership: StudyMembership) -> None:
 
 
 def _unfinished_release(membership: StudyMembership) -> None:
-    """Vettings the member held but had not finished go back to the queue."""
-    VettingSlot.objects.filter(
-        study_id=membership.study_id, annotator_id=membership.user_id, done_at__isnull=True
-    ).update(annotator=None, leased_until=None)
+    """Work the member held but had not finished (vettings, ratings) goes back to the queue."""
+    for work in work_types():
+        work.release(study=membership.study, person=membership.user)

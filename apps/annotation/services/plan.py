@@ -1,5 +1,6 @@
-"""A study's plan: its perturbations in a shuffled work order, k vetting slots each, the
-criteria design (methods §2) and one comparison slot per comparable pair x (group, criterion).
+"""A study's plan: its perturbations in a shuffled work order, then each type of work's slots
+(`Work.plan`): k vetting slots per perturbation, the criteria design (methods §2) and one
+comparison slot per comparable pair x (group, criterion), direct assessment's texts.
 
 `study_plan_build` is safe to run again: it brings the plan up to date with the study's
 datasets, kinds, criteria, members and settings, keeping every judgement and every slot that
@@ -10,12 +11,11 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from itertools import islice
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import Count, Exists, Max, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, Max, OuterRef, Subquery
 from django.utils import timezone
 
 from apps.accounts.models import Role
@@ -31,26 +31,44 @@ from apps.annotation.models import (
     VettingSlot,
     vetting_consensus,
 )
+from apps.annotation.services.leases import BATCH, batched
+from apps.annotation.services.work import work_types
 from apps.corpus.models import Perturbation
 
-BATCH = 2000
 #: Plans for more perturbations than this are built by the worker, not in the request.
 PLAN_INLINE_LIMIT = 5000
-
-
-def _batched(rows: Iterable[tuple[int, int]], size: int = BATCH) -> Iterator[list[tuple[int, int]]]:
-    it = iter(rows)
-    while chunk := list(islice(it, size)):
-        yield chunk
 
 
 @dataclass(frozen=True)
 class PlanSummary:
     perturbations: int
-    vetting_slots: int
     criterion_assignments: int
-    comparison_slots: int
     problem: str
+    #: Slots per type of work ({"vetting": 8, "comparison": 24}).
+    slots: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def vetting_slots(self) -> int:
+        return self.slots.get("vetting", 0)
+
+    @property
+    def comparison_slots(self) -> int:
+        return self.slots.get("comparison", 0)
+
+    def as_dict(self) -> dict[str, object]:
+        """The API's answer: counts, with one `<work>_slots` per type of work."""
+        flat = {f"{slug}_slots": n for slug, n in self.slots.items()}
+        return {
+            "perturbations": self.perturbations,
+            **flat,
+            "criterion_assignments": self.criterion_assignments,
+            "problem": self.problem,
+        }
+
+    def describe(self) -> str:
+        """ "3 perturbations, 6 vetting slots, 12 comparison slots"."""
+        parts = [f"{n} {slug} slots" for slug, n in self.slots.items()]
+        return ", ".join([f"{self.perturbations} perturbations", *parts])
 
 
 def study_plan_request(*, study: Study) -> PlanSummary | None:
@@ -73,20 +91,18 @@ def study_plan_build(*, study: Study) -> PlanSummary:
     """Bring the study's plan up to date (see the module docstring)."""
     study = Study.objects.select_for_update().get(pk=study.pk)  # one build at a time
     _perturbations_sync(study)
-    _vetting_slots_sync(study)
-    problem = _criteria_design_sync(study)
-    comparable_refresh(study=study)
-    comparison_slots_sync(study=study)
+    parts = {work.slug: work.plan(study=study) for work in work_types()}
+    slots = {slug: part.slots for slug, part in parts.items() if part is not None}
+    problem = " ".join(part.problem for part in parts.values() if part and part.problem)
     study.plan_built_at = timezone.now()
     study.plan_problem = problem
     study.plan_queued_at = None
     study.save(update_fields=["plan_built_at", "plan_problem", "plan_queued_at"])
     return PlanSummary(
         perturbations=StudyPerturbation.objects.filter(study=study).count(),
-        vetting_slots=VettingSlot.objects.filter(study=study).count(),
         criterion_assignments=CriterionAssignment.objects.filter(study=study).count(),
-        comparison_slots=ComparisonSlot.objects.filter(study=study).count(),
         problem=problem,
+        slots=slots,
     )
 
 
@@ -122,37 +138,7 @@ def _perturbations_sync(study: Study) -> None:
     )
 
 
-def _vetting_slots_sync(study: Study) -> None:
-    """k slots per perturbation; surplus slots (k was lowered) go if nobody holds them."""
-    k = study.vetting_overlap
-    now = timezone.now()
-    VettingSlot.objects.filter(study=study, slot__gte=k, done_at__isnull=True).filter(
-        Q(annotator__isnull=True) | Q(leased_until__lt=now)
-    ).delete()
-    full = (
-        VettingSlot.objects.filter(study=study, slot__lt=k)
-        .values("perturbation_id")
-        .annotate(n=Count("id"))
-        .filter(n=k)
-        .values_list("perturbation_id", flat=True)
-    )
-    missing = StudyPerturbation.objects.filter(study=study).exclude(perturbation_id__in=full)
-    for chunk in _batched(missing.values_list("perturbation_id", "position").iterator()):
-        pids = [pid for pid, _ in chunk]
-        have = set(
-            VettingSlot.objects.filter(study=study, perturbation_id__in=pids).values_list(
-                "perturbation_id", "slot"
-            )
-        )
-        VettingSlot.objects.bulk_create(
-            VettingSlot(study=study, perturbation_id=pid, slot=s, position=pos)
-            for pid, pos in chunk
-            for s in range(k)
-            if (pid, s) not in have
-        )
-
-
-def _criteria_design_sync(study: Study) -> str:
+def criteria_design_sync(study: Study) -> str:
     """Persist the criteria design; on a design that cannot be met, keep the old one and
     return why."""
     annotators = list(
@@ -247,7 +233,7 @@ def comparison_slots_sync(*, study: Study, perturbation_ids: Iterable[int] | Non
     design = list(plan.values_list("group", "criterion_id", "annotator_id"))
     if not design:
         return
-    for chunk in _batched(comparable.values_list("perturbation_id", "position").iterator()):
+    for chunk in batched(comparable.values_list("perturbation_id", "position").iterator()):
         pids = [pid for pid, _ in chunk]
         have = set(
             ComparisonSlot.objects.filter(study=study, perturbation_id__in=pids).values_list(

@@ -73,20 +73,24 @@ def locked_or_created(
     values: dict[str, Any],
     fields: tuple[str, ...],
     locked: M | None = None,
+    looked_up: bool = False,
 ) -> tuple[M, dict[str, Any] | None]:
     """The row matching `lookup`, locked and updated with `values`, or a new one.
 
-    `locked` is the row when the caller already fetched it `select_for_update`. Returns the row
-    and its `fields` before the update (None when it was created). Must run inside a
-    transaction.
+    `locked` is the row when the caller already fetched it `select_for_update` (`looked_up`:
+    the caller looked, and there was none). Returns the row and its `fields` before the
+    update (None when it was created). Must run inside a transaction.
     """
-    row = locked or model._default_manager.select_for_update().filter(**lookup).first()
+    rows = model._base_manager  # every row (a judgement's default manager hides controls')
+    row = locked
+    if row is None and not looked_up:
+        row = rows.select_for_update().filter(**lookup).first()
     if row is None:
         try:
             with transaction.atomic():
-                return model._default_manager.create(**lookup, **values), None
+                return rows.create(**lookup, **values), None
         except IntegrityError:  # created meanwhile by a concurrent request: update that one
-            row = model._default_manager.select_for_update().get(**lookup)
+            row = rows.select_for_update().get(**lookup)
     before = snapshot(row, fields)
     for name, value in values.items():
         setattr(row, name, value)

@@ -11,19 +11,40 @@ from django.utils.text import slugify
 
 from apps.annotation.models import Study
 from apps.annotation.services.plan import study_plan_request
-from apps.catalog.models import Criterion, PerturbationKind
-from apps.corpus.models import Dataset
 
-#: Study fields a researcher sets (besides datasets, kinds and criteria).
-STUDY_FIELDS = (
+#: What a researcher sets on a study, in the order the set-up page and the API show it.
+SETUP_FIELDS = (
     "name",
     "description",
     "guidelines",
+    "datasets",
+    "kinds",
+    "criteria",
     "vetting_overlap",
     "comparison_groups",
     "comparisons_need_vetting",
+    "assessment_criteria",
+    "assessment_overlap",
+    "assessment_texts",
     "lease_minutes",
     "vetted_only_default",
+)
+#: Control items: how often they come, and what a low accuracy does (the controls page and
+#: the API; services/controls.py).
+CONTROL_FIELDS = ("control_every", "control_threshold", "control_exclude")
+#: What a study works on (many-to-many): its datasets, kinds, criteria (compared under) and
+#: the criteria its texts are rated under (direct assessment).
+RELATIONS = ("datasets", "kinds", "criteria", "assessment_criteria")
+#: Study fields a researcher sets (besides its relations).
+STUDY_FIELDS = tuple(name for name in (*SETUP_FIELDS, *CONTROL_FIELDS) if name not in RELATIONS)
+#: The annotation settings the progress page (and `PATCH settings/`) changes.
+SETTINGS_FIELDS = (
+    "vetting_overlap",
+    "comparison_groups",
+    "comparisons_need_vetting",
+    "assessment_overlap",
+    "lease_minutes",
+    "guidelines",
 )
 
 
@@ -38,45 +59,35 @@ def study_slug(name: str) -> str:
 
 
 @transaction.atomic
-def study_create(
-    *,
-    owner,
-    datasets: Iterable[Dataset] = (),
-    kinds: Iterable[PerturbationKind] = (),
-    criteria: Iterable[Criterion] = (),
-    **fields: Any,
-) -> Study:
-    """A new study owned by `owner`, its plan built (or queued) at once."""
+def study_create(*, owner, **fields: Any) -> Study:
+    """A new study owned by `owner`, its plan built (or queued) at once. `fields`: the
+    settings (`STUDY_FIELDS`) and what it works on (`RELATIONS`: datasets, kinds, criteria,
+    assessment criteria)."""
     settings = {k: v for k, v in fields.items() if k in STUDY_FIELDS}
     study = Study.objects.create(owner=owner, slug=study_slug(settings["name"]), **settings)
-    study.datasets.set(datasets)
-    study.kinds.set(kinds)
-    study.criteria.set(criteria)
+    _relations_set(study, {name: fields.get(name, ()) for name in RELATIONS})
     study_plan_request(study=study)
     return study
 
 
 @transaction.atomic
-def study_update(
-    *,
-    study: Study,
-    datasets: Iterable[Dataset] | None = None,
-    kinds: Iterable[PerturbationKind] | None = None,
-    criteria: Iterable[Criterion] | None = None,
-    **fields: Any,
-) -> Study:
-    """Change what is given (None: unchanged) and bring the plan up to date. Judgements and
-    work done or held are kept (see services.plan)."""
+def study_update(*, study: Study, **fields: Any) -> Study:
+    """Change what is given (a relation left out or None: unchanged) and bring the plan up to
+    date. Judgements and work done or held are kept (see services.plan)."""
     for name, value in fields.items():
         if name in STUDY_FIELDS:
             setattr(study, name, value)
     study.full_clean(exclude=["slug", "owner"])
     study.save()
-    for relation, values in (("datasets", datasets), ("kinds", kinds), ("criteria", criteria)):
-        if values is not None:
-            getattr(study, relation).set(values)
+    _relations_set(study, {name: fields.get(name) for name in RELATIONS})
     study_plan_request(study=study)
     return study
+
+
+def _relations_set(study: Study, relations: dict[str, Iterable[Any] | None]) -> None:
+    for relation, values in relations.items():
+        if values is not None:
+            getattr(study, relation).set(values)
 
 
 @transaction.atomic

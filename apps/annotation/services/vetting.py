@@ -1,38 +1,95 @@
-"""Vetting (methods §3): save a verdict once per submit, and edit a perturbed text."""
+"""Vetting (methods §3): pooled work, k verdicts per perturbation; and editing a perturbed text.
+
+A verdict changes the perturbation's consensus, and with it whether the perturbation may be
+compared (services/plan.py): that happens in the same transaction as the save.
+"""
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 
 from apps.annotation.models import (
-    JudgementChange,
     Study,
     StudyPerturbation,
     Verdict,
     Vetting,
+    VettingSkip,
     VettingSlot,
-    vetting_version,
 )
-from apps.annotation.services.errors import StaleJudgement, WorkRefused
-from apps.annotation.services.leases import vetting_slot_close
+from apps.annotation.selectors.work import vetting_item
+from apps.annotation.services.errors import WorkRefused
+from apps.annotation.services.leases import PooledWork
 from apps.annotation.services.plan import comparable_refresh_one, comparison_slots_sync
-from apps.annotation.services.saving import locked_or_created, snapshot, submit_once
+from apps.annotation.services.work import PlanPart, Saved, Unit, register
 from apps.corpus.models import Perturbation, PerturbationVersion
 
-J = TypeVar("J")
-VETTING_FIELDS = ("verdict", "note", "edited_version")
+
+class VettingWork(PooledWork):
+    slug, name, action = "vetting", "Vetting", "Vet perturbations"
+    position = 1
+    model = Vetting
+    slot_model = VettingSlot
+    skip_model = VettingSkip
+    answer_keys = ("verdict", "note")
+    answer_noun = "verdict"
+    answers_figure = ("vettings", "Vettings", "vetting-count")
+
+    def overlap(self, study: Study) -> int:
+        return study.vetting_overlap
+
+    def plan(self, *, study: Study) -> PlanPart:
+        units = StudyPerturbation.objects.filter(study=study)
+        return PlanPart(self.slots_sync(study=study, units=units, key="perturbation_id"))
+
+    def item(self, *, study: Study, person, unit: Unit) -> Any:
+        return vetting_item(study=study, annotator=person, **unit)
+
+    def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
+        if answer["verdict"] not in Verdict.values:
+            raise ValueError(f"unknown verdict {answer['verdict']!r}")
+        return unit
+
+    def lock(self, *, study: Study, unit: Unit) -> StudyPerturbation:
+        # Vettings of one perturbation queue up on its plan row, so the consensus computed
+        # after the save always counts every committed vetting.
+        row = StudyPerturbation.objects.select_for_update().filter(study=study, **unit).first()
+        if row is None:
+            raise WorkRefused("This perturbation is not part of the study.")
+        return row
+
+    def values(self, *, study, person, unit, answer, earlier, slot) -> dict[str, Any]:
+        # The vetting points at the annotator's own latest edit of the text, if they made one.
+        edit = (
+            PerturbationVersion.objects.filter(perturbation_id=unit["perturbation_id"])
+            .filter(author=person)
+            .order_by("-number")
+            .first()
+        )
+        return {"verdict": answer["verdict"], "note": answer["note"], "edited_version": edit}
+
+    def after_save(self, *, study: Study, judgement: Any, held: Any) -> None:
+        if comparable_refresh_one(study=study, row=held):
+            comparison_slots_sync(study=study, perturbation_ids=[judgement.perturbation_id])
+
+    def label(self, judgement: Any) -> str:
+        return judgement.get_verdict_display()
 
 
-@dataclass(frozen=True)
-class Saved(Generic[J]):
-    """A saved judgement; `new` is False when the submit was a repeat of one already saved."""
+VETTING = register(VettingWork())
 
-    judgement: J
-    new: bool
+
+def vetting_next(*, study: Study, annotator, now: datetime | None = None) -> VettingSlot | None:
+    """The slot this annotator should vet now, leased to them (see services/leases.py)."""
+    return VETTING.next(study=study, person=annotator, now=now)
+
+
+def vetting_skip(*, study: Study, annotator, perturbation_id: int) -> None:
+    VETTING.skip(study=study, person=annotator, unit={"perturbation_id": perturbation_id})
 
 
 def vetting_submit(
@@ -45,73 +102,15 @@ def vetting_submit(
     idempotency_key: uuid.UUID,
     based_on: int | None = None,
 ) -> Saved[Vetting]:
-    """Save (or change) this annotator's verdict; a repeated key saves nothing again.
-
-    The vetting points at the annotator's own latest edit of the text, if they made one.
-    ``based_on`` is the verdict's version the form showed (``vetting_version``); when the
-    verdict changed since (another tab saved), StaleJudgement is raised and nothing is saved.
-    """
-    if verdict not in Verdict.values:
-        raise ValueError(f"unknown verdict {verdict!r}")
-
-    def save() -> JudgementChange:
-        # Lock the plan row first: vettings of one perturbation queue up here, so the
-        # consensus below always counts every committed vetting.
-        plan_row = (
-            StudyPerturbation.objects.select_for_update()
-            .filter(study=study, perturbation_id=perturbation_id)
-            .first()
-        )
-        if plan_row is None:
-            raise WorkRefused("This perturbation is not part of the study.")
-        lookup = {"study": study, "perturbation_id": perturbation_id, "annotator": annotator}
-        earlier = Vetting.objects.select_for_update().filter(**lookup).first()
-        if based_on is not None and vetting_version(earlier) != based_on:
-            raise StaleJudgement(
-                "Your verdict on this item was changed in another tab or window since this page "
-                f"was opened (it is now: {earlier.get_verdict_display() if earlier else 'none'})."
-                " Nothing was saved; reload the page to see it and answer again."
-            )
-        vetting_slot_close(
-            study=study,
-            annotator=annotator,
-            perturbation_id=perturbation_id,
-            revisit=earlier is not None,
-        )
-        edit = (
-            PerturbationVersion.objects.filter(perturbation_id=perturbation_id, author=annotator)
-            .order_by("-number")
-            .first()
-        )
-        vetting, before = locked_or_created(
-            Vetting,
-            lookup=lookup,
-            values={"verdict": verdict, "note": note, "edited_version": edit},
-            fields=VETTING_FIELDS,
-            locked=earlier,
-        )
-        change = JudgementChange.objects.create(
-            study=study,
-            user=annotator,
-            judgement=JudgementChange.Judgement.VETTING,
-            vetting=vetting,
-            idempotency_key=idempotency_key,
-            before=before,
-            after=snapshot(vetting, VETTING_FIELDS),
-        )
-        if comparable_refresh_one(study=study, row=plan_row):
-            comparison_slots_sync(study=study, perturbation_ids=[perturbation_id])
-        return change
-
-    change, new = submit_once(
-        key=idempotency_key,
-        user=annotator,
-        judgement=JudgementChange.Judgement.VETTING,
+    """Save (or change) this annotator's verdict once per key (see `Work.submit`)."""
+    return VETTING.submit(
+        study=study,
+        person=annotator,
+        unit={"perturbation_id": perturbation_id},
         answer={"verdict": verdict, "note": note},
-        save=save,
+        idempotency_key=idempotency_key,
+        based_on=based_on,
     )
-    assert change.vetting is not None
-    return Saved(change.vetting, new)
 
 
 @transaction.atomic

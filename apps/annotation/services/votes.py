@@ -1,17 +1,53 @@
-"""Expert votes (methods §4): the metric of a task most affected by a perturbation kind."""
+"""Expert votes (methods §4): the metric of a task most affected by a perturbation kind.
+
+The survey hands out all its units at once (one card per task x kind, on one page): no
+slots, no "next" and no skip; saving goes through the shared `Work.submit`.
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from typing import Any
 
-from apps.annotation.models import ExpertVote, JudgementChange, Study
+from apps.accounts.models import Role
+from apps.annotation.models import ExpertVote, Study
 from apps.annotation.selectors.survey import survey_tasks
 from apps.annotation.services.errors import WorkRefused
-from apps.annotation.services.saving import locked_or_created, snapshot, submit_once
-from apps.annotation.services.vetting import Saved
+from apps.annotation.services.work import Saved, Unit, Work, register
 from apps.catalog.models import Metric
 
-VOTE_FIELDS = ("metric",)
+
+class SurveyWork(Work):
+    slug, name, action = "survey", "Expert survey", "Expert survey"
+    position = 9
+    model = ExpertVote
+    role = Role.EXPERT
+    answer_keys = ("metric",)
+    answer_noun = "vote"
+    answers_figure = ("votes", "Expert votes", "vote-count")
+
+    def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
+        """The vote's unit is the (metric's task, kind): refused unless the survey asks it."""
+        metric = Metric.objects.filter(pk=answer["metric"]).values_list("task_id").first()
+        if metric is None:
+            raise WorkRefused("No such metric.")
+        unit = {"task_id": metric[0], "kind_id": unit["kind_id"]}
+        if not any(
+            (task.pk, kind.pk) == (unit["task_id"], unit["kind_id"])
+            for task, kind in survey_tasks(study)
+        ):
+            raise WorkRefused("This task and kind are not part of the study's survey.")
+        return unit
+
+    def values(self, *, study, person, unit, answer, earlier, slot) -> dict[str, Any]:
+        return {"metric_id": answer["metric"]}
+
+    def label(self, judgement: Any) -> str:
+        return f"{judgement.kind.name} → {judgement.metric.name}"
+
+
+SURVEY = register(SurveyWork())
 
 
 def expert_vote_submit(
@@ -23,42 +59,10 @@ def expert_vote_submit(
     idempotency_key: uuid.UUID,
 ) -> Saved[ExpertVote]:
     """Save (or change) the expert's vote for (the metric's task, kind); repeats save once."""
-    metric = Metric.objects.select_related("task").filter(pk=metric_id).first()
-    if metric is None:
-        raise WorkRefused("No such metric.")
-    if not any(
-        task.pk == metric.task_id and kind.pk == kind_id for task, kind in survey_tasks(study)
-    ):
-        raise WorkRefused("This task and kind are not part of the study's survey.")
-
-    def save() -> JudgementChange:
-        vote, before = locked_or_created(
-            ExpertVote,
-            lookup={
-                "study": study,
-                "expert": expert,
-                "task_id": metric.task_id,
-                "kind_id": kind_id,
-            },
-            values={"metric": metric},
-            fields=VOTE_FIELDS,
-        )
-        return JudgementChange.objects.create(
-            study=study,
-            user=expert,
-            judgement=JudgementChange.Judgement.EXPERT_VOTE,
-            expert_vote=vote,
-            idempotency_key=idempotency_key,
-            before=before,
-            after=snapshot(vote, VOTE_FIELDS),
-        )
-
-    change, new = submit_once(
-        key=idempotency_key,
-        user=expert,
-        judgement=JudgementChange.Judgement.EXPERT_VOTE,
-        answer={"metric": metric.pk},
-        save=save,
+    return SURVEY.submit(
+        study=study,
+        person=expert,
+        unit={"kind_id": kind_id},
+        answer={"metric": metric_id},
+        idempotency_key=idempotency_key,
     )
-    assert change.expert_vote is not None
-    return Saved(change.expert_vote, new)

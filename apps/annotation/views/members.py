@@ -7,11 +7,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
 from apps.accounts.services import invitation_url
 from apps.annotation.forms import MemberAddForm, MemberRoleForm, MembersCreateForm
 from apps.annotation.models import Study
-from apps.annotation.selectors import study_for_owner, study_members
+from apps.annotation.permissions import IsStudyOwner, study_access
+from apps.annotation.selectors import study_members
 from apps.annotation.services.members import (
     study_member_add,
     study_member_remove,
@@ -33,13 +35,15 @@ def _page(request: AuthedRequest, study: Study, status: int = 200, **forms) -> H
     return render(request, TEMPLATE, context, status=status)
 
 
+@allow(IsStudyOwner)
 def members(request: AuthedRequest, pk: int) -> HttpResponse:
-    return _page(request, study_for_owner(request.user, pk))
+    return _page(request, study_access(request, pk).study)
 
 
+@allow(IsStudyOwner)
 @require_POST
 def member_add(request: AuthedRequest, pk: int) -> HttpResponse:
-    study = study_for_owner(request.user, pk)
+    study = study_access(request, pk).study
     form = MemberAddForm(request.POST)
     if form.is_valid():
         try:
@@ -52,11 +56,12 @@ def member_add(request: AuthedRequest, pk: int) -> HttpResponse:
     return _page(request, study, 400, add_form=form)
 
 
+@allow(IsStudyOwner)
 @never_cache
 @require_POST
 def members_create(request: AuthedRequest, pk: int) -> HttpResponse:
     """New accounts; their passwords or invitation links are shown on this answer only."""
-    study = study_for_owner(request.user, pk)
+    study = study_access(request, pk).study
     form = MembersCreateForm(request.POST, request.FILES)
     if form.is_valid():
         data = form.cleaned_data
@@ -83,9 +88,10 @@ def members_create(request: AuthedRequest, pk: int) -> HttpResponse:
     return _page(request, study, 400, create_form=form)
 
 
+@allow(IsStudyOwner)
 @require_POST
 def member_role(request: AuthedRequest, pk: int, member_pk: int) -> HttpResponse:
-    study = study_for_owner(request.user, pk)
+    study = study_access(request, pk).study
     membership = get_object_or_404(study.memberships.select_related("user"), pk=member_pk)
     form = MemberRoleForm(request.POST)
     if form.is_valid():
@@ -96,9 +102,10 @@ def member_role(request: AuthedRequest, pk: int, member_pk: int) -> HttpResponse
     return redirect("study-members", pk=study.pk)
 
 
+@allow(IsStudyOwner)
 @require_POST
 def member_remove(request: AuthedRequest, pk: int, member_pk: int) -> HttpResponse:
-    study = study_for_owner(request.user, pk)
+    study = study_access(request, pk).study
     membership = get_object_or_404(study.memberships.select_related("user"), pk=member_pk)
     study_member_remove(membership=membership)
     messages.success(

@@ -1,55 +1,40 @@
-"""The researcher's progress page: counts per study, annotator and kind, live expert weights,
-and the study's annotation settings and plan."""
+"""The study's annotation settings and plan, changed by its researchers from the progress page
+(which is the analysis app's: apps/analysis/progress_views.py, it shows statistics)."""
 
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from apps.accounts.models import Role
+from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
 from apps.annotation.forms import StudySettingsForm
-from apps.annotation.selectors import study_for_role
-from apps.annotation.selectors.progress import study_progress
-from apps.annotation.selectors.survey import kind_weights
+from apps.annotation.models import Study
+from apps.annotation.permissions import STUDY_RESEARCHERS, study_access
 from apps.annotation.services import study_plan_request
 
-TEMPLATE = "annotation/progress.html"
 
-
-def progress(request: AuthedRequest, pk: int) -> HttpResponse:
-    study = study_for_role(request.user, pk, Role.RESEARCHER)
-    context = {
-        "study": study,
-        "progress": study_progress(study),
-        "weights": kind_weights(study),
-    }
-    if request.htmx:
-        return render(request, f"{TEMPLATE}#live", context)
-    context["form"] = StudySettingsForm(instance=study)
-    return render(request, TEMPLATE, context)
-
-
+@allow(STUDY_RESEARCHERS)
 @require_POST
 def study_settings(request: AuthedRequest, pk: int) -> HttpResponse:
-    """Save the annotation settings and bring the plan up to date with them."""
-    study = study_for_role(request.user, pk, Role.RESEARCHER)
+    """Save the annotation settings and bring the plan up to date with them; a bad value
+    shows the form again with what is wrong (nothing saved)."""
+    study = study_access(request, pk).study
     form = StudySettingsForm(request.POST, instance=study)
     if not form.is_valid():
-        context = {
-            "study": study,
-            "progress": study_progress(study),
-            "weights": kind_weights(study),
-            "form": form,
-        }
-        return render(request, TEMPLATE, context, status=400)
+        context = {"study": study, "form": form}
+        return render(request, "annotation/settings.html", context, status=400)
     form.save()
-    return plan_build(request, pk)
+    return _plan_built(request, study)
 
 
+@allow(STUDY_RESEARCHERS)
 @require_POST
 def plan_build(request: AuthedRequest, pk: int) -> HttpResponse:
-    study = study_for_role(request.user, pk, Role.RESEARCHER)
+    return _plan_built(request, study_access(request, pk).study)
+
+
+def _plan_built(request: AuthedRequest, study: Study) -> HttpResponse:
     summary = study_plan_request(study=study)
     if summary is None:
         messages.info(
@@ -59,9 +44,5 @@ def plan_build(request: AuthedRequest, pk: int) -> HttpResponse:
         return redirect("study-progress", pk=study.pk)
     if summary.problem:
         messages.warning(request, f"The criteria design was not changed: {summary.problem}")
-    messages.success(
-        request,
-        f"Plan up to date: {summary.perturbations} perturbations, {summary.vetting_slots} "
-        f"vetting slots, {summary.comparison_slots} comparison slots.",
-    )
+    messages.success(request, f"Plan up to date: {summary.describe()}.")
     return redirect("study-progress", pk=study.pk)

@@ -1,23 +1,21 @@
 """The researcher's study set-up pages: create, edit, archive (docs/annotation.md)."""
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from apps.accounts.permissions import is_researcher
+from apps.accounts.permissions import IsResearcher, allow
 from apps.accounts.requests import AuthedRequest
 from apps.annotation.forms import StudyForm
-from apps.annotation.selectors import study_for_owner
+from apps.annotation.permissions import IsStudyOwner, study_access
 from apps.annotation.services.studies import study_archive, study_create, study_update
 
 TEMPLATE = "annotation/study_form.html"
 
 
+@allow(IsResearcher, message="Only researchers create studies.")
 def study_new(request: AuthedRequest) -> HttpResponse:
-    if not is_researcher(request.user):
-        raise PermissionDenied("Only researchers create studies.")
     form = StudyForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         study = study_create(owner=request.user, **form.cleaned_data)
@@ -26,8 +24,9 @@ def study_new(request: AuthedRequest) -> HttpResponse:
     return render(request, TEMPLATE, {"form": form, "study": None})
 
 
+@allow(IsStudyOwner)
 def study_edit(request: AuthedRequest, pk: int) -> HttpResponse:
-    study = study_for_owner(request.user, pk)
+    study = study_access(request, pk).study
     form = StudyForm(request.POST or None, instance=study, user=request.user)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
@@ -37,9 +36,10 @@ def study_edit(request: AuthedRequest, pk: int) -> HttpResponse:
     return render(request, TEMPLATE, {"form": form, "study": study})
 
 
+@allow(IsStudyOwner)
 @require_POST
 def study_archive_toggle(request: AuthedRequest, pk: int) -> HttpResponse:
-    study = study_for_owner(request.user, pk)
+    study = study_access(request, pk).study
     archived = request.POST.get("archived") == "1"
     study_archive(study=study, archived=archived)
     if archived:

@@ -1,9 +1,10 @@
-"""The generator's calls: prompts built from the trajectory, asked through the same client,
-retry layer and limits as judge calls, and kept like them (docs/methods.md §6).
+"""The generator's calls: prompts built from the trajectory, asked through the endpoint layer
+(``apps.endpoints``: the one client, retry layer and limiter every model caller uses), and
+kept like judge calls (docs/methods.md §6).
 
-- One call per item and iteration, all the search's pending ones at once, up to the
-  generator endpoint's concurrency; with Redis under the same shared slots and
-  requests-per-minute window as every judge run on that endpoint (``limits``).
+- One call per item and iteration, all the search's pending ones at once, under the generator
+  endpoint's limiter: its concurrency and requests per minute hold across workers and every
+  caller of that endpoint (a judge run or a generation job on it included).
 - A prompt asked before (same endpoint, model, parameters and messages: the cache key) is
   answered from the stored reply, with no HTTP request; errors are never reused.
 - The seed sent is derived from the item's id and the iteration, so a search run again with the
@@ -21,12 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import redis.asyncio
-from django.conf import settings
-
-from apps.judging.adversarial.prompt import FORMAT_REMINDER, ParsedCandidates, parse_candidates
-from apps.judging.limits import EndpointLimiter, LocalRateLimiter, RedisRateLimiter, RedisSemaphore
-from apps.judging.llm_client import (
+from apps.endpoints.client import (
     CallOutcome,
     SamplingParams,
     build_request,
@@ -34,8 +30,10 @@ from apps.judging.llm_client import (
     close_clients,
     complete,
 )
-from apps.judging.models import AdversarialSearch, Judge, ParseStatus, SearchIteration
-from apps.judging.reserved_slots import SLOT_LEASE_S, SLOT_PREFIX, slots_key
+from apps.endpoints.limiter import limiter_for
+from apps.endpoints.models import Endpoint
+from apps.judging.adversarial.prompt import FORMAT_REMINDER, ParsedCandidates, parse_candidates
+from apps.judging.models import AdversarialSearch, ParseStatus, SearchIteration
 
 
 @dataclass
@@ -87,7 +85,7 @@ def iteration_seed(external_id: str, method: str, number: int) -> int:
 def prepare(
     search: AdversarialSearch, iteration: SearchIteration, messages: list[dict[str, str]]
 ) -> GeneratorCall:
-    generator = search.generator
+    generator: Endpoint = search.generator
     defaults: dict[str, Any] = generator.default_params or {}
     item = iteration.search_item
     params = SamplingParams(
@@ -96,7 +94,7 @@ def prepare(
         top_p=defaults.get("top_p"),
         seed=iteration_seed(item.item.external_id, item.method, iteration.number),
     )
-    endpoint = generator.endpoint()
+    endpoint = generator.config()
     request = {"endpoint": endpoint.base_url, "body": build_request(endpoint, messages, params)}
     key = call_cache_key(endpoint, messages, params)
     return GeneratorCall(iteration.pk, messages, params, key, request, iteration.wanted)
@@ -130,9 +128,9 @@ def _stored(keys: Sequence[str]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def ask_all(generator: Judge, calls: Sequence[GeneratorCall]) -> int:
+def ask_all(generator: Endpoint, calls: Sequence[GeneratorCall], node: str = "") -> int:
     """Answer every call: from the cache where possible, else over HTTP (concurrently).
-    Returns the HTTP attempts made."""
+    Returns the HTTP attempts made. ``node``: the worker, whose slots a restart frees."""
     stored = _stored([c.key for c in calls])
     fresh = []
     for call in calls:
@@ -142,18 +140,18 @@ def ask_all(generator: Judge, calls: Sequence[GeneratorCall]) -> int:
             fresh.append(call)
     if not fresh:
         return 0
-    return asyncio.run(_ask(generator, fresh))
+    return asyncio.run(_ask(generator, fresh, node))
 
 
-async def _ask(generator: Judge, calls: Sequence[GeneratorCall]) -> int:
+async def _ask(generator: Endpoint, calls: Sequence[GeneratorCall], node: str) -> int:
     attempts = 0
 
     async def counted() -> None:
         nonlocal attempts
         attempts += 1
 
-    endpoint = generator.endpoint()
-    limiter, client = _limiter(generator)
+    endpoint = generator.config()
+    limiter = limiter_for(endpoint, node=node)
 
     async def one(call: GeneratorCall) -> None:
         call.outcome = await complete(
@@ -167,33 +165,8 @@ async def _ask(generator: Judge, calls: Sequence[GeneratorCall]) -> int:
     try:
         await asyncio.gather(*(one(call) for call in calls))
     finally:
-        await close_clients()
-        if client is not None:
-            await client.aclose()
+        await close_clients()  # the loop's clients and limiter: its slots go back
     return attempts
-
-
-def _limiter(generator: Judge) -> tuple[EndpointLimiter, Any]:
-    """The endpoint's limits, shared (with Redis) with every judge run on the same endpoint:
-    the same slots and requests-per-minute window (apps.judging.engine.llm_work)."""
-    limiter = EndpointLimiter(asyncio.Semaphore(generator.max_concurrency))
-    redis_url = getattr(settings, "REDIS_URL", "")
-    if not redis_url:
-        if generator.requests_per_minute:
-            limiter.rate = LocalRateLimiter(generator.requests_per_minute)
-        return limiter, None
-    client = redis.asyncio.Redis.from_url(redis_url)
-    limiter.shared = RedisSemaphore(
-        client,
-        slots_key(generator.limit_key),
-        generator.max_concurrency,
-        lease_s=SLOT_LEASE_S,
-    )
-    if generator.requests_per_minute:
-        limiter.rate = RedisRateLimiter(
-            client, f"{SLOT_PREFIX}:rpm:{generator.limit_key}", generator.requests_per_minute
-        )
-    return limiter, client
 
 
 # -- the replies, onto their iterations --------------------------------------------------------

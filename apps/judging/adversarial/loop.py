@@ -191,7 +191,7 @@ class SearchWork:
 
     def _generator_round(self, iterations: Sequence[SearchIteration]) -> None:
         calls = [generator.prepare(self.search, it, self._messages(it)) for it in iterations]
-        attempts = generator.ask_all(self.search.generator, calls)
+        attempts = generator.ask_all(self.search.generator, calls, self.node)
         by_id = {it.pk: it for it in iterations}
         for call in calls:
             self._store_reply(by_id[call.iteration_id], call)

@@ -10,7 +10,6 @@ its ``Candidate`` texts with their scores.
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +19,7 @@ from django.db.models import Q
 
 from apps.catalog.models import Criterion
 from apps.corpus.models import Dataset, Perturbation, SourceItem
+from apps.endpoints.models import Endpoint
 from apps.judging.models.call import ParseStatus
 from apps.judging.models.judge import Judge
 from apps.judging.models.run import JudgeRun, RunStatus
@@ -70,10 +70,10 @@ class AdversarialSearch(models.Model):
         default=True, help_text="Show the criterion to the generator (the paper does for R+)."
     )
     generator = models.ForeignKey(
-        Judge,
+        Endpoint,
         on_delete=models.PROTECT,
         related_name="+",
-        help_text="The LLM endpoint that writes candidates.",
+        help_text="The model endpoint that writes candidates.",
     )
     generator_temperature = models.FloatField(default=1.0)
     generator_max_tokens = models.PositiveIntegerField(
@@ -138,10 +138,6 @@ class AdversarialSearch(models.Model):
         from apps.judging.adversarial.objective import DEFAULT_TAU1
 
         return DEFAULT_TAU1[self.direction] if self.tau1 is None else self.tau1
-
-    @property
-    def generator_cost(self) -> Decimal | None:
-        return self.generator.cost(self.generator_prompt_tokens, self.generator_completion_tokens)
 
 
 class Role(models.TextChoices):

@@ -28,6 +28,8 @@ from apps.annotation.models import Study
 from apps.catalog.models import Criterion
 from apps.corpus.models import Dataset, SourceItem
 from apps.corpus.selectors import datasets_for_user
+from apps.endpoints.models import Endpoint
+from apps.endpoints.selectors import endpoints_for_user
 from apps.judging import claims, selectors
 from apps.judging.adversarial.loop import HEARTBEAT_S, Heartbeat, SearchWork
 from apps.judging.models import (
@@ -61,7 +63,7 @@ class SearchSetup:
     """The inputs of a search (docs/adversarial.md, "Setting up a search")."""
 
     dataset: Dataset
-    generator: Judge
+    generator: Endpoint
     victim: JudgeChoice
     gold: list[JudgeChoice]
     direction: str
@@ -112,8 +114,8 @@ def _access_problems(user: Any, setup: SearchSetup) -> dict[str, str]:
         problems["dataset"] = "no such dataset"
     if setup.study is not None and not _own_studies(user).filter(pk=setup.study.pk).exists():
         problems["study"] = "no such study of yours"
-    if not judges.filter(pk=setup.generator.pk).exists():
-        problems["generator"] = "no such judge"
+    if not endpoints_for_user(user).filter(pk=setup.generator.pk).exists():
+        problems["generator"] = "no such endpoint"
     for name, choices in (("victim", [setup.victim]), ("gold", setup.gold)):
         for choice in choices:
             if not judges.filter(pk=choice.judge.pk).exists():
@@ -132,8 +134,6 @@ def _input_problems(setup: SearchSetup) -> dict[str, str]:
     problems: dict[str, str] = {}
     if setup.direction not in Direction.values:
         problems["direction"] = "R+ or R-"
-    if setup.generator.is_metric:
-        problems["generator"] = "the generator must be an LLM judge (an endpoint and a model)"
     if why := _strategy_problem(setup.victim, "victim"):
         problems["victim_strategy"] = why
     if not setup.gold:

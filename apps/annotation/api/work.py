@@ -1,0 +1,184 @@
+"""The work through the API: one viewset for every type of work, a few lines per type.
+
+For a type (docs/api.md): `POST <next>/` your current unit (200) or 204 when nothing is left;
+`POST <skip>/` put it back; `GET <answers>/` your answers (researchers: everyone's);
+`POST <answers>/` save one, with an `idempotency_key` (201 saved, 200 a repeat of a key seen,
+nothing saved again) and optionally `based_on` (the answer's version you saw: 409 if it
+changed since). Roles: the type's role (404 outsiders, 403 other roles); researchers list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
+
+from django.urls import URLPattern, path
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import serializers, status, viewsets
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.accounts.models import Role
+from apps.annotation.models import Study, unit_of
+from apps.annotation.permissions import STUDY_RESEARCHERS, does_work, study_access
+from apps.annotation.services.controls import hand_out, put_back
+from apps.annotation.services.errors import KeyReused, StaleJudgement, WorkRefused
+from apps.annotation.services.work import Work
+
+T = TypeVar("T")
+NO_WORK = OpenApiResponse(description="No work left for you now.")
+
+
+class Conflict(ValidationError):
+    status_code = status.HTTP_409_CONFLICT
+
+
+def refusals(call: Callable[[], T]) -> T:
+    """Run a service call, turning its refusals into the API's 403, 409 and 400."""
+    try:
+        return call()
+    except WorkRefused as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except (KeyReused, StaleJudgement) as exc:
+        raise Conflict(str(exc)) from exc
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
+
+
+def valid(serializer_class: type[serializers.Serializer], request: Request) -> dict:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+class WorkAPI(viewsets.GenericViewSet):
+    """next / skip / list / create for one `Work` (see `work_api`)."""
+
+    work: ClassVar[Work]
+    item_serializer: ClassVar[type[serializers.Serializer]]
+    answer_serializer: ClassVar[type[serializers.Serializer]]
+    unit_serializer: ClassVar[type[serializers.Serializer] | None] = None
+    #: What the list's serializer reads beside the person (select_related).
+    related: ClassVar[tuple[str, ...]] = ()
+
+    def get_permissions(self):
+        """The type's role does the work; the study's researchers also read every answer."""
+        declared = self.permission_classes
+        if self.action == "list":
+            declared = [STUDY_RESEARCHERS | declared[0]]
+        return [permission() for permission in declared]
+
+    def get_queryset(self):
+        model = self.work.model
+        if getattr(self, "swagger_fake_view", False):  # schema generation: no user
+            return model._default_manager.none()
+        return model._default_manager.select_related(model.person_field, *self.related)
+
+    def study(self) -> Study:
+        """The study (the permissions have checked the user's part in it)."""
+        return study_access(self.request, self.kwargs["pk"]).study
+
+    def brief(self, study: Study, slot: Any) -> Any:
+        """What the API shows of a unit handed out."""
+        unit = unit_of(slot, self.work.model.unit_fields)
+        return self.work.item(study=study, person=self.request.user, unit=unit)
+
+    def next(self, request: Request, pk: int) -> Response:
+        """Your current unit, leased to you (claimed now if you hold none)."""
+        study = self.study()
+        slot = hand_out(self.work, study=study, person=request.user)
+        if slot is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(self.item_serializer(self.brief(study, slot)).data)
+
+    def skip(self, request: Request, pk: int) -> Response:
+        """Put the unit back (it comes back to you last)."""
+        study = self.study()
+        assert self.unit_serializer is not None
+        unit = self.work.unit_from(valid(self.unit_serializer, request))
+        put_back(self.work, study=study, person=request.user, unit=unit)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def list(self, request: Request, pk: int) -> Response:
+        """All answers (the study's researchers); your own (the type's role)."""
+        study = self.study()
+        rows = self.get_queryset().filter(study=study)
+        if study_access(request, pk).role != Role.RESEARCHER:
+            # Their own answers, a control item's too (it must look like any other).
+            model = self.work.model
+            rows = model.answers.select_related(model.person_field, *self.related).filter(
+                study=study, **{model.person_field: request.user}
+            )
+        page = self.paginate_queryset(rows.order_by("id"))
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+    def create(self, request: Request, pk: int) -> Response:
+        """Save your answer (or change it): 201 saved, 200 the key's first save."""
+        study = self.study()
+        answer = valid(self.answer_serializer, request)
+        key, based_on = answer.pop("idempotency_key"), answer.pop("based_on", None)
+        saved = refusals(
+            lambda: self.work.submit(
+                study=study,
+                person=request.user,
+                unit=self.work.unit_from(answer),
+                answer=answer,
+                idempotency_key=key,
+                based_on=based_on,
+            )
+        )
+        code = status.HTTP_201_CREATED if saved.new else status.HTTP_200_OK
+        return Response(self.get_serializer(saved.judgement).data, status=code)
+
+
+def work_api(
+    work: Work,
+    *,
+    judgement: type[serializers.Serializer],
+    answer: type[serializers.Serializer],
+    item: type[serializers.Serializer] | None = None,
+    unit: type[serializers.Serializer] | None = None,
+    related: tuple[str, ...] = (),
+    base: type[WorkAPI] = WorkAPI,
+) -> type[WorkAPI]:
+    """The API of one type of work, its schema documented from its serializers."""
+    schemas: dict[str, Any] = {
+        "list": extend_schema(responses=judgement(many=True)),
+        "create": extend_schema(request=answer, responses={201: judgement, 200: judgement}),
+    }
+    if item is not None:
+        schemas["next"] = extend_schema(request=None, responses={200: item, 204: NO_WORK})
+    if unit is not None:
+        schemas["skip"] = extend_schema(request=unit, responses={204: None})
+    attrs = {
+        "work": work,
+        "permission_classes": [does_work(work.role)],
+        "serializer_class": judgement,
+        "answer_serializer": answer,
+        "item_serializer": item,
+        "unit_serializer": unit,
+        "related": related,
+        "__doc__": f"{work.name} (docs/annotation.md).",
+    }
+    api = type(f"{type(work).__name__}API", (base,), attrs)
+    return extend_schema_view(**schemas)(api)
+
+
+def work_urls(api: type[WorkAPI], *, answers: str, next: str = "", skip: str = "") -> list:
+    """`studies/<pk>/<answers>/` (GET list, POST submit), and `<next>/`, `<skip>/` when the
+    type hands out units."""
+    study = "studies/<int:pk>/"
+    name = api.work.slug
+    urls: list[URLPattern] = [
+        path(
+            f"{study}{answers}/",
+            api.as_view({"get": "list", "post": "create"}),
+            name=f"api-{name}-answers",
+        )
+    ]
+    if next:
+        urls.append(path(f"{study}{next}/", api.as_view({"post": "next"}), name=f"api-{name}-next"))
+    if skip:
+        urls.append(path(f"{study}{skip}/", api.as_view({"post": "skip"}), name=f"api-{name}-skip"))
+    return urls

@@ -1,0 +1,130 @@
+"""Direct assessment: a person rates one text (a source item's original, or a perturbed text)
+under one criterion, on the criterion's scale: Likert ratings, the way SummEval, USR and
+DialSummEval were collected, so a study has its own human scores for judge-vs-human agreement.
+
+Pooled work on the shared base (models/base.py): each text x criterion (`AssessmentUnit`) has
+k `AssessmentSlot` rows, one per rating it needs (docs/annotation.md, "Direct assessment").
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import F, Q
+
+from apps.annotation.models.base import Judgement, LeasedSlot, Skip
+from apps.annotation.models.study import Study
+from apps.catalog.models import Criterion
+from apps.corpus.models import Perturbation, SourceItem
+
+
+class AssessmentUnit(models.Model):
+    """One text x criterion of a study's plan, in a shuffled work order. A unit the study no
+    longer asks for (a criterion or text dropped) is kept `active=False` once rated."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="assessment_units")
+    item = models.ForeignKey(SourceItem, on_delete=models.CASCADE, related_name="+")
+    perturbation = models.ForeignKey(
+        Perturbation,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="Empty: the item's original text is rated.",
+    )
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveIntegerField(help_text="Work order (a seeded shuffle).")
+    active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["study", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "item", "criterion"],
+                condition=Q(perturbation__isnull=True),
+                name="assessment_unit_original",
+            ),
+            models.UniqueConstraint(
+                fields=["study", "perturbation", "criterion"],
+                condition=Q(perturbation__isnull=False),
+                name="assessment_unit_perturbed",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        text = f"p{self.perturbation_id}" if self.perturbation_id else f"i{self.item_id}"
+        return f"{self.study_id}/{text}/{self.criterion_id}"
+
+
+class AssessmentSlot(LeasedSlot):
+    """One of the k ratings a text x criterion needs: open, leased to an annotator, or done."""
+
+    unit = models.ForeignKey(AssessmentUnit, on_delete=models.CASCADE, related_name="slots")
+
+    unit_field = "unit"
+
+    class Meta:
+        ordering = ["study", "position", "slot"]
+        constraints = [
+            models.UniqueConstraint(fields=["unit", "slot"], name="assessment_slot"),
+            models.UniqueConstraint(
+                fields=["unit", "annotator"],
+                condition=Q(annotator__isnull=False),
+                name="assessment_slot_once_per_annotator",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["study", "position", "slot"],
+                condition=Q(done_at__isnull=True),
+                name="assessment_slot_open",
+            ),
+            models.Index(fields=["annotator", "study", "done_at"], name="assessment_slot_mine"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.unit_id}#{self.slot}"
+
+
+class AssessmentSkip(Skip):
+    unit = models.ForeignKey(AssessmentUnit, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "annotator", "unit"], name="assessment_skip_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator_id} skipped {self.unit_id}"
+
+
+class Assessment(Judgement):
+    """One annotator's rating of one text under one criterion, with the scale it was on."""
+
+    unit = models.ForeignKey(AssessmentUnit, on_delete=models.CASCADE, related_name="assessments")
+    score = models.SmallIntegerField()
+    scale_min = models.SmallIntegerField()
+    scale_max = models.SmallIntegerField()
+
+    judgement_kind = change_field = "assessment"
+    unit_fields = ("unit",)
+    answer_fields = ("score",)
+    value_field = "score"
+
+    class Meta:
+        ordering = ["study", "created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["unit", "annotator"], name="one_assessment_per_annotator"
+            ),
+            models.CheckConstraint(
+                condition=Q(score__gte=F("scale_min"), score__lte=F("scale_max")),
+                name="assessment_score_on_scale",
+            ),
+        ]
+        indexes = [models.Index(fields=["study", "annotator", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.annotator_id} rated {self.unit_id}: {self.score}"

@@ -1,0 +1,130 @@
+"""The shared base of human work: a unit of work handed to a person, and their answer.
+
+Every type of human work (vetting, pairwise comparison, expert survey, direct assessment) is
+a subclass of `Judgement` (the person's answer to one unit); pooled work, which anyone of the
+study may take while k answers are missing, hands out `LeasedSlot` rows and remembers what a
+person put back in a `Skip` row. The services on top are generic (apps/annotation/services/
+work.py); docs/annotation.md, "One pattern for human work", tells how a new type plugs in.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.db import models
+
+from apps.annotation.models.study import Study
+
+
+class RealJudgements(models.Manager):
+    """Answers that are data: a control item's answer (`control` set) is left out, so it never
+    counts in progress figures, agreement or reports (docs/annotation.md, "Control items")."""
+
+    def get_queryset(self) -> models.QuerySet[Any]:
+        return super().get_queryset().filter(control__isnull=True)
+
+
+class Judgement(models.Model):
+    """A person's answer to one unit of work in a study (abstract).
+
+    A subclass says what identifies its unit (`unit_fields`, e.g. the perturbation, or the
+    perturbation and the criterion), what an answer records (`answer_fields`: saved, before
+    and after, in each `JudgementChange`), which field agreement compares (`value_field`),
+    and its link in the history (`judgement_kind`, and `change_field`: its foreign key on
+    `JudgementChange`). `objects` leaves control items' answers out; `answers` has them.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="%(class)ss")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="%(class)ss"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    control = models.ForeignKey(
+        "annotation.ControlItem",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="Set when this answers a control item: then it is not data.",
+    )
+
+    judgement_kind: ClassVar[str]
+    change_field: ClassVar[str]
+    unit_fields: ClassVar[tuple[str, ...]]
+    answer_fields: ClassVar[tuple[str, ...]]
+    value_field: ClassVar[str]
+    #: The person's field (experts vote as `expert`).
+    person_field: ClassVar[str] = "annotator"
+
+    #: Real answers only (the default): what figures and reports read.
+    objects = RealJudgements()
+    #: Every answer, a control item's too: what the person sees of their own work.
+    answers = models.Manager()  # noqa: DJ012 (a manager, second so `objects` is the default)
+
+    class Meta:
+        abstract = True
+
+    def unit_lookup(self) -> dict[str, Any]:
+        """The unit this answers, as a lookup (``{"perturbation_id": 3}``)."""
+        return unit_of(self, self.unit_fields)
+
+
+def unit_of(row: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The lookup of a unit from any row that carries its fields (a slot or a judgement)."""
+    return {f"{name}_id": getattr(row, f"{name}_id") for name in fields}
+
+
+def judgement_types() -> list[type[Judgement]]:
+    """Every concrete type of judgement (their models are all imported by models/__init__)."""
+    return [model for model in Judgement.__subclasses__() if not model._meta.abstract]
+
+
+class LeasedSlot(models.Model):
+    """One of the k answers a unit of pooled work needs: open, leased to a person, or done.
+
+    Any annotator of the study may claim an open slot (services/leases.py: under SKIP LOCKED,
+    by a conditional update), holding it until the lease runs out. A subclass adds the unit
+    (`unit_field`), and the constraints that make one person hold at most one slot of a unit.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
+    slot = models.PositiveSmallIntegerField()
+    position = models.PositiveIntegerField(help_text="Copied from the plan: the work order.")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    leased_until = models.DateTimeField(null=True, blank=True)
+    lapsed_annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who held the lease before it ran out and the slot was handed on.",
+    )
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    unit_field: ClassVar[str]
+
+    class Meta:
+        abstract = True
+
+
+class Skip(models.Model):
+    """A unit of pooled work a person put back: offered to them again only when nothing else
+    is left. A subclass adds the unit."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True

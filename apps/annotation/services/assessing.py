@@ -1,0 +1,138 @@
+"""Direct assessment (docs/annotation.md): pooled work, k ratings per text x criterion.
+
+A study opts in by choosing criteria (`Study.assessment_criteria`); the plan makes one unit per
+text (the originals of its datasets' items, its perturbed texts, or both) and criterion, in a
+seeded shuffle, and k leased slots per unit. A rating is an integer on the criterion's scale.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from django.db.models import Exists, Max, OuterRef
+
+from apps.annotation.models import (
+    AssessedTexts,
+    Assessment,
+    AssessmentSkip,
+    AssessmentSlot,
+    AssessmentUnit,
+    ControlItem,
+    Study,
+    StudyPerturbation,
+)
+from apps.annotation.selectors.work import assessment_item
+from apps.annotation.services.leases import BATCH, PooledWork
+from apps.annotation.services.work import PlanPart, Unit, register
+from apps.corpus.models import SourceItem
+
+Text = tuple[int, int | None]  # (item, perturbation or None for the original)
+
+
+class AssessmentWork(PooledWork):
+    slug, name, action = "assessment", "Direct assessment", "Rate texts"
+    position = 3
+    model = Assessment
+    slot_model = AssessmentSlot
+    skip_model = AssessmentSkip
+    answer_keys = ("score",)
+    answer_noun = "rating"
+    answers_figure = ("assessments", "Ratings", "assessment-count")
+
+    def opted_in(self, study: Study) -> bool:
+        return study.assessment_criteria.exists()
+
+    def overlap(self, study: Study) -> int:
+        return study.assessment_overlap
+
+    def plan(self, *, study: Study) -> PlanPart:
+        _units_sync(study)
+        units = AssessmentUnit.objects.filter(study=study, active=True)
+        return PlanPart(self.slots_sync(study=study, units=units, key="id"))
+
+    def item(self, *, study: Study, person, unit: Unit) -> Any:
+        return assessment_item(study=study, annotator=person, **unit)
+
+    def values(self, *, study, person, unit, answer, earlier, slot) -> dict[str, Any]:
+        low, high = (
+            AssessmentUnit.objects.filter(pk=unit["unit_id"])
+            .values_list("criterion__scale_min", "criterion__scale_max")
+            .get()
+        )
+        score = answer["score"]
+        if not low <= score <= high:
+            raise ValueError(f"score {score} is outside this criterion's scale, {low} to {high}")
+        return {"score": score, "scale_min": low, "scale_max": high}
+
+    def label(self, judgement: Any) -> str:
+        return f"{judgement.score} (on {judgement.scale_min}-{judgement.scale_max})"
+
+
+ASSESSMENT = register(AssessmentWork())
+
+
+def _units_sync(study: Study) -> None:
+    """One unit per wanted text x criterion; units no longer wanted lose their open slots
+    and go, unless rated or a control item (then they stay, inactive)."""
+    criteria = list(study.assessment_criteria.values_list("id", flat=True))
+    wanted = {(item, pert, c) for item, pert in _texts(study) for c in criteria}
+    units = AssessmentUnit.objects.filter(study=study)
+    have = {
+        (item, pert, c): (pk, active)
+        for pk, item, pert, c, active in units.values_list(
+            "pk", "item_id", "perturbation_id", "criterion_id", "active"
+        )
+    }
+    gone = [pk for key, (pk, _) in have.items() if key not in wanted]
+    AssessmentSlot.objects.filter(unit_id__in=gone, done_at__isnull=True).delete()
+    rated = Exists(Assessment.answers.filter(unit=OuterRef("pk")))
+    controlled = Exists(ControlItem.objects.filter(unit=OuterRef("pk")))
+    units.filter(pk__in=gone).exclude(rated).exclude(controlled).delete()
+    units.filter(pk__in=gone).update(active=False)
+    back = [pk for key, (pk, active) in have.items() if key in wanted and not active]
+    units.filter(pk__in=back).update(active=True)
+    new = sorted(wanted - set(have), key=lambda key: (key[0], key[1] or 0, key[2]))
+    start = (units.aggregate(top=Max("position"))["top"] or 0) + 1
+    random.Random(f"{study.pk}:assessment:{start}").shuffle(new)
+    AssessmentUnit.objects.bulk_create(
+        (
+            AssessmentUnit(
+                study=study, item_id=item, perturbation_id=pert, criterion_id=c, position=start + i
+            )
+            for i, (item, pert, c) in enumerate(new)
+        ),
+        batch_size=BATCH,
+    )
+
+
+def _texts(study: Study) -> list[Text]:
+    """The texts the study rates: its items' originals and/or its plan's perturbed texts."""
+    texts: list[Text] = []
+    if study.assessment_texts in (AssessedTexts.BOTH, AssessedTexts.ORIGINALS):
+        items = SourceItem.objects.filter(dataset__in=study.datasets.all())
+        texts += [(pk, None) for pk in items.values_list("pk", flat=True)]
+    if study.assessment_texts in (AssessedTexts.BOTH, AssessedTexts.PERTURBED):
+        plan = StudyPerturbation.objects.filter(study=study)
+        texts += list(plan.values_list("perturbation__item_id", "perturbation_id"))
+    return texts
+
+
+def assessment_submit(
+    *,
+    study: Study,
+    annotator,
+    unit_id: int,
+    score: int,
+    idempotency_key,
+    based_on: int | None = None,
+) -> Any:
+    """Save (or change) this annotator's rating once per key (see `Work.submit`)."""
+    return ASSESSMENT.submit(
+        study=study,
+        person=annotator,
+        unit={"unit_id": unit_id},
+        answer={"score": score},
+        idempotency_key=idempotency_key,
+        based_on=based_on,
+    )

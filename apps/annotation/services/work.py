@@ -1,0 +1,385 @@
+"""One pattern for human work: a unit of work handed to a person, and their answer saved once.
+
+A type of work (vetting, comparison, direct assessment, the expert survey) is a `Work`: its
+judgement model (a `Judgement` subclass), who does it, how units are handed out (`next`,
+`skip`: pooled slots with leases in `PooledWork`, slots owned by one annotator, or all at
+once), and a few hooks around the one `submit` below, which every page and API call goes
+through: idempotency key, stale-tab check (`based_on`), slot closing, history. The pages
+(views/work.py) and the API (api/work.py) are generic over `Work`; docs/annotation.md, "One
+pattern for human work", lists what a new type provides.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, ClassVar, Generic, TypeVar
+
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from apps.accounts.models import Role
+from apps.annotation.models import (
+    CONTROL_UNITS,
+    ControlServe,
+    Judgement,
+    JudgementChange,
+    Study,
+    judgement_version,
+)
+from apps.annotation.services.errors import StaleJudgement, WorkRefused
+from apps.annotation.services.saving import locked_or_created, snapshot, submit_once
+
+J = TypeVar("J")
+Unit = dict[str, Any]  # a unit's lookup: {"perturbation_id": 3, "criterion_id": 7}
+
+
+@dataclass(frozen=True)
+class Saved(Generic[J]):
+    """A saved judgement; `new` is False when the submit was a repeat of one already saved."""
+
+    judgement: J
+    new: bool
+
+
+@dataclass(frozen=True)
+class Queue:
+    """What a person sees of one type of work: what they did, what waits for them, and the
+    study's open and total units (pooled work)."""
+
+    done: int = 0
+    mine: int = 0
+    open: int = 0
+    total: int = 0
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One count of the researcher's progress page: `key` names it in the API (and
+    `total_key` its total, if it has one), `id` on the page."""
+
+    key: str
+    label: str
+    value: int
+    id: str
+    total: int | None = None
+    total_key: str = ""
+
+
+@dataclass(frozen=True)
+class PlanPart:
+    """What building the plan made of one type of work: its slots, and why the design could
+    not be met, if it could not."""
+
+    slots: int
+    problem: str = ""
+
+
+class Work:
+    """A type of human work on the shared pattern (subclass it, then `register` one)."""
+
+    slug: ClassVar[str]  # "vetting": progress keys, API route names, the plan summary
+    name: ClassVar[str]  # "Vetting"
+    position: ClassVar[int]  # where it stands in the study's pipeline
+    action: ClassVar[str]  # the button that starts it: "Vet perturbations"
+    model: ClassVar[type[Judgement]]
+    role: ClassVar[str] = Role.ANNOTATOR
+    #: What a repeated idempotency key must have submitted again (else 409).
+    answer_keys: ClassVar[tuple[str, ...]]
+    #: What the answer is called in messages ("verdict").
+    answer_noun: ClassVar[str] = "answer"
+    skipped_message: ClassVar[str] = "Skipped: put back in the queue"
+    #: The progress page's count of answers: (its key in the API, label, id on the page).
+    answers_figure: ClassVar[tuple[str, str, str]]
+
+    # --- what the study asks for -----------------------------------------------------------
+
+    def opted_in(self, study: Study) -> bool:
+        """Whether the study asks for this work (its people see the button)."""
+        return True
+
+    def plan(self, *, study: Study) -> PlanPart | None:
+        """Bring this work's slots up to date with the study (inside the plan's transaction,
+        after the study's perturbations are); None for work without slots."""
+        return None
+
+    # --- handing out -----------------------------------------------------------------------
+
+    def next(self, *, study: Study, person, now: datetime | None = None) -> Any | None:
+        """The unit (a slot) this person should do now, or None when nothing is left."""
+        return None
+
+    def holds(self, *, study: Study, person) -> bool:
+        """Whether the person holds a real unit they have not answered (it comes first)."""
+        return False
+
+    def waiting(self, *, study: Study, person, now: datetime) -> bool:
+        """Whether real work is left for the person (control items never come alone)."""
+        return False
+
+    def slots_of(self, *, study: Study, person) -> Any | None:
+        """The person's slots (a queryset with the unit's fields), if the type has slots: a
+        control item is never one of their units."""
+        return None
+
+    def skip(self, *, study: Study, person, unit: Unit) -> None:
+        raise WorkRefused(f"{self.name} cannot be skipped.")
+
+    def release(self, *, study: Study, person) -> None:
+        """Give back what this person holds and has not finished (they left the study)."""
+
+    def unit_from(self, data: Mapping[str, Any]) -> Unit:
+        """A unit from the API's fields or a page's URL (`perturbation` or `perturbation_pk`)."""
+        unit = {}
+        for name in self.model.unit_fields:
+            value = data.get(name, data.get(f"{name}_pk"))
+            if value is not None:
+                unit[f"{name}_id"] = int(value)
+        return unit
+
+    def item(self, *, study: Study, person, unit: Unit) -> Any:
+        """What the page shows of one unit (404 unless it is this person's)."""
+        raise NotImplementedError
+
+    # --- saving ----------------------------------------------------------------------------
+
+    def submit(
+        self,
+        *,
+        study: Study,
+        person,
+        unit: Unit,
+        answer: Mapping[str, Any],
+        idempotency_key: uuid.UUID,
+        based_on: int | None = None,
+    ) -> Saved[Any]:
+        """Save (or change) this person's answer on the unit; a repeated key saves nothing
+        again, a key reused for another answer is refused (KeyReused), and a `based_on`
+        version that is no longer the answer's (another tab saved since) is refused
+        (StaleJudgement). Nothing is saved on any refusal."""
+        unit = self.checked(study=study, unit=unit, answer=answer)
+        model = self.model
+        lookup = {"study": study, model.person_field: person, **unit}
+        # A control item (services/controls.py) is answered like any unit, but the answer is
+        # not data: no slot, no consensus, `control` set.
+        served = served_control(self, study=study, person=person, unit=unit)
+
+        def save() -> JudgementChange:
+            held = None if served else self.lock(study=study, unit=unit)
+            earlier = model.answers.select_for_update().filter(**lookup).first()
+            if based_on is not None and judgement_version(earlier) != based_on:
+                raise StaleJudgement(self.stale_message(earlier))
+            slot = None
+            if served is None:
+                revisit = earlier is not None
+                slot = self.close(study=study, person=person, unit=unit, revisit=revisit)
+            values = self.values(
+                study=study, person=person, unit=unit, answer=answer, earlier=earlier, slot=slot
+            )
+            if served is not None:
+                values["control"] = served.control
+            judgement, before = locked_or_created(
+                model,
+                lookup=lookup,
+                values=values,
+                fields=model.answer_fields,
+                locked=earlier,
+                looked_up=True,
+            )
+            after = snapshot(judgement, model.answer_fields)
+            change = JudgementChange.record(
+                judgement, user=person, key=idempotency_key, before=before, after=after
+            )
+            if served is None:
+                self.after_save(study=study, judgement=judgement, held=held)
+            else:
+                ControlServe.objects.filter(pk=served.pk, answered_at__isnull=True).update(
+                    answered_at=timezone.now()
+                )
+            return change
+
+        change, new = submit_once(
+            key=idempotency_key,
+            user=person,
+            judgement=model.judgement_kind,
+            answer={name: answer[name] for name in self.answer_keys},
+            save=save,
+        )
+        return Saved(change.target, new)
+
+    def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
+        """Refuse a malformed answer (ValueError) or a unit outside the study (WorkRefused),
+        before anything is written; return the full unit."""
+        return unit
+
+    def lock(self, *, study: Study, unit: Unit) -> Any:
+        """Lock what saves of this unit must queue on (inside the save's transaction)."""
+        return None
+
+    def close(self, *, study: Study, person, unit: Unit, revisit: bool) -> Any | None:
+        """Mark the person's slot of the unit done, or refuse work never handed to them
+        (`revisit`: they are changing an answer they gave). Returns the slot, if any."""
+        return None
+
+    def values(
+        self,
+        *,
+        study: Study,
+        person,
+        unit: Unit,
+        answer: Mapping[str, Any],
+        earlier: Any | None,
+        slot: Any | None,
+    ) -> dict[str, Any]:
+        """The judgement's fields: from the answer, and what the earlier answer or the slot
+        fixed (the group, the order the texts were shown in)."""
+        raise NotImplementedError
+
+    def after_save(self, *, study: Study, judgement: Any, held: Any) -> None:
+        """What else changes with the answer (in the same transaction)."""
+
+    def label(self, judgement: Any) -> str:
+        """The answer in words, for messages."""
+        return str(getattr(judgement, judgement.value_field))
+
+    def stale_message(self, earlier: Any | None) -> str:
+        now = self.label(earlier) if earlier is not None else "none"
+        return (
+            f"Your {self.answer_noun} on this item was changed in another tab or window since "
+            f"this page was opened (it is now: {now}). Nothing was saved; reload the page to "
+            "see it and answer again."
+        )
+
+    # --- progress --------------------------------------------------------------------------
+
+    def queue(self, *, study: Study, person, fresh: bool = False) -> Queue:
+        return Queue(done=self.mine(study, person).count())
+
+    def mine(self, study: Study, person):
+        """The person's answers, a control item's too (what they see of their own work)."""
+        return self.model.answers.filter(study=study, **{self.model.person_field: person})
+
+    def figures(self, study: Study, answers: int) -> list[Figure]:
+        """The counts of the researcher's progress page: `answers` (counted by the caller,
+        from `done_by`), then the slots'."""
+        key, label, id = self.answers_figure
+        return [Figure(key, label, answers, id), *self.slot_figures(study)]
+
+    def slot_figures(self, study: Study) -> list[Figure]:
+        return []
+
+    def done_by(self, study: Study) -> dict[int, tuple[int, datetime | None]]:
+        """{person id: (answers, last saved)} in one query."""
+        person = f"{self.model.person_field}_id"
+        rows = (
+            self.model._default_manager.filter(study=study)
+            .values_list(person)
+            .annotate(n=Count("id"), last=Max("updated_at"))
+            .order_by()
+        )
+        return {user_id: (n, last) for user_id, n, last in rows}
+
+    def agreement_rows(self, study: Study) -> list[tuple[tuple, int, Any]]:
+        """(unit, person, value) of every answer: what agreement statistics compare."""
+        model = self.model
+        units = [f"{name}_id" for name in model.unit_fields]
+        rows = model._default_manager.filter(study=study).values_list(
+            *units, f"{model.person_field}_id", model.value_field
+        )
+        return [((self.slug, *row[:-2]), row[-2], row[-1]) for row in rows]
+
+
+def served_control(work: Work, *, study: Study, person, unit: Unit) -> ControlServe | None:
+    """The control this person was served on this unit, if the unit was one for them (only
+    while the study mixes control items in: turned off, what was served and not answered is
+    dropped)."""
+    if not study.control_every or work.slug not in CONTROL_UNITS or not unit:
+        return None
+    lookup = {f"control__{name}": value for name, value in unit.items()}
+    return (
+        ControlServe.objects.filter(study=study, annotator=person, work=work.slug, **lookup)
+        .select_related("control")
+        .first()
+    )
+
+
+def slot_figures(slots, prefix: str, label: str) -> list[Figure]:
+    """Done / total and held-now figures of a slot table (one aggregate query)."""
+    now = timezone.now()
+    counts = slots.aggregate(
+        n=Count("id"),
+        done=Count("id", filter=Q(done_at__isnull=False)),
+        held=Count("id", filter=Q(done_at__isnull=True, leased_until__gte=now)),
+    )
+    done = Figure(
+        f"{prefix}_done",
+        f"{label} slots done",
+        counts["done"],
+        f"{prefix}-done",
+        total=counts["n"],
+        total_key=f"{prefix}_slots",
+    )
+    return [done, Figure(f"{prefix}_leased", "Held now", counts["held"], f"{prefix}-leased")]
+
+
+W = TypeVar("W", bound=Work)
+_TYPES: dict[str, Work] = {}
+
+
+def register(work: W) -> W:
+    """Make a type of work known to the plan, the progress pages and the study page."""
+    _TYPES[work.slug] = work
+    return work
+
+
+def work_types(role: str | None = None) -> list[Work]:
+    """Every registered type of work (of one role), in the order of the study's pipeline."""
+    ordered = sorted(_TYPES.values(), key=lambda work: work.position)
+    return [work for work in ordered if role is None or work.role == role]
+
+
+def work_type(slug: str) -> Work:
+    return _TYPES[slug]
+
+
+class AnnotatorProgress:
+    """What a person sees of their work in a study: a `Queue` per type (``progress["vetting"]``,
+    in templates ``progress.vetting``), each counted when first asked for."""
+
+    def __init__(self, study: Study, person, *, fresh: bool = False) -> None:
+        self.study, self.person, self.fresh = study, person, fresh
+        self._queues: dict[str, Queue] = {}
+
+    def __getitem__(self, slug: str) -> Queue:
+        if slug not in self._queues:
+            work = work_type(slug)
+            self._queues[slug] = work.queue(study=self.study, person=self.person, fresh=self.fresh)
+        return self._queues[slug]
+
+    # The names the vetting and comparison pages use.
+    @property
+    def vetted(self) -> int:
+        return self["vetting"].done
+
+    @property
+    def vetting_open(self) -> int:
+        return self["vetting"].open
+
+    @property
+    def vetting_total(self) -> int:
+        return self["vetting"].total
+
+    @property
+    def compared(self) -> int:
+        return self["comparison"].done
+
+    @property
+    def comparison_queue(self) -> int:
+        return self["comparison"].mine
+
+
+def annotator_progress(study: Study, person, *, fresh: bool = False) -> AnnotatorProgress:
+    """A person's counts of every type of work (see `AnnotatorProgress`)."""
+    return AnnotatorProgress(study, person, fresh=fresh)
