@@ -40,4 +40,10 @@ urlpatterns = [
         next="assessments/next",
         skip="assessments/skip",
     ),
+    *work_urls(
+        api.GoldCheckAPI,
+        answers="gold-checks",
+        next="gold-checks/next",
+        skip="gold-checks/skip",
+    ),
 ]

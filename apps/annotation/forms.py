@@ -41,6 +41,12 @@ class RatingForm(AnswerForm):
     score = forms.IntegerField()
 
 
+class GoldCheckForm(AnswerForm):
+    good = forms.TypedChoiceField(
+        choices=[("1", "good"), ("0", "not good")], coerce=lambda value: value == "1"
+    )
+
+
 class EditForm(forms.Form):
     text = forms.CharField(strip=False, max_length=1_000_000)
     note = forms.CharField(required=False, max_length=2000)

@@ -10,6 +10,7 @@ from apps.annotation.models import (
     Choice,
     Comparison,
     ExpertVote,
+    GoldCheck,
     Study,
     StudyMembership,
     Verdict,
@@ -223,6 +224,19 @@ class AssessmentItemSerializer(serializers.Serializer):
     based_on = serializers.IntegerField(help_text="Your rating's version (0: none yet).")
 
 
+class GoldCheckItemSerializer(serializers.Serializer):
+    """One adversarial text to label good or not good (the judges' scores are not shown)."""
+
+    perturbation = serializers.IntegerField(source="perturbation.pk")
+    task = serializers.CharField(source="task_name")
+    task_description = serializers.CharField()
+    source = serializers.CharField(source="perturbation.item.source")
+    criterion_text = serializers.CharField()
+    text = serializers.CharField(source="perturbation.text")
+    text_name = serializers.CharField()
+    based_on = serializers.IntegerField(help_text="Your label's version (0: none yet).")
+
+
 # --- judgements in ---------------------------------------------------------------------------
 
 
@@ -257,6 +271,11 @@ class ComparisonInSerializer(AnswerSerializer):
 class AssessmentInSerializer(AnswerSerializer):
     unit = serializers.IntegerField()
     score = serializers.IntegerField(help_text="On the criterion's scale.")
+
+
+class GoldCheckInSerializer(AnswerSerializer):
+    perturbation = serializers.IntegerField()
+    good = serializers.BooleanField(help_text="True: good; false: not good.")
 
 
 class AssessmentUnitSerializer(serializers.Serializer):
@@ -360,3 +379,11 @@ class AssessmentSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
+
+
+class GoldCheckSerializer(serializers.ModelSerializer):
+    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = GoldCheck
+        fields = ["id", "study", "perturbation", "annotator", "good", "created_at", "updated_at"]

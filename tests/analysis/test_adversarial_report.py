@@ -95,3 +95,39 @@ def test_the_report_is_in_the_study_report_as_html_csv_and_json(client, searched
 def test_an_empty_study_gets_an_empty_report(demo):  # noqa: F811
     report = adversarial.build(demo)
     assert report.notes and rows(report, "attack_success") == []
+
+
+def test_gold_validation_by_hand(demo, fake_openai_server):  # noqa: F811
+    """Four adversarial texts, all good by the gold judge (S_gold 90); three annotators label:
+
+    s0: good good good      majority good     = gold: hit
+    s1: not  not  not       majority not good        miss
+    s2: good good not       majority good            hit
+    s3: not  not  good      majority not good        miss   -> accuracy 2/4
+
+    Nominal alpha: the coincidences are those of tests/analysis/stats/test_adversarial.py's
+    hand case (o(good,good) = o(not,not) = 4, o(good,not) = o(not,good) = 2): alpha = 7/18.
+    """
+    import uuid
+
+    from apps.annotation.services import GOLD_CHECK, gold_check_submit
+    from tests.judging.scripted_search import searched_study
+
+    searched = searched_study(demo, fake_openai_server, items=4)
+    wanted = {"s0": (1, 1, 1), "s1": (0, 0, 0), "s2": (1, 1, 0), "s3": (0, 0, 1)}
+    by_text = {p.pk: external for external, p in searched.texts.items()}
+    for n, person in enumerate(searched.annotators):
+        while slot := GOLD_CHECK.next(study=searched.study, person=person):
+            gold_check_submit(
+                study=searched.study,
+                annotator=person,
+                perturbation_id=slot.perturbation_id,
+                good=bool(wanted[by_text[slot.perturbation_id]][n]),
+                idempotency_key=uuid.uuid4(),
+            )
+    report = adversarial.build(searched.study)
+    accuracy, agreement = rows(report, "gold_validation")
+    assert (accuracy["value"], accuracy["n_texts"]) == (0.5, 4)
+    assert accuracy["ci_low"] == pytest.approx(0.15, abs=0.01)  # Wilson, 2 of 4
+    assert agreement["value"] == pytest.approx(7 / 18, abs=1e-4)
+    assert (agreement["n_texts"], agreement["n_annotators"]) == (4, 3)

@@ -15,6 +15,7 @@ So for R+ (alpha 1) ``S_fb = 90 - (100 - 20 L) = 20 L - 10``: -10 for R0, then 1
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,3 +132,56 @@ def scripted_world(demo: Any, server: FakeOpenAIServer, items: int = 1) -> World
         victim=llm_judge(server, name="victim", model="victim-model"),
         criterion=criterion,
     )
+
+
+@dataclass
+class Searched:
+    """A study whose adversarial search is done, with annotators to check its texts."""
+
+    study: Any
+    search: AdversarialSearch
+    annotators: list[Any]
+    texts: dict[str, Any]  # the item's external id -> its adversarial perturbation
+
+
+def searched_study(
+    demo: Any, server: FakeOpenAIServer, items: int, annotators: int = 3, thread: bool = False
+):
+    """The demo study with an R+ search of ``items`` scripted items done (every final text at
+    level 3, S_gold 90), and ``annotators`` more annotators. ``thread``: work the search in a
+    thread of its own (a browser test's thread runs Playwright's event loop)."""
+    from django.db import connection
+
+    from apps.judging.services import adversarial_search_work
+    from tests.factories import MembershipFactory, UserFactory
+
+    world = scripted_world(demo, server, items=items)
+    demo.datasets.add(world.dataset)
+    search = world.create(study=demo, target_score=50, rule_baseline=False)
+    adversarial_search_start(search=search)
+    if thread:
+
+        def work() -> None:
+            try:
+                adversarial_search_work(search_id=search.pk)
+            finally:
+                connection.close()
+
+        worker = threading.Thread(target=work)
+        worker.start()
+        worker.join(120)
+    else:
+        adversarial_search_work(search_id=search.pk)
+    search.refresh_from_db()
+    assert search.status == "done", search.error
+    people = [
+        MembershipFactory(
+            study=demo, user=UserFactory(username=f"checker{n}", role="annotator"), role="annotator"
+        ).user
+        for n in range(annotators)
+    ]
+    texts = {
+        it.item.external_id: it.perturbation
+        for it in search.items.select_related("item", "perturbation")
+    }
+    return Searched(demo, search, people, texts)

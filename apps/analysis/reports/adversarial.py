@@ -10,30 +10,28 @@ final text is the best candidate; an item with no scored candidate is a failed a
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import fmean, median
 
+from apps.analysis.controls import excluded_people
 from apps.analysis.reports.base import Report, Section, Table, rounded
 from apps.analysis.reports.figures import boxplots
 from apps.analysis.stats.adversarial import gold_validation, is_success
 from apps.analysis.stats.intervals import Estimate, share_of
-from apps.annotation.models import Study
+from apps.annotation.models import GoldCheck, Study
 from apps.corpus.diff import compute_diff
 from apps.judging.models import ItemStatus, SearchItem, SearchJudge
 
 EXAMPLES_PER_GROUP = 3
 
-#: Labels of the gold validation: (perturbation id, annotator id, good), for a study. The human
-#: task that collects them plugs in here (see docs/adversarial.md, "Gold validation").
-GoldLabels = Callable[[Study], list[tuple[int, int, bool]]]
 
-
-def _no_labels(study: Study) -> list[tuple[int, int, bool]]:
-    return []
-
-
-gold_labels: GoldLabels = _no_labels
+def gold_labels(study: Study) -> list[tuple[int, int, bool]]:
+    """The gold validation's labels, (perturbation, annotator, good): real answers only (not
+    control items'), without annotators the study's control threshold leaves out."""
+    excluded = excluded_people(study)
+    rows = GoldCheck.objects.filter(study=study).exclude(annotator_id__in=excluded)
+    return list(rows.values_list("perturbation_id", "annotator_id", "good"))
 
 
 @dataclass(frozen=True)
@@ -259,7 +257,8 @@ def validation_section(study: Study, rows: Sequence[Final]) -> Section:
     if not labels:
         return Section(
             "Gold validation",
-            text="No annotator has labelled an adversarial text of this study yet.",
+            text="No annotator has labelled an adversarial text of this study yet (the study's "
+            "gold validation work: docs/adversarial.md).",
         )
     result = gold_validation(labels, gold)  # type: ignore[arg-type]
     accuracy, agreement = result.accuracy, result.agreement

@@ -4,6 +4,7 @@ from apps.annotation.api.studies import StudyViewSet
 from apps.annotation.api.types import (
     AssessmentAPI,
     ComparisonAPI,
+    GoldCheckAPI,
     PerturbationEditView,
     SurveyAPI,
     VettingAPI,
@@ -12,6 +13,7 @@ from apps.annotation.api.types import (
 __all__ = [
     "AssessmentAPI",
     "ComparisonAPI",
+    "GoldCheckAPI",
     "PerturbationEditView",
     "StudyViewSet",
     "SurveyAPI",

@@ -17,6 +17,7 @@ from apps.annotation.selectors.work import vetting_brief
 from apps.annotation.services import (
     ASSESSMENT,
     COMPARISON,
+    GOLD_CHECK,
     SURVEY,
     VETTING,
     perturbation_edit,
@@ -57,6 +58,13 @@ AssessmentAPI = work_api(
     item=s.AssessmentItemSerializer,
     unit=s.AssessmentUnitSerializer,
     related=("unit__criterion",),
+)
+GoldCheckAPI = work_api(
+    GOLD_CHECK,
+    judgement=s.GoldCheckSerializer,
+    answer=s.GoldCheckInSerializer,
+    item=s.GoldCheckItemSerializer,
+    unit=s.VettingUnitSerializer,
 )
 
 

@@ -8,6 +8,12 @@ from apps.annotation.models.assessment import (
 )
 from apps.annotation.models.base import Judgement, LeasedSlot, Skip, judgement_types, unit_of
 from apps.annotation.models.controls import CONTROL_UNITS, ControlItem, ControlServe
+from apps.annotation.models.gold import (
+    GOLD_CHECK_OVERLAP,
+    GoldCheck,
+    GoldCheckSkip,
+    GoldCheckSlot,
+)
 from apps.annotation.models.judgements import (
     ACCEPTED_VERDICTS,
     Choice,
@@ -35,6 +41,7 @@ from apps.annotation.models.work import ComparisonSlot, VettingSkip, VettingSlot
 __all__ = [
     "ACCEPTED_VERDICTS",
     "CONTROL_UNITS",
+    "GOLD_CHECK_OVERLAP",
     "AssessedTexts",
     "Assessment",
     "AssessmentSkip",
@@ -47,6 +54,9 @@ __all__ = [
     "ControlServe",
     "CriterionAssignment",
     "ExpertVote",
+    "GoldCheck",
+    "GoldCheckSkip",
+    "GoldCheckSlot",
     "Judgement",
     "JudgementChange",
     "LeasedSlot",

@@ -1,5 +1,5 @@
-"""What the annotator's pages show: one vetting item (with its diff), one comparison, or one
-text to rate (direct assessment)."""
+"""What the annotator's pages show: one vetting item (with its diff), one comparison, one
+text to rate (direct assessment), or one adversarial text to label (gold validation)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from apps.annotation.models import (
     Comparison,
     ComparisonSlot,
     ControlServe,
+    GoldCheck,
+    GoldCheckSlot,
     Study,
     Vetting,
     VettingSlot,
@@ -269,4 +271,50 @@ def assessment_item(*, study: Study, annotator, unit_id: int) -> AssessmentItem:
         recent=recent,
         progress=annotator_progress(study, annotator),
         based_on=judgement_version(assessment),
+    )
+
+
+@dataclass
+class GoldCheckItem:
+    perturbation: Perturbation
+    task_name: str
+    task_description: str
+    text_name: str
+    criterion_text: str
+    gold_check: GoldCheck | None
+    held: bool
+    previous: GoldCheck | None
+    recent: list[GoldCheck]
+    progress: AnnotatorProgress
+    based_on: int = 0  # the label's version shown (see judgement_version)
+    idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
+
+
+def gold_check_item(*, study: Study, annotator, perturbation_id: int) -> GoldCheckItem:
+    """One adversarial text as this annotator labels it; 404 unless they hold it or labelled
+    it. The task, the source and the search's criterion are shown; the judges' scores and the
+    search's direction are not."""
+    mine = {"study": study, "perturbation_id": perturbation_id, "annotator": annotator}
+    held = GoldCheckSlot.objects.filter(**mine, done_at__isnull=True).exists()
+    gold_check = GoldCheck.answers.filter(**mine).first()
+    if not held and gold_check is None:
+        raise Http404("This text is not assigned to you.")
+    perturbation = Perturbation.objects.select_related("item__task", "item__dataset__task").get(
+        pk=perturbation_id
+    )
+    task = perturbation.item.task or perturbation.item.dataset.task
+    mine_all = GoldCheck.answers.filter(study=study, annotator=annotator)
+    recent = list(mine_all.order_by("-created_at", "-id")[:RECENT])
+    return GoldCheckItem(
+        perturbation=perturbation,
+        task_name=task.name if task else "",
+        task_description=task.description if task else "",
+        text_name=text_name(perturbation.item),
+        criterion_text=str((perturbation.parameters or {}).get("criterion_text") or ""),
+        gold_check=gold_check,
+        held=held,
+        previous=_previous(mine_all, gold_check) if gold_check else (recent[0] if recent else None),
+        recent=recent,
+        progress=annotator_progress(study, annotator),
+        based_on=judgement_version(gold_check),
     )

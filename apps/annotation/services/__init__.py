@@ -13,6 +13,7 @@ from apps.annotation.services.comparing import (
     comparison_submit,
 )
 from apps.annotation.services.errors import KeyReused, StaleJudgement, WorkRefused
+from apps.annotation.services.gold_checks import GOLD_CHECK, gold_check_submit
 from apps.annotation.services.plan import PlanSummary, study_plan_build, study_plan_request
 from apps.annotation.services.vetting import (
     VETTING,
@@ -28,6 +29,7 @@ from apps.annotation.services.work import Saved, Work, work_type, work_types
 __all__ = [
     "ASSESSMENT",
     "COMPARISON",
+    "GOLD_CHECK",
     "SURVEY",
     "VETTING",
     "KeyReused",
@@ -41,6 +43,7 @@ __all__ = [
     "comparison_skip",
     "comparison_submit",
     "expert_vote_submit",
+    "gold_check_submit",
     "may_vet",
     "original_shown_first",
     "perturbation_edit",

@@ -133,8 +133,14 @@ def _parameters(
     search: AdversarialSearch, search_item: SearchItem, best: Candidate
 ) -> dict[str, Any]:
     judges = list(search.judges.select_related("judge", "strategy"))
+    item = search_item.item
+    task = item.task or item.dataset.task
+    criterion = search.criterion
     return {
         "search": search.pk,
+        "criterion": criterion.key if criterion else "",
+        # what annotators checking the gold label are shown (docs/adversarial.md)
+        "criterion_text": criterion.render(task.text_name if task else "text") if criterion else "",
         "direction": search.direction,
         "alpha": search.alpha,
         "victim": next(j.judge.name for j in judges if j.role == "victim"),

@@ -1,0 +1,99 @@
+"""Gold validation (docs/methods.md §6, docs/adversarial.md): pooled work, three labels (good
+or not good) per adversarial text of a study's plan.
+
+A study asks for it as soon as its plan holds adversarial texts (the perturbations of kind
+"Adversarial R+" / "Adversarial R-" that an adversarial search of the study made). Annotators
+see the task, the source, the evaluation criterion the search used and the text; not the
+judges' scores, nor which way the search went.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from apps.annotation.models import (
+    GOLD_CHECK_OVERLAP,
+    GoldCheck,
+    GoldCheckSkip,
+    GoldCheckSlot,
+    Study,
+    StudyPerturbation,
+)
+from apps.annotation.selectors.work import gold_check_item
+from apps.annotation.services.errors import WorkRefused
+from apps.annotation.services.leases import PooledWork
+from apps.annotation.services.work import PlanPart, Saved, Unit, register
+from apps.catalog.models import KindFamily
+
+
+def adversarial_plan(study: Study) -> Any:
+    """The study's plan rows of adversarial texts."""
+    return StudyPerturbation.objects.filter(
+        study=study, perturbation__kind__family=KindFamily.ADVERSARIAL
+    )
+
+
+class GoldCheckWork(PooledWork):
+    slug, name, action = "gold_check", "Gold validation", "Check adversarial texts"
+    position = 5
+    model = GoldCheck
+    slot_model = GoldCheckSlot
+    skip_model = GoldCheckSkip
+    answer_keys = ("good",)
+    answer_noun = "label"
+    answers_figure = ("gold_checks", "Gold labels", "gold-check-count")
+
+    def opted_in(self, study: Study) -> bool:
+        return adversarial_plan(study).exists()
+
+    def overlap(self, study: Study) -> int:
+        return GOLD_CHECK_OVERLAP
+
+    def plan(self, *, study: Study) -> PlanPart:
+        units = adversarial_plan(study)
+        return PlanPart(self.slots_sync(study=study, units=units, key="perturbation_id"))
+
+    def item(self, *, study: Study, person, unit: Unit) -> Any:
+        return gold_check_item(study=study, annotator=person, **unit)
+
+    def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
+        if not isinstance(answer["good"], bool):
+            raise ValueError("the label is good (true) or not good (false)")
+        return unit
+
+    def lock(self, *, study: Study, unit: Unit) -> StudyPerturbation:
+        row = adversarial_plan(study).select_for_update().filter(**unit).first()
+        if row is None:
+            raise WorkRefused("This text is not one of the study's adversarial texts.")
+        return row
+
+    def values(self, *, study, person, unit, answer, earlier, slot) -> dict[str, Any]:
+        return {"good": answer["good"]}
+
+    def label(self, judgement: Any) -> str:
+        return "good" if judgement.good else "not good"
+
+
+GOLD_CHECK = register(GoldCheckWork())
+
+
+def gold_check_submit(
+    *,
+    study: Study,
+    annotator,
+    perturbation_id: int,
+    good: bool,
+    idempotency_key: uuid.UUID,
+    based_on: int | None = None,
+) -> Saved[GoldCheck]:
+    """Save (or change) this annotator's label once per key (see `Work.submit`)."""
+    return GOLD_CHECK.submit(
+        study=study,
+        person=annotator,
+        unit={"perturbation_id": perturbation_id},
+        answer={"good": good},
+        idempotency_key=idempotency_key,
+        based_on=based_on,
+    )
