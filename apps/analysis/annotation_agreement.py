@@ -19,7 +19,7 @@ def annotator_agreement(study: Study | int) -> dict[int, str]:
     """{user id: "0.83 (n=40)"} for every annotator with a unit shared with someone."""
     if not isinstance(study, Study):
         study = Study.objects.get(pk=study)
-    works = [work for work in work_types(Role.ANNOTATOR) if work.opted_in(study)]
+    works = [work for work in work_types(Role.ANNOTATOR) if work.asks(study)]
     excluded = excluded_people(study)  # below the control items' threshold, if it excludes
     rows: list[tuple[object, object, object]] = [
         row for work in works for row in work.agreement_rows(study) if row[1] not in excluded

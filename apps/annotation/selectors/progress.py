@@ -141,7 +141,7 @@ class StudyProgress:
 
 def study_progress(study: Study) -> StudyProgress:
     """Every type of work the study asks for: its figures, and each annotator's answers."""
-    works = [work for work in work_types() if work.opted_in(study)]
+    works = [work for work in work_types() if work.asks(study)]
     done = {work.slug: work.done_by(study) for work in works}
     plan = StudyPerturbation.objects.filter(study=study).aggregate(
         n=Count("id"), comparable=Count("id", filter=Q(comparable=True))

@@ -100,6 +100,14 @@ class Work:
         """Whether the study asks for this work (its people see the button)."""
         return True
 
+    def asks(self, study: Study) -> bool:
+        """`opted_in`, asked once per study object: a page that asks it in several places
+        (the progress page: figures, then agreement) makes one query, not one each."""
+        asked = study.__dict__.setdefault("_work_opted_in", {})
+        if self.slug not in asked:
+            asked[self.slug] = self.opted_in(study)
+        return bool(asked[self.slug])
+
     def plan(self, *, study: Study) -> PlanPart | None:
         """Bring this work's slots up to date with the study (inside the plan's transaction,
         after the study's perturbations are); None for work without slots."""
