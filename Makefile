@@ -9,7 +9,7 @@ test:
 	scripts/test.sh
 
 lint:
-	.venv/bin/ruff check . && DJANGO_DEBUG=true .venv/bin/mypy apps config workers
+	.venv/bin/ruff check . && DJANGO_DEBUG=true .venv/bin/mypy apps config workers && .venv/bin/lint-imports
 
 bench:
 	@echo "Benchmarks: see bench/ and docs/benchmarks.md (e.g. .venv/bin/python bench/import.py)"

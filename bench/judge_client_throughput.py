@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from apps.judging.llm_client import (
+from apps.endpoints.client import (
     TRANSPORTS,
     CallOutcome,
     EndpointConfig,

@@ -58,13 +58,13 @@ def _setup(calls: int, base_url: str, concurrency: int):
         for i in range(calls)
     )
     judge = judge_save(
-        judge=Judge(
-            name="bench",
-            base_url=base_url,
-            model="bench-model",
-            timeout_s=30,
-            max_concurrency=concurrency,
-        )
+        judge=Judge(name="bench"),
+        endpoint={
+            "base_url": base_url,
+            "model": "bench-model",
+            "timeout_s": 30,
+            "max_concurrency": concurrency,
+        },
     )
     strategy = strategy_create(
         slug="bench-score",
@@ -216,7 +216,7 @@ def recreate_postgres(url: str) -> None:
 
 
 def main() -> None:
-    from apps.judging.llm_client import TRANSPORTS
+    from apps.endpoints.client import TRANSPORTS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)

@@ -198,7 +198,7 @@ def child(args: argparse.Namespace) -> None:
     from django.core.management import call_command
 
     from apps.catalog.loading import catalog_load
-    from apps.corpus.importing.service import items_import
+    from apps.corpus.importing.items import items_import
     from apps.corpus.models import Dataset
     from apps.judging.loading import judging_load
     from apps.judging.models import Judge, Strategy
@@ -212,14 +212,14 @@ def child(args: argparse.Namespace) -> None:
         items_import(path=Path(folder), dataset_name="real-model", file_format="fbi")
     dataset = Dataset.objects.get(name="real-model")
     judge = judge_save(
-        judge=Judge(
-            name="smollm2",
-            base_url=args.base_url,
-            model=MODEL,
-            max_concurrency=1,  # llama.cpp's server answers one request at a time
-            timeout_s=120,
-            max_attempts=2,
-        )
+        judge=Judge(name="smollm2"),
+        endpoint={
+            "base_url": args.base_url,
+            "model": MODEL,
+            "max_concurrency": 1,  # llama.cpp's server answers one request at a time
+            "timeout_s": 120,
+            "max_attempts": 2,
+        },
     )
     slugs = args.strategies.split(",") if args.strategies else None
     strategies = [
@@ -279,14 +279,14 @@ def judge_one(judge, dataset, strategy, args: argparse.Namespace) -> dict:
 
 def generate(judge, dataset, args: argparse.Namespace) -> dict:
     from apps.catalog.models import Method, PerturbationKind
-    from apps.corpus.generation.rules import generation_job_run
+    from apps.corpus.generation.jobs import generation_job_run
     from apps.corpus.models import GenerationJob, Perturbation
 
     kind = PerturbationKind.objects.filter(method=Method.LLM).order_by("id").first()
     assert kind is not None, "the catalog has no LLM perturbation kind"
     before = Perturbation.objects.filter(item__dataset=dataset).count()
     job = GenerationJob.objects.create(
-        dataset=dataset, generator=judge, max_tokens=args.max_tokens, temperature=0.7
+        dataset=dataset, generator=judge.endpoint, max_tokens=args.max_tokens, temperature=0.7
     )
     job.kinds.set([kind])
     started = time.perf_counter()

@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "template_partials",
     "apps.accounts",
     "apps.catalog",
+    "apps.endpoints",
     "apps.corpus",
     "apps.annotation",
     "apps.judging",
@@ -227,7 +228,8 @@ DISCERN_ZIP_MAX_BYTES = env.int("DISCERN_ZIP_MAX_BYTES", default=500 * 1024 * 10
 DISCERN_ZIP_MAX_MEMBERS = env.int("DISCERN_ZIP_MAX_MEMBERS", default=10_000)
 DISCERN_ZIP_MAX_RATIO = env.int("DISCERN_ZIP_MAX_RATIO", default=100)
 
-# Judges may name DISCERN_KEY_* variables as their API key, plus these (comma-separated).
+# Endpoints (LLM judges, generators) may name DISCERN_KEY_* variables as their API key,
+# plus these (comma-separated).
 DISCERN_KEY_VARIABLES = env.list("DISCERN_KEY_VARIABLES", default=[])
 
 # HTTP transport of the LLM clients: "aiohttp" (faster, the default) or "httpx" (the SDK's own).

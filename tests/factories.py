@@ -7,6 +7,7 @@ from apps.accounts.models import User
 from apps.annotation.models import Study, StudyMembership
 from apps.catalog.models import Aspect, Criterion, PerturbationKind, Task
 from apps.corpus.models import Dataset, Origin, Perturbation, SourceItem
+from apps.endpoints.models import ENDPOINT_SETTINGS, Endpoint
 
 PASSWORD = "correct horse battery staple"
 
@@ -103,3 +104,27 @@ class MembershipFactory(DjangoModelFactory):
     study = factory.SubFactory(StudyFactory)
     user = factory.SubFactory(UserFactory)
     role = "annotator"
+
+
+def _endpoint_settings(fields: dict) -> dict:
+    """The endpoint settings among a judge's fields (as the judge page and API take them)."""
+    return {name: fields.pop(name) for name in list(fields) if name in ENDPOINT_SETTINGS}
+
+
+def llm_judge_create(*, created_by=None, **fields):
+    """An LLM judge and its endpoint straight into the database (no checks: tests that need
+    what a service would refuse); endpoint settings (base_url, model...) among ``fields``."""
+    from apps.judging.models import Judge
+
+    settings = _endpoint_settings(fields)
+    endpoint = Endpoint.objects.create(name=fields["name"], owner=created_by, **settings)
+    return Judge.objects.create(kind="llm", endpoint=endpoint, created_by=created_by, **fields)
+
+
+def llm_judge_save(*, user=None, shared_with=None, **fields):
+    """An LLM judge made the way the judge page and API make one (``judge_save``)."""
+    from apps.judging.models import Judge
+    from apps.judging.services import judge_save
+
+    settings = _endpoint_settings(fields)
+    return judge_save(judge=Judge(**fields), user=user, shared_with=shared_with, endpoint=settings)

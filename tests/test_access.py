@@ -26,9 +26,9 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from drf_spectacular.generators import SchemaGenerator
 
-from apps.annotation.models import Study
+from apps.annotation.models import ControlItem, Study
 from apps.corpus.models import GenerationJob, ImportJob
-from apps.judging.models import Judge, JudgeRun, Strategy
+from apps.judging.models import JudgeRun, Strategy
 from tests.factories import (
     CriterionFactory,
     DatasetFactory,
@@ -39,6 +39,7 @@ from tests.factories import (
     StudyFactory,
     TaskFactory,
     UserFactory,
+    llm_judge_create,
 )
 
 pytestmark = pytest.mark.django_db
@@ -146,13 +147,18 @@ def alpha_world() -> World:
         pk=FOREIGN, dataset=dataset, original=f"{SECRET} original", source=f"{SECRET} source"
     )
     kind = KindFactory(slug="alpha-kind")
-    PerturbationFactory(pk=FOREIGN, item=item, kind=kind, text=f"{SECRET} perturbed text")
+    perturbation = PerturbationFactory(
+        pk=FOREIGN, item=item, kind=kind, text=f"{SECRET} perturbed text"
+    )
     criterion = CriterionFactory(pk=SHARED)
     study: Study = StudyFactory(pk=FOREIGN, owner=owner, name=f"{SECRET} study", slug="alpha")
+    ControlItem.objects.create(
+        pk=FOREIGN, study=study, work="vetting", perturbation=perturbation, expected="invalid"
+    )
     study.datasets.add(dataset)
     study.kinds.add(kind)
     study.criteria.add(criterion)
-    judge = Judge.objects.create(
+    judge = llm_judge_create(
         pk=FOREIGN,
         name=f"{SECRET} judge",
         base_url=f"http://{SECRET}.invalid/v1",

@@ -9,6 +9,7 @@ match the plurality of the other annotators on that unit. The rows come from eac
 from __future__ import annotations
 
 from apps.accounts.models import Role
+from apps.analysis.controls import excluded_people
 from apps.analysis.stats.agreement import leave_one_out_agreement
 from apps.annotation.models import Study
 from apps.annotation.services import work_types
@@ -19,8 +20,9 @@ def annotator_agreement(study: Study | int) -> dict[int, str]:
     if not isinstance(study, Study):
         study = Study.objects.get(pk=study)
     works = [work for work in work_types(Role.ANNOTATOR) if work.opted_in(study)]
+    excluded = excluded_people(study)  # below the control items' threshold, if it excludes
     rows: list[tuple[object, object, object]] = [
-        row for work in works for row in work.agreement_rows(study)
+        row for work in works for row in work.agreement_rows(study) if row[1] not in excluded
     ]
     return {
         int(str(rater)): f"{share:.2f} (n={n})"

@@ -13,8 +13,8 @@ from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS
 from apps.analysis.selectors import report_run
 from apps.analysis.services import report_get
 from apps.annotation.permissions import study_access
-from apps.corpus.importing import ImportFailed
 from apps.corpus.selectors import datasets_owned_by
+from apps.inputs.problems import ImportFailed
 
 
 class ReportView(APIView):

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
+from apps.analysis.controls import control_accuracy
 from apps.analysis.progress import kind_weights, progress_with_agreement
 from apps.annotation.forms import StudySettingsForm
 from apps.annotation.permissions import STUDY_RESEARCHERS, study_access
@@ -28,6 +29,7 @@ def progress(request: AuthedRequest, pk: int) -> HttpResponse:
         "study": study,
         "progress": progress_with_agreement(study),
         "weights": kind_weights(study),
+        "controls": control_accuracy(study),
     }
     if request.htmx:
         return render(request, f"{TEMPLATE}#live", context)
@@ -41,9 +43,12 @@ class StudyProgressView(APIView):
     @extend_schema(responses={200: OpenApiResponse(description="Counts of work and judgements.")})
     def get(self, request: Request, pk: int) -> Response:
         """The study's progress (researchers): the counts of every type of work, per
-        annotator (with their agreement) and per kind."""
+        annotator (with their agreement) and per kind; each annotator's accuracy on control
+        items (`controls`)."""
         study = study_access(request, pk).study
-        return Response(progress_with_agreement(study).as_dict())
+        figures = progress_with_agreement(study).as_dict()
+        figures["controls"] = [row.as_dict() for row in control_accuracy(study)]
+        return Response(figures)
 
 
 class StudyWeightsView(APIView):

@@ -20,10 +20,10 @@ from django.utils.text import slugify
 from apps.analysis.models import HumanRating
 from apps.analysis.reports.rater_quality import rater_warnings
 from apps.catalog.models import Aspect, Metric
-from apps.corpus.importing import ImportFailed, ImportProblem
-from apps.corpus.importing.fields import BadJson, json_loads, text_problem
-from apps.corpus.importing.text_files import open_utf8
 from apps.corpus.models import Dataset, Perturbation, SourceItem
+from apps.inputs.fields import BadJson, json_loads, text_problem
+from apps.inputs.problems import ImportFailed, ImportProblem
+from apps.inputs.text_files import open_utf8
 
 COLUMNS = ("item", "criterion", "rater", "score")
 # Stored columns' lengths (HumanRating); item and perturbation must match stored ids anyway.

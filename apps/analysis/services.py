@@ -34,6 +34,13 @@ def inputs_fingerprint(study: Study, run: JudgeRun | None = None) -> str:
             n=Count("id"), last=Max("updated_at")
         )
         parts += [agg["n"], str(agg["last"])]
+    # Control items' answers, and the threshold (it may leave annotators out).
+    for model in judgement_types():
+        agg = model.answers.filter(study=study, control__isnull=False).aggregate(
+            n=Count("id"), last=Max("updated_at")
+        )
+        parts += [agg["n"], str(agg["last"])]
+    parts += [study.control_threshold, study.control_exclude]
     parts.append(HumanRating.objects.filter(item__dataset__studies=study).count())
     runs = JudgeRun.objects.filter(pk=run.pk) if run else JudgeRun.objects.filter(study=study)
     calls = JudgeCall.objects.filter(run__in=runs).aggregate(

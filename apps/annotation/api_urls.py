@@ -2,6 +2,7 @@ from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
 from apps.annotation import api
+from apps.annotation.api.controls import ControlDetailView, ControlImportView, ControlListView
 from apps.annotation.api.work import work_urls
 
 router = SimpleRouter()
@@ -22,6 +23,17 @@ urlpatterns = [
         skip="comparisons/skip",
     ),
     *work_urls(api.SurveyAPI, answers="expert-votes"),
+    path("studies/<int:pk>/controls/", ControlListView.as_view(), name="api-controls"),
+    path(
+        "studies/<int:pk>/controls/import/",
+        ControlImportView.as_view(),
+        name="api-controls-import",
+    ),
+    path(
+        "studies/<int:pk>/controls/<int:control_pk>/",
+        ControlDetailView.as_view(),
+        name="api-control",
+    ),
     *work_urls(
         api.AssessmentAPI,
         answers="assessments",

@@ -8,8 +8,8 @@ from typing import Any
 from django import forms
 
 from apps.accounts.models import Role
-from apps.annotation.models import Choice, Study, Verdict
-from apps.annotation.services.studies import SETTINGS_FIELDS, SETUP_FIELDS
+from apps.annotation.models import Choice, ControlItem, Study, Verdict
+from apps.annotation.services.studies import CONTROL_FIELDS, SETTINGS_FIELDS, SETUP_FIELDS
 from apps.catalog.choices import GroupedCheckboxes, criterion_checkboxes, kind_checkboxes
 from apps.catalog.models import Criterion
 from apps.corpus.selectors import datasets_attachable
@@ -76,6 +76,52 @@ class StudySettingsForm(KeepsUnsent):
         model = Study
         fields = SETTINGS_FIELDS
         widgets = {"guidelines": forms.Textarea(attrs={"rows": 4})}
+
+
+class ControlSettingsForm(forms.ModelForm):
+    """How often control items come, and what a low accuracy on them does."""
+
+    class Meta:
+        model = Study
+        fields = CONTROL_FIELDS
+
+
+class ControlForm(forms.Form):
+    """One control item (services/controls.py `control_add` checks the rest)."""
+
+    work = forms.ChoiceField(choices=ControlItem.Work.choices)
+    perturbation = forms.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="Vetting, comparison: the perturbation (its id). Direct assessment: the "
+        "perturbed text to rate, or leave empty and give the item.",
+    )
+    item = forms.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="Direct assessment: the item whose original is rated.",
+    )
+    criterion = forms.CharField(
+        required=False, max_length=120, help_text="Comparison, direct assessment: its key."
+    )
+    answer = forms.CharField(
+        max_length=16,
+        help_text="Vetting: a verdict (valid, invalid, score-invariant, not-relevant, not-sure); "
+        "comparison: the perturbed text is worse, same or better; direct assessment: the rating.",
+    )
+    tolerance = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        help_text="Direct assessment: a rating this far from the answer still counts as right.",
+    )
+
+
+class ControlImportForm(forms.Form):
+    file = forms.FileField(
+        help_text="CSV with a header (work, perturbation, item, criterion, answer, tolerance) "
+        "or JSONL (one object a line, the same names)."
+    )
 
 
 def _rated_label(criterion: Criterion) -> str:

@@ -15,7 +15,7 @@ from apps.annotation.models import (
     Verdict,
     Vetting,
 )
-from apps.annotation.services.studies import SETTINGS_FIELDS, SETUP_FIELDS
+from apps.annotation.services.studies import CONTROL_FIELDS, SETTINGS_FIELDS, SETUP_FIELDS
 from apps.catalog.models import Criterion, PerturbationKind
 from apps.corpus.models import Dataset
 from apps.corpus.selectors import datasets_attachable
@@ -91,7 +91,7 @@ class StudySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Study
-        fields = ["id", "slug", "owner", "members", *SETUP_FIELDS, *STATE]
+        fields = ["id", "slug", "owner", "members", *SETUP_FIELDS, *CONTROL_FIELDS, *STATE]
         read_only_fields = STATE
 
 
@@ -118,7 +118,7 @@ class StudyWriteSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Study
-        fields = [*SETUP_FIELDS, "archived"]
+        fields = [*SETUP_FIELDS, *CONTROL_FIELDS, "archived"]
 
     def __init__(self, *args, user=None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -130,7 +130,7 @@ class StudyWriteSerializer(serializers.ModelSerializer):
 class StudySettingsSerializer(serializers.ModelSerializer):
     class Meta:
         model = Study
-        fields = SETTINGS_FIELDS
+        fields = [*SETTINGS_FIELDS, *CONTROL_FIELDS]
 
 
 class PlanSummarySerializer(serializers.Serializer):

@@ -3,6 +3,7 @@ from django.urls import path
 from apps.annotation.views import (
     assessing,
     comparing,
+    controls,
     members,
     progress,
     setup,
@@ -37,4 +38,17 @@ urlpatterns = [
     *survey.PAGE.urls(),
     path("studies/<int:pk>/settings/", progress.study_settings, name="study-settings"),
     path("studies/<int:pk>/plan/", progress.plan_build, name="study-plan"),
+    path("studies/<int:pk>/controls/", controls.controls, name="study-controls"),
+    path(
+        "studies/<int:pk>/controls/settings/",
+        controls.control_settings,
+        name="study-control-settings",
+    ),
+    path("studies/<int:pk>/controls/add/", controls.control_new, name="study-control-new"),
+    path("studies/<int:pk>/controls/import/", controls.control_import, name="study-control-import"),
+    path(
+        "studies/<int:pk>/controls/<int:control_pk>/remove/",
+        controls.control_delete,
+        name="study-control-delete",
+    ),
 ]

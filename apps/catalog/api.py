@@ -16,7 +16,7 @@ from apps.catalog.serializers import (
     TaskSerializer,
 )
 from apps.catalog.tree import lineage_slugs
-from apps.corpus.importing import ImportFailed
+from apps.inputs.problems import ImportFailed
 
 
 class TaskViewSet(viewsets.ReadOnlyModelViewSet):

@@ -14,9 +14,9 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from apps.catalog.models import Aspect, Criterion, DescriptionType
-from apps.corpus.importing.fields import BadJson, json_loads, text_problem
-from apps.corpus.importing.problems import ImportFailed, ImportProblem
-from apps.corpus.importing.text_files import read_utf8
+from apps.inputs.fields import BadJson, json_loads, text_problem
+from apps.inputs.problems import ImportFailed, ImportProblem
+from apps.inputs.text_files import read_utf8
 
 LABELS = {
     "gold": DescriptionType.DEFAULT,

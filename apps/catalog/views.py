@@ -8,7 +8,7 @@ from apps.accounts.permissions import IsAuthenticated, IsResearcher, allow
 from apps.catalog.criteria_import import criteria_import_upload
 from apps.catalog.models import Aspect, Criterion, PerturbationKind
 from apps.catalog.tree import lineage_slugs
-from apps.corpus.importing import ImportFailed
+from apps.inputs.problems import ImportFailed
 
 
 @allow(IsAuthenticated)

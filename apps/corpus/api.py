@@ -8,10 +8,9 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from apps.accounts.permissions import IsAuthenticated, IsOwnerOrReadOnly, IsResearcher, ReadOnly
-from apps.annotation.models import Study
 from apps.corpus import selectors
 from apps.corpus.exporting import export_csv, export_jsonl
-from apps.corpus.generation.service import generation_job_start
+from apps.corpus.generation.jobs import generation_job_start
 from apps.corpus.models import Dataset, GenerationJob, ImportJob, Perturbation, SourceItem
 from apps.corpus.serializers import (
     DatasetSerializer,
@@ -146,25 +145,9 @@ class GenerationJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
 
     def get_serializer_context(self):
         user = self.request.user
-        studies = Study.objects.for_user(user).filter(owner=user) if user.is_authenticated else None
-        return {
-            **super().get_serializer_context(),
-            "datasets": selectors.datasets_owned_by(user),
-            "studies": studies,
-        }
+        return {**super().get_serializer_context(), "datasets": selectors.datasets_owned_by(user)}
 
     def perform_create(self, serializer):
-        data = serializer.validated_data
         serializer.instance = generation_job_start(
-            user=self.request.user,
-            dataset=data["dataset"],
-            kinds=data["kinds"],
-            degree=data.get("degree", ""),
-            seed=data.get("seed", 0),
-            item_ids=data.get("item_ids") or [],
-            use_kind_parameters=data.get("use_kind_parameters", False),
-            generator=data.get("generator"),
-            study=data.get("study"),
-            temperature=data.get("temperature", 0.7),
-            max_tokens=data.get("max_tokens", 2048),
+            user=self.request.user, **serializer.job_options()
         )

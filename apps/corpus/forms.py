@@ -2,12 +2,13 @@ from typing import Any
 
 from django import forms
 
-from apps.annotation.models import Study
 from apps.catalog.choices import kind_checkboxes
 from apps.catalog.models import Degree, Method, PerturbationKind, Task
-from apps.corpus.importing.service import FORMATS
+from apps.corpus.generation.destinations import destinations
+from apps.corpus.importing.items import FORMATS
 from apps.corpus.models import Dataset
-from apps.judging.models import Judge
+from apps.endpoints.models import Endpoint
+from apps.endpoints.selectors import endpoints_for_user
 
 
 class ImportForm(forms.Form):
@@ -39,9 +40,10 @@ class GenerationForm(forms.Form):
         "in the worker, with checks on every output.",
     )
     generator = forms.ModelChoiceField(
-        Judge.objects.none(),
+        Endpoint.objects.none(),
         required=False,
-        help_text="The OpenAI-compatible endpoint that writes the LLM kinds.",
+        help_text="The OpenAI-compatible endpoint that writes the LLM kinds (an LLM judge's "
+        "endpoint bears the judge's name).",
     )
     temperature = forms.FloatField(initial=0.7, min_value=0, max_value=2)
     max_tokens = forms.IntegerField(initial=2048, min_value=16, max_value=32_000)
@@ -54,23 +56,30 @@ class GenerationForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Item ids, separated by commas or new lines; empty: every item of the dataset.",
     )
-    study = forms.ModelChoiceField(
-        Study.objects.none(),
-        required=False,
-        help_text="Put the results in this study's vetting queue.",
-    )
     use_kind_parameters = forms.BooleanField(
         required=False, help_text="Fixed parameters of the kind instead of length-scaled presets."
     )
 
-    def __init__(self, *args, datasets, studies, user, **kwargs):
-        """Choices are what this user may use: their own datasets and studies (from the view),
-        the judges they can use."""
+    def __init__(self, *args, datasets, user, **kwargs):
+        """Choices are what this user may use: their own datasets (from the view), the
+        endpoints they can use, and for each destination (e.g. "study", a study's vetting
+        queue: see generation/destinations.py) what they may send results to."""
         super().__init__(*args, **kwargs)
         fields: Any = self.fields
         fields["dataset"].queryset = datasets
-        fields["study"].queryset = studies
-        fields["generator"].queryset = Judge.objects.for_user(user).filter(kind="llm")
+        fields["generator"].queryset = endpoints_for_user(user)
+        for destination in destinations():
+            fields[destination.name] = forms.ModelChoiceField(
+                destination.choices(user), required=False, help_text=destination.help_text
+            )
+
+    def job_options(self) -> dict[str, Any]:
+        """The cleaned form as ``generation_job_start``'s options."""
+        data = dict(self.cleaned_data)
+        data.pop("items", None)
+        chosen = {d.name: data.pop(d.name, None) for d in destinations()}
+        data["deliver_to"] = {name: target.pk for name, target in chosen.items() if target}
+        return data
 
     def clean_items(self) -> list[str]:
         raw = self.cleaned_data.get("items") or ""

@@ -228,16 +228,19 @@ class GenerationJob(BackgroundJob):
     use_kind_parameters = models.BooleanField(
         default=False, help_text="Use each kind's fixed parameters instead of length presets."
     )
-    study = models.ForeignKey(
-        "annotation.Study", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    deliver_to = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Where the results go too, as {destination: id}: e.g. {"study": 3}, that '
+        "study's vetting queue (see generation/destinations.py).",
     )
     generator = models.ForeignKey(
-        "judging.Judge",
+        "endpoints.Endpoint",
         null=True,
         blank=True,
         on_delete=models.PROTECT,
         related_name="+",
-        help_text="The LLM endpoint that writes the LLM kinds (none: rule kinds only).",
+        help_text="The model endpoint that writes the LLM kinds (none: rule kinds only).",
     )
     temperature = models.FloatField(default=0.7)
     max_tokens = models.PositiveIntegerField(default=2048)

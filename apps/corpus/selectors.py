@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from apps.accounts.models import Role
 from apps.accounts.permissions import is_researcher, owned_by
 from apps.corpus.models import Dataset, GenerationJob, ImportJob, Perturbation, SourceItem
 
@@ -13,10 +12,10 @@ from apps.corpus.models import Dataset, GenerationJob, ImportJob, Perturbation, 
 def datasets_for_user(user) -> QuerySet[Dataset]:
     """Superusers: all. Researchers: their own and those of studies they own or belong to.
     Annotators and experts reach texts only through their assigned work, not here."""
+    if not is_researcher(user):
+        return Dataset.objects.none()
     if user.is_superuser:
         return Dataset.objects.all()
-    if user.role != Role.RESEARCHER:
-        return Dataset.objects.none()
     return Dataset.objects.filter(
         Q(owner=user) | Q(studies__owner=user) | Q(studies__memberships__user=user)
     ).distinct()

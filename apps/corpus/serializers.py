@@ -1,9 +1,10 @@
+from django.contrib.auth.models import AnonymousUser
 from rest_framework import serializers
 
-from apps.annotation.models import Study
 from apps.catalog.models import Degree, Method, PerturbationKind
+from apps.corpus.generation.destinations import destinations
+from apps.corpus.importing.items import FORMATS
 from apps.corpus.importing.repeats import DROP, REPEAT_POLICIES
-from apps.corpus.importing.service import FORMATS
 from apps.corpus.models import (
     Dataset,
     GenerationJob,
@@ -12,7 +13,8 @@ from apps.corpus.models import (
     PerturbationVersion,
     SourceItem,
 )
-from apps.judging.models import Judge
+from apps.endpoints.models import Endpoint
+from apps.endpoints.selectors import endpoints_for_user
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -114,8 +116,9 @@ class ImportRequestSerializer(serializers.Serializer):
     )
 
 
-class JudgeNameField(serializers.SlugRelatedField):
-    """A judge by name among those the user can use; a name two of them share is an error."""
+class EndpointNameField(serializers.SlugRelatedField):
+    """An endpoint by name among those the user can use (an LLM judge's endpoint bears the
+    judge's name); a name two of them share is an error."""
 
     def to_internal_value(self, data):
         found = list(self.get_queryset().filter(name=str(data))[:2])
@@ -125,7 +128,7 @@ class JudgeNameField(serializers.SlugRelatedField):
 
     default_error_messages = {
         **serializers.SlugRelatedField.default_error_messages,
-        "ambiguous": "Several judges you can use are named {value}; rename yours.",
+        "ambiguous": "Several endpoints you can use are named {value}; rename yours.",
     }
 
 
@@ -136,12 +139,9 @@ class GenerationJobSerializer(serializers.ModelSerializer):
     kinds = serializers.SlugRelatedField(
         slug_field="slug", many=True, queryset=PerturbationKind.objects.all()
     )
-    study = serializers.PrimaryKeyRelatedField(
-        queryset=Study.objects.none(), required=False, allow_null=True
-    )
-    generator = JudgeNameField(
+    generator = EndpointNameField(
         slug_field="name",
-        queryset=Judge.objects.none(),
+        queryset=Endpoint.objects.none(),
         required=False,
         allow_null=True,
     )
@@ -158,7 +158,6 @@ class GenerationJobSerializer(serializers.ModelSerializer):
             "degree",
             "seed",
             "use_kind_parameters",
-            "study",
             "generator",
             "temperature",
             "max_tokens",
@@ -174,16 +173,35 @@ class GenerationJobSerializer(serializers.ModelSerializer):
         read_only_fields = ["status", "total", "done", "counts", "problems", "finished_at"]
 
     def __init__(self, *args, **kwargs):
-        """Choices: the user's own datasets and studies (from the view), the judges they can
-        use."""
+        """Choices: the user's own datasets (from the view), the endpoints they can use, and
+        for each destination (e.g. "study": a study's vetting queue, see
+        generation/destinations.py) what they may send results to."""
         super().__init__(*args, **kwargs)
         if datasets := self.context.get("datasets"):
             self.fields["dataset"].queryset = datasets
-        if studies := self.context.get("studies"):
-            self.fields["study"].queryset = studies
-        if request := self.context.get("request"):
-            judges = Judge.objects.for_user(request.user).filter(kind="llm")
-            self.fields["generator"].queryset = judges
+        request = self.context.get("request")
+        user = request.user if request is not None else AnonymousUser()
+        self.fields["generator"].queryset = endpoints_for_user(user)
+        for destination in destinations():
+            self.fields[destination.name] = serializers.PrimaryKeyRelatedField(
+                queryset=destination.choices(user),
+                required=False,
+                allow_null=True,
+                help_text=destination.help_text,
+            )
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        for destination in destinations():
+            data[destination.name] = (instance.deliver_to or {}).get(destination.name)
+        return data
+
+    def job_options(self) -> dict:
+        """The validated data as ``generation_job_start``'s options."""
+        data = dict(self.validated_data)
+        chosen = {d.name: data.pop(d.name, None) for d in destinations()}
+        data["deliver_to"] = {name: target.pk for name, target in chosen.items() if target}
+        return data
 
     def validate(self, attrs):
         llm = [k.slug for k in attrs.get("kinds", []) if k.method == Method.LLM]

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 
-from apps.corpus.importing import ImportFailed, ImportProblem
+from apps.inputs.problems import ImportFailed, ImportProblem
 
 CHUNK = 1 << 20
 RATIO_FROM_BYTES = 1 << 20  # tiny members may compress very well; only bigger ones are checked

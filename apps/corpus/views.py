@@ -13,11 +13,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import IsAuthenticated, IsResearcher, allow
 from apps.accounts.requests import AuthedRequest
-from apps.annotation.models import Study
 from apps.corpus import selectors
 from apps.corpus.api import EXPORTS, export_response
 from apps.corpus.forms import GenerationForm, ImportForm
-from apps.corpus.generation.service import generation_job_start
+from apps.corpus.generation.jobs import generation_job_start
 from apps.corpus.importing.repeats import DROP, KEEP
 from apps.corpus.services import dataset_mark_validated, import_job_start
 
@@ -91,13 +90,11 @@ def generation_new(request: AuthedRequest) -> HttpResponse:
     form = GenerationForm(
         request.POST or None,
         datasets=selectors.datasets_owned_by(request.user),
-        studies=Study.objects.for_user(request.user).filter(owner_id=request.user.pk),
         user=request.user,
         initial=request.GET.dict(),
     )
     if request.method == "POST" and form.is_valid():
-        options = {k: v for k, v in form.cleaned_data.items() if k != "items"}
-        job = generation_job_start(user=request.user, **options)
+        job = generation_job_start(user=request.user, **form.job_options())
         return redirect("generation-detail", pk=job.pk)
     return render(request, "corpus/generation_new.html", {"form": form})
 

@@ -5,8 +5,9 @@ from apps.judging.models import Judge, JudgeCall, JudgeRun, Strategy
 
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin):
-    list_display = ("name", "kind", "model", "base_url", "api_key_env", "max_concurrency")
+    list_display = ("name", "kind", "endpoint", "metric", "created_by")
     list_filter = ("kind",)
+    raw_id_fields = ("endpoint",)
 
 
 @admin.register(Strategy)

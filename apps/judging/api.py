@@ -39,7 +39,7 @@ class JudgeViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
     owned = staticmethod(selectors.judges_owned_by)
 
     def get_queryset(self):
-        return selectors.judges_for_user(self.request.user)
+        return selectors.judges_for_user(self.request.user).select_related("endpoint")
 
     def perform_create(self, serializer):
         self._save(serializer)
@@ -51,11 +51,12 @@ class JudgeViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         judge = serializer.instance or serializer.Meta.model()
         data = dict(serializer.validated_data)
         shared_with = data.pop("shared_with", None)
+        endpoint = data.pop("endpoint", {})
         for name, value in data.items():
             setattr(judge, name, value)
         try:
             serializer.instance = services.judge_save(
-                judge=judge, user=self.request.user, shared_with=shared_with
+                judge=judge, user=self.request.user, shared_with=shared_with, endpoint=endpoint
             )
         except ValidationError as error:
             raise _api_error(error) from error

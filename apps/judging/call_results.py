@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from apps.judging.llm_client import CallOutcome
+from apps.endpoints.client import CallOutcome
 from apps.judging.metric_judges import MetricScore
 from apps.judging.models import JudgeCall, ParseStatus
 from apps.judging.parsers import ParseResult

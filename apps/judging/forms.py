@@ -12,6 +12,7 @@ from apps.annotation.selectors import studies_for_user
 from apps.catalog.models import Criterion, Metric, PerturbationKind
 from apps.corpus.models import Dataset
 from apps.corpus.selectors import datasets_for_user
+from apps.endpoints.models import ENDPOINT_SETTINGS, Endpoint
 from apps.judging.models import Judge, Strategy
 from apps.judging.selectors import judges_for_user, strategies_for_user
 from apps.judging.services import STRATEGY_FIELDS
@@ -79,20 +80,14 @@ class JudgeRunForm(forms.Form):
 
 
 class JudgeForm(forms.ModelForm):
+    """A judge and, for an LLM judge, its endpoint's settings (saved on the judge's own endpoint
+    by ``services.judge_save``; a metric judge ignores them)."""
+
     class Meta:
         model = Judge
         fields = [
             "name",
             "kind",
-            "base_url",
-            "api_key_env",
-            "model",
-            "default_params",
-            "max_concurrency",
-            "requests_per_minute",
-            "timeout_s",
-            "max_attempts",
-            "max_tokens_param",
             "metric",
             "price_per_1k_prompt_tokens",
             "price_per_1k_completion_tokens",
@@ -101,9 +96,28 @@ class JudgeForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        field: Any = self.fields["shared_with"]
-        field.queryset = User.objects.filter(role=Role.RESEARCHER).order_by("username")
-        field.required = False
+        fields: Any = self.fields
+        fields["shared_with"].queryset = User.objects.filter(role=Role.RESEARCHER).order_by(
+            "username"
+        )
+        fields["shared_with"].required = False
+        endpoint = self.instance.endpoint if self.instance.pk else None
+        settings = forms.fields_for_model(Endpoint, fields=ENDPOINT_SETTINGS)
+        for name, field in settings.items():
+            field.required = False  # checked for LLM judges by the service
+            if endpoint is not None:
+                field.initial = getattr(endpoint, name)
+        order = ["name", "kind", *ENDPOINT_SETTINGS, *list(self.fields)[2:]]
+        self.fields = {name: (settings.get(name) or fields[name]) for name in order}
+
+    def endpoint_settings(self) -> dict[str, Any]:
+        """The endpoint's settings as entered, with the model's defaults for those left empty."""
+        data = self.cleaned_data
+        defaults = {f.name: f.get_default() for f in Endpoint._meta.concrete_fields}
+        return {
+            name: data[name] if data.get(name) not in (None, "") else defaults[name]
+            for name in ENDPOINT_SETTINGS
+        }
 
 
 class StrategyForm(forms.ModelForm):

@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from apps.endpoints.models import ENDPOINT_SETTINGS
 from apps.judging.models import Judge, Strategy
 from apps.judging.services import STRATEGY_FIELDS, judge_save, strategy_create, strategy_revise
 
@@ -54,8 +55,10 @@ def judging_load(folder: Path = FIXTURES) -> dict[str, int]:
             name=row["name"]
         )
         for name, value in row.items():
-            setattr(judge, name, value)
-        judge_save(judge=judge)
+            if name not in ENDPOINT_SETTINGS:
+                setattr(judge, name, value)
+        endpoint = {name: value for name, value in row.items() if name in ENDPOINT_SETTINGS}
+        judge_save(judge=judge, endpoint=endpoint)
     rows = json.loads((folder / "strategies.json").read_text(encoding="utf-8"))
     added = sum(_load_strategy(row, folder) for row in rows)
     return {"judges": len(judges), "strategies": len(rows), "strategy_versions_added": added}

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from apps.analysis.stats.prompting import misleading_rating
 from apps.catalog.models import Criterion, Metric, Task
 from apps.corpus.models import Perturbation, SourceItem
+from apps.judging.misleading_cue import misleading_rating
 from apps.judging.models import JudgeCall, Strategy
 from apps.judging.prompt_template import placeholders, render
 

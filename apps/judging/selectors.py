@@ -58,7 +58,7 @@ def strategies_owned_by(user: Any) -> QuerySet[Strategy]:
 def runs_for_user(user: Any) -> QuerySet[JudgeRun]:
     if not is_researcher(user):
         return JudgeRun.objects.none()
-    runs = JudgeRun.objects.select_related("judge", "strategy", "study", "dataset")
+    runs = JudgeRun.objects.select_related("judge__endpoint", "strategy", "study", "dataset")
     return runs if user.is_superuser else runs.filter(created_by=user)
 
 

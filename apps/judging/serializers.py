@@ -6,11 +6,24 @@ from apps.accounts.models import Role, User
 from apps.annotation.models import Study
 from apps.catalog.models import Criterion, Metric, PerturbationKind
 from apps.corpus.models import Dataset
+from apps.endpoints.models import ENDPOINT_SETTINGS, Endpoint
 from apps.judging.models import Judge, JudgeCall, JudgeRun, Strategy
 from apps.judging.services import STRATEGY_FIELDS
 
 
+class EndpointSettingsSerializer(serializers.ModelSerializer):
+    """An endpoint's settings, each checked as the model checks it."""
+
+    class Meta:
+        model = Endpoint
+        fields = list(ENDPOINT_SETTINGS)
+
+
 class JudgeSerializer(serializers.ModelSerializer):
+    """A judge; an LLM judge's endpoint settings (base URL, model, key variable, limits) are
+    read and written here too: they are kept on the judge's own endpoint (apps.endpoints),
+    and null for a metric judge."""
+
     shared_with = serializers.SlugRelatedField(
         slug_field="username",
         many=True,
@@ -25,15 +38,6 @@ class JudgeSerializer(serializers.ModelSerializer):
             "id",
             "name",
             "kind",
-            "base_url",
-            "api_key_env",
-            "model",
-            "default_params",
-            "max_concurrency",
-            "requests_per_minute",
-            "timeout_s",
-            "max_attempts",
-            "max_tokens_param",
             "metric",
             "price_per_1k_prompt_tokens",
             "price_per_1k_completion_tokens",
@@ -41,6 +45,15 @@ class JudgeSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = ["created_at"]
+
+    def get_fields(self):
+        fields = super().get_fields()
+        settings = EndpointSettingsSerializer().get_fields()
+        for name, field in settings.items():
+            field.source = f"endpoint.{name}"
+            field.required, field.allow_null = False, True  # checked for LLM judges; metric: null
+        order = ["id", "name", "kind", *ENDPOINT_SETTINGS, *list(fields)[3:]]
+        return {name: settings.get(name) or fields[name] for name in order}
 
 
 class StrategySerializer(serializers.ModelSerializer):

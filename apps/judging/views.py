@@ -114,7 +114,7 @@ def run_export(request: AuthedRequest, pk: int, file_format: str) -> StreamingHt
 
 @allow(IsResearcher)
 def judge_list(request: AuthedRequest) -> HttpResponse:
-    judges = selectors.judges_for_user(request.user)
+    judges = selectors.judges_for_user(request.user).select_related("endpoint")
     mine = set(selectors.judges_owned_by(request.user).values_list("pk", flat=True))
     return render(request, "judging/judge_list.html", {"judges": judges, "mine": mine})
 
@@ -129,6 +129,7 @@ def judge_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse:
                 judge=form.instance,
                 user=request.user,
                 shared_with=form.cleaned_data.get("shared_with"),
+                endpoint=form.endpoint_settings(),
             )
         except ValidationError as error:
             _errors_to_form(form, error)

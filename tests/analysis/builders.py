@@ -14,6 +14,7 @@ from tests.factories import (
     SourceItemFactory,
     StudyFactory,
     UserFactory,
+    llm_judge_create,
 )
 
 CHOICE = {"worse": "A", "better": "B", "same": "C", "uncertain": "D"}  # original shown first
@@ -161,8 +162,8 @@ def llm_run(study, strategy_slug: str, **fields) -> JudgeRun:
     """A run of an LLM judge with the newest shipped version of a strategy (judging_load)."""
     from apps.judging.models import Strategy
 
-    judge = Judge.objects.create(
-        name=f"llm-{uuid.uuid4().hex[:6]}", kind="llm", base_url="http://127.0.0.1:1", model="m"
+    judge = llm_judge_create(
+        name=f"llm-{uuid.uuid4().hex[:6]}", base_url="http://127.0.0.1:1", model="m"
     )
     strategy = Strategy.objects.filter(slug=strategy_slug).order_by("-version").first()
     assert strategy is not None, f"no shipped strategy {strategy_slug}"

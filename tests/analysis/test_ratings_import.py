@@ -5,7 +5,7 @@ import pytest
 from apps.analysis.models import HumanRating
 from apps.analysis.ratings_import import human_ratings_import
 from apps.analysis.stats.raters import near_duplicate_raters, straight_liners, under_rated_units
-from apps.corpus.importing import ImportFailed
+from apps.inputs.problems import ImportFailed
 from tests.factories import DatasetFactory, PerturbationFactory, SourceItemFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,9 +8,10 @@ from apps.analysis.reports import judge_vs_human
 from apps.analysis.stats.sentiment import mean_polarity, polarity
 from apps.catalog.models import Metric
 from apps.judging.loading import judging_load
-from apps.judging.models import Judge, JudgeCall, JudgeRun, Strategy
+from apps.judging.models import JudgeCall, JudgeRun, Strategy
 from apps.judging.models.call import call_identity
 from tests.analysis.builders import study_with_items
+from tests.factories import llm_judge_create
 
 SENTENCES = {
     "The summary is excellent and very clear.": 0.565,
@@ -75,7 +76,7 @@ def _reply(run, item, perturbation, text):
 def test_the_judge_report_shows_polarity_per_strategy_text_and_cue(catalog, client):
     judging_load()
     study, items, perts = study_with_items(2, ["negation"])
-    judge = Judge.objects.create(name="llm", base_url="http://127.0.0.1:1/v1", model="m")
+    judge = llm_judge_create(name="llm", base_url="http://127.0.0.1:1/v1", model="m")
     knowledge = _llm_run(study, judge, "cd-knowledge")
     cue = _llm_run(study, judge, "cd-misleading-cue")
     good, bad, flat = SENTENCES

@@ -7,7 +7,7 @@ import pytest
 
 from apps.catalog.criteria_import import criteria_import
 from apps.catalog.models import Criterion
-from apps.corpus.importing import ImportFailed
+from apps.inputs.problems import ImportFailed
 from tests.conftest import peer_path
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from rest_framework.authtoken.models import Token
 from apps.annotation.demo import demo_load
 from apps.catalog.models import PerturbationKind
 from apps.corpus.generation.checks import output_flags
-from apps.corpus.generation.rules import generation_job_run
+from apps.corpus.generation.jobs import generation_job_run
 from apps.corpus.models import Dataset, GenerationJob, Perturbation
 from tests.factories import DatasetFactory, SourceItemFactory
 

@@ -3,9 +3,9 @@
 import pytest
 
 from apps.catalog.models import KindPrompt, PerturbationKind
-from apps.corpus.generation.rules import generation_job_run
+from apps.corpus.generation.jobs import generation_job_run
 from apps.corpus.models import GenerationJob, Perturbation
-from apps.judging.models import Judge
+from apps.endpoints.models import Endpoint
 from tests.factories import DatasetFactory, SourceItemFactory
 from tests.fakes.fixtures import fake_openai_server as fake_openai_server
 from tests.fakes.openai_server import FakeOpenAIServer, _prompt_text
@@ -39,15 +39,14 @@ def generator(monkeypatch, catalog):
     server = FakeOpenAIServer(reply=negating_reply)
     server.__enter__()
     monkeypatch.setenv("DISCERN_KEY_FAKE_GENERATOR", "sk-test-not-a-real-key")
-    judge = Judge.objects.create(
+    endpoint = Endpoint.objects.create(
         name="generator",
-        kind="llm",
         base_url=server.base_url,
         model="fake-writer",
         api_key_env="DISCERN_KEY_FAKE_GENERATOR",
         max_concurrency=4,
     )
-    yield judge, server
+    yield endpoint, server
     server.__exit__(None, None, None)
 
 

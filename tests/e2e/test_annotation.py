@@ -282,3 +282,52 @@ def test_annotator_rates_texts_by_keyboard_and_the_researcher_sees_the_ratings(
     expect(consistency).to_contain_text("collected in this study")
     shot(researcher, "judge-vs-human-collected")
     researcher.context.close()
+
+
+def test_control_items_are_mixed_in_unannounced_and_flag_a_careless_annotator(
+    page, live_server, study
+):
+    """The researcher adds control items and a rate; the annotator vets by keyboard without
+    being told which were controls; the researcher sees their accuracy, flagged."""
+    from apps.annotation.models import ControlServe
+    from apps.corpus.models import Perturbation
+
+    base = live_server.url
+    golds = list(Perturbation.objects.filter(item__dataset__studies=study).order_by("pk")[:3])
+    log_in(page, base, "researcher")
+    page.goto(f"{base}/studies/{study.pk}/")
+    page.click("text=Control items")
+    page.wait_for_url(f"**/studies/{study.pk}/controls/")
+    for gold in golds:
+        form = page.locator("#control-add")
+        form.locator("select[name=work]").select_option("vetting")
+        form.locator("input[name=perturbation]").fill(str(gold.pk))
+        form.locator("input[name=answer]").fill("invalid")
+        form.locator("button[type=submit]").click()
+        expect(page.locator(".flash, .messages").first).to_contain_text("Control item added")
+    expect(page.locator("#controls tbody tr")).to_have_count(3)
+    settings = page.locator("#control-settings")
+    settings.locator("input[name=control_every]").fill("2")
+    settings.locator("input[name=control_threshold]").fill("80")
+    settings.locator("button[type=submit]").click()
+    expect(page.locator("input[name=control_every]")).to_have_value("2")
+    shot(page, "controls")
+
+    page.context.clear_cookies()
+    log_in(page, base, "annotator")
+    page.goto(f"{base}/studies/{study.pk}/vet/")
+    for n in range(1, 9):
+        expect(page.locator("body")).not_to_contain_text("control")
+        press(page, "1")  # valid, every time: wrong on the controls
+        expect(page.locator("#my-count")).to_have_text(str(n))
+    served = ControlServe.objects.filter(study=study, annotator__username="annotator").count()
+    assert served >= 2
+
+    page.context.clear_cookies()
+    log_in(page, base, "researcher")
+    page.goto(f"{base}/studies/{study.pk}/progress/")
+    row = page.locator("#control-accuracy tbody tr", has_text="annotator")
+    expect(row).to_contain_text("below threshold")
+    expect(row.locator("td").nth(1)).to_have_text(str(served))
+    expect(row.locator("td").nth(3)).to_have_text("0.00")
+    shot(page, "controls-accuracy")

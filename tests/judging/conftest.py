@@ -14,7 +14,8 @@ from apps.annotation.models import Study
 from apps.catalog.models import Criterion
 from apps.judging.loading import judging_load
 from apps.judging.models import Judge, JudgeRun, RunStatus, Strategy
-from apps.judging.services import judge_run_create, judge_run_plan, judge_run_work, judge_save
+from apps.judging.services import judge_run_create, judge_run_plan, judge_run_work
+from tests.factories import llm_judge_save
 from tests.fakes.fixtures import fake_openai_server as fake_openai_server  # the shared fixture
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -40,7 +41,7 @@ def llm_judge(server: FakeOpenAIServer, **options: Any) -> Judge:
         "timeout_s": 5.0,
         "max_attempts": 3,
     } | options
-    return judge_save(judge=Judge(**fields))
+    return llm_judge_save(**fields)
 
 
 def new_run(study: Study, judge: Judge, slug: str | None = None, **selection: Any) -> JudgeRun:

@@ -18,6 +18,7 @@ from apps.judging.services import (
     strategy_create,
     strategy_revise,
 )
+from tests.factories import llm_judge_save
 from tests.fakes.openai_server import Fault
 from tests.judging.conftest import llm_judge, new_run, strategy, work
 
@@ -98,24 +99,20 @@ def test_judges_are_checked_and_keep_only_the_name_of_their_key(db):
     with pytest.raises(ValidationError):
         judge_save(judge=Judge(name="m", kind="metric"))
     with pytest.raises(ValidationError):
-        judge_save(judge=Judge(name="x", kind="llm", model="gpt"))
+        llm_judge_save(name="x", kind="llm", model="gpt")
     with pytest.raises(ValidationError) as error:
-        judge_save(
-            judge=Judge(
-                name="y", base_url="http://h/v1", model="m", default_params={"max_tokens": 9}
-            )
+        llm_judge_save(
+            name="y", base_url="http://h/v1", model="m", default_params={"max_tokens": 9}
         )
     assert "default_params" in error.value.message_dict
     with pytest.raises(ValidationError):
-        judge_save(
-            judge=Judge(
-                name="z", base_url="http://h/v1", model="m", api_key_env="sk-abc123 not a name"
-            )
+        llm_judge_save(
+            name="z", base_url="http://h/v1", model="m", api_key_env="sk-abc123 not a name"
         )
-    judge = judge_save(
-        judge=Judge(name="ok", base_url="http://h/v1", model="m", api_key_env="DISCERN_KEY_OPENAI")
+    judge = llm_judge_save(
+        name="ok", base_url="http://h/v1", model="m", api_key_env="DISCERN_KEY_OPENAI"
     )
-    assert judge.endpoint().api_key_env == "DISCERN_KEY_OPENAI"
+    assert judge.endpoint.config().api_key_env == "DISCERN_KEY_OPENAI"
 
 
 @pytest.mark.django_db(transaction=True)

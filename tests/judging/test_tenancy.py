@@ -11,9 +11,10 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.forms.models import model_to_dict
 from rest_framework.authtoken.models import Token
 
+from apps.endpoints.models import Endpoint
 from apps.judging.models import Judge, JudgeCall, ParseStatus
 from apps.judging.services import judge_save
-from tests.factories import DatasetFactory, SourceItemFactory, UserFactory
+from tests.factories import DatasetFactory, SourceItemFactory, UserFactory, llm_judge_save
 from tests.judging.conftest import llm_judge, strategy, work
 from tests.judging.test_runs import one_text
 
@@ -33,7 +34,7 @@ def token_client(api_client, user):
 
 def alpha_judge(demo, server, **options) -> Judge:
     fields = {"name": "alpha judge", "base_url": server.base_url, "model": "m"} | options
-    return judge_save(judge=Judge(**fields), user=demo.owner)
+    return llm_judge_save(user=demo.owner, **fields)
 
 
 # --- another researcher's judge ---------------------------------------------------------------
@@ -42,6 +43,7 @@ def alpha_judge(demo, server, **options) -> Judge:
 def test_another_researcher_cannot_edit_or_use_a_judge(demo, beta, api_client, fake_openai_server):
     judge = alpha_judge(demo, fake_openai_server, api_key_env="DISCERN_KEY_ALPHA")
     before = model_to_dict(Judge.objects.get(pk=judge.pk))
+    endpoint_before = model_to_dict(Endpoint.objects.get(judges=judge))
     api = token_client(api_client, beta)
     hijack = {"base_url": "http://127.0.0.1:9/v1", "api_key_env": "DISCERN_KEY_ALPHA"}
     assert api.patch(f"/api/v1/judges/{judge.pk}/", hijack, format="json").status_code == 404
@@ -56,6 +58,7 @@ def test_another_researcher_cannot_edit_or_use_a_judge(demo, beta, api_client, f
     with pytest.raises(PermissionDenied):
         judge_save(judge=Judge.objects.get(pk=judge.pk), user=beta)
     assert model_to_dict(Judge.objects.get(pk=judge.pk)) == before
+    assert model_to_dict(Endpoint.objects.get(judges=judge)) == endpoint_before
 
 
 def test_the_owner_edits_their_judge_and_nobody_edits_the_shipped_ones(
@@ -64,7 +67,7 @@ def test_the_owner_edits_their_judge_and_nobody_edits_the_shipped_ones(
     judge = alpha_judge(demo, fake_openai_server)
     api = token_client(api_client, demo.owner)
     edited = api.patch(f"/api/v1/judges/{judge.pk}/", {"model": "m2"}, format="json")
-    assert edited.status_code == 200 and Judge.objects.get(pk=judge.pk).model == "m2"
+    assert edited.status_code == 200 and Judge.objects.get(pk=judge.pk).endpoint.model == "m2"
     bleu = Judge.objects.get(name="BLEU")
     assert bleu.created_by is None
     refused = api.patch(f"/api/v1/judges/{bleu.pk}/", {"name": "mine"}, format="json")
@@ -108,7 +111,7 @@ def test_a_key_variable_outside_the_allow_list_is_refused_at_save(
 def test_settings_may_allow_more_names(demo, fake_openai_server, settings):
     settings.DISCERN_KEY_VARIABLES = ["OPENAI_API_KEY"]
     judge = alpha_judge(demo, fake_openai_server, api_key_env="OPENAI_API_KEY")
-    assert judge.api_key_env == "OPENAI_API_KEY"
+    assert judge.endpoint.api_key_env == "OPENAI_API_KEY"
     with pytest.raises(ValidationError):
         alpha_judge(demo, fake_openai_server, name="other", api_key_env="DATABASE_URL")
 
@@ -129,7 +132,7 @@ def test_the_worker_never_sends_a_variable_outside_the_allow_list(
     item = demo.datasets.get().items.order_by("id").first()
     monkeypatch.setenv("DJANGO_SECRET_KEY", SECRET)
     judge = llm_judge(fake_openai_server)
-    Judge.objects.filter(pk=judge.pk).update(api_key_env="DJANGO_SECRET_KEY")
+    Endpoint.objects.filter(judges=judge).update(api_key_env="DJANGO_SECRET_KEY")
     judge.refresh_from_db()
     run = work(one_text(demo, judge, "fbi-single-vanilla", criteria("overall"), item))
     call = run.calls.get()
@@ -138,7 +141,7 @@ def test_the_worker_never_sends_a_variable_outside_the_allow_list(
     assert not JudgeCall.objects.filter(error__contains=SECRET).exists()
 
     monkeypatch.setenv("DISCERN_KEY_ALPHA", SECRET)
-    Judge.objects.filter(pk=judge.pk).update(api_key_env="DISCERN_KEY_ALPHA")
+    Endpoint.objects.filter(judges=judge).update(api_key_env="DISCERN_KEY_ALPHA")
     judge.refresh_from_db()
     work(one_text(demo, judge, "fbi-single-vanilla", criteria("overall"), item))
     sent = {r.headers.get("authorization") for r in fake_openai_server.requests}
@@ -173,4 +176,4 @@ def test_a_shared_judge_is_usable_but_read_only(
         format="json",
     )
     assert run.status_code == 201, run.json()
-    assert Judge.objects.get(pk=judge.pk).base_url == fake_openai_server.base_url
+    assert Judge.objects.get(pk=judge.pk).endpoint.base_url == fake_openai_server.base_url

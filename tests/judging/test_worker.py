@@ -17,8 +17,8 @@ import pytest
 import redis
 from django.db import connection
 
+from apps.endpoints.limits import rate_key, slots_key
 from apps.judging.models import JudgeCall, JudgeRun
-from apps.judging.reserved_slots import SLOT_PREFIX, slots_key
 from apps.judging.services import judge_run_create, judge_run_rerun
 from tests.conftest import ARTIFACTS, ROOT
 from tests.judging.conftest import llm_judge, strategy
@@ -163,20 +163,20 @@ def fill_rate_window(judge) -> None:
     client = redis.Redis.from_url(os.environ["REDIS_URL"])
     seconds, micros = client.time()
     now_ms = seconds * 1000 + micros // 1000
-    limit = judge.requests_per_minute
-    client.zadd(f"{SLOT_PREFIX}:rpm:{judge.limit_key}", {f"fill-{i}": now_ms for i in range(limit)})
+    limit = judge.endpoint.requests_per_minute
+    client.zadd(rate_key(judge.endpoint.limit_key), {f"fill-{i}": now_ms for i in range(limit)})
     client.close()
 
 
 def empty_rate_window(judge) -> None:
     client = redis.Redis.from_url(os.environ["REDIS_URL"])
-    client.delete(f"{SLOT_PREFIX}:rpm:{judge.limit_key}")
+    client.delete(rate_key(judge.endpoint.limit_key))
     client.close()
 
 
 def reserved_slots(judge) -> int:
     client = redis.Redis.from_url(os.environ["REDIS_URL"])
-    held = int(client.zcard(slots_key(judge.limit_key)))
+    held = int(client.zcard(slots_key(judge.endpoint.limit_key)))
     client.close()
     return held
 

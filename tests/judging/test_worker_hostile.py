@@ -70,7 +70,7 @@ def test_dripping_replies_end_at_the_timeout_and_metric_runs_do_not_wait(
         assert "no complete reply within the judge's timeout of 2 s" in dripped.error
         assert 1.0 <= dripped.latency <= 3.0  # the last attempt: the timeout, +- 1 s
         assert 3.0 <= dripped.total_seconds <= 7.0  # two attempts and a short backoff
-        sent = [r for r in fake_openai_server.requests if model_is(run.judge.model)(r)]
+        sent = [r for r in fake_openai_server.requests if model_is(run.judge.endpoint.model)(r)]
         assert run.http_requests == len(sent) == run.total + 1
 
 

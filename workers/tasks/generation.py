@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from apps.corpus.generation.rules import generation_job_run
+from apps.corpus.generation.jobs import generation_job_run
 
 
 @shared_task(name="corpus.run_generation_job", acks_late=True)

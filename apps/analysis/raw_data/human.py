@@ -20,6 +20,7 @@ from apps.annotation.models import (
     JudgementChange,
     Study,
     Vetting,
+    judgement_types,
 )
 from apps.corpus.models import PerturbationVersion
 
@@ -225,6 +226,9 @@ def judgement_rows(study: Study) -> Iterator[dict[str, Any]]:
 
 def history_rows(study: Study) -> Iterator[dict[str, Any]]:
     rows = JudgementChange.objects.filter(study=study).select_related("user").order_by("id")
+    # Changes of a control item's answer are not data either (docs/annotation.md).
+    for model in judgement_types():
+        rows = rows.exclude(**{f"{model.change_field}__control__isnull": False})
     for change in rows.iterator(chunk_size=CHUNK):
         yield {
             "change": change.pk,

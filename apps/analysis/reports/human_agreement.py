@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
+from apps.analysis.controls import analysed, control_accuracy, excluded_note
 from apps.analysis.reports import figures
 from apps.analysis.reports.base import Report, Section, Table, rounded
 from apps.analysis.reports.imported_agreement import (
@@ -68,12 +69,12 @@ AGREEMENT_COLUMNS = [
 def build(study: Study) -> Report:
     report = Report("human-agreement", "Human agreement", study.name)
     vettings = list(
-        Vetting.objects.filter(study=study).values_list(
+        analysed(Vetting, study).values_list(
             "perturbation_id", "annotator_id", "verdict", "perturbation__kind__slug"
         )
     )
     comparisons = list(
-        Comparison.objects.filter(study=study).values_list(
+        analysed(Comparison, study).values_list(
             "perturbation_id",
             "criterion_id",
             "annotator_id",
@@ -91,6 +92,9 @@ def build(study: Study) -> Report:
     report.sections.extend(_comparison_sections(comparisons))
     report.sections.append(imported_section(study))
     report.sections.append(collected_section(study))
+    report.sections.append(controls_section(study))
+    if note := excluded_note(study):
+        report.notes.append(note)
     report.notes.append(
         "Alpha is nominal, with a bootstrap 95% interval over units; percent agreement is "
         "pairwise over units with two or more ratings; Cohen's kappa only for two raters. "
@@ -251,4 +255,36 @@ def _cell_figure(pooled, expected):
         center=None,
         fmt="{:.0f}",
         caption="E marks cells the tree expects affected.",
+    )
+
+
+def controls_section(study: Study) -> Section:
+    """Each annotator's accuracy on the control items (answers with a known answer, mixed in
+    unannounced), with the threshold's verdict; their answers count nowhere else."""
+    rows = [
+        [
+            row.username,
+            row.n,
+            row.right,
+            rounded(row.estimate.value),
+            rounded(row.estimate.ci_low),
+            rounded(row.estimate.ci_high),
+            row.flagged,
+            row.excluded,
+        ]
+        for row in control_accuracy(study)
+    ]
+    threshold = (
+        f"threshold {study.control_threshold}%"
+        if study.control_threshold is not None
+        else "no threshold set"
+    )
+    columns = ["annotator", "n", "right", "accuracy", "ci_low", "ci_high", "flagged", "excluded"]
+    return Section(
+        "Control items",
+        text=f"Accuracy on control items, with its Wilson 95% interval ({threshold}). Answers "
+        "to control items are not data: no other figure counts them."
+        if rows
+        else "No control item has been answered in this study.",
+        tables=[Table("control_accuracy", columns, rows)] if rows else [],
     )

@@ -10,6 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from apps.analysis.controls import analysed
 from apps.analysis.models import HumanRating
 from apps.analysis.reports.base import Section, Table, rounded
 from apps.analysis.stats.agreement import Level, alpha_with_ci, percent_agreement
@@ -86,7 +87,7 @@ def imported_section(study: Study) -> Section:
 
 def collected_section(study: Study) -> Section:
     """The same figures for the ratings collected in the study (direct assessment)."""
-    rows = Assessment.objects.filter(study=study).values_list(
+    rows = analysed(Assessment, study).values_list(
         "unit__item_id",
         "unit__perturbation_id",
         "unit__criterion__aspect__slug",

@@ -9,6 +9,7 @@ from typing import cast
 
 import numpy as np
 
+from apps.analysis.controls import analysed
 from apps.analysis.reports import discernment, fbi_rates, figures
 from apps.analysis.reports.base import Report, Section, Table, rounded
 from apps.analysis.reports.judge_data import (
@@ -72,7 +73,7 @@ def human_cell_verdicts(run: JudgeRun) -> dict[tuple[str, str], Verdict | None]:
     if run.study is None:
         return {}
     cells: dict[tuple[str, str], dict[int, list[Relation]]] = defaultdict(lambda: defaultdict(list))
-    for pert, kind, aspect, outcome in Comparison.objects.filter(study=run.study).values_list(
+    for pert, kind, aspect, outcome in analysed(Comparison, run.study).values_list(
         "perturbation_id", "perturbation__kind__slug", "criterion__aspect__slug", "outcome"
     ):
         cells[(kind, aspect)][pert].append(cast(Relation, outcome))

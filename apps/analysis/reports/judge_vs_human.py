@@ -15,6 +15,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from apps.analysis.controls import analysed
 from apps.analysis.models import HumanRating
 from apps.analysis.reports import description_types, prompting_strategies
 from apps.analysis.reports.base import Report, Section, Table, rounded
@@ -73,7 +74,7 @@ def collected_ratings(study: Study) -> Ratings:
     """The study's own ratings (direct assessment): aspect slug -> text -> username -> score,
     shaped as the imported ones."""
     out: Ratings = defaultdict(lambda: defaultdict(dict))
-    rows = Assessment.objects.filter(study=study).values_list(
+    rows = analysed(Assessment, study).values_list(
         "unit__item_id",
         "unit__perturbation_id",
         "unit__criterion__aspect__slug",

@@ -23,6 +23,7 @@ from rest_framework.response import Response
 from apps.accounts.models import Role
 from apps.annotation.models import Study, unit_of
 from apps.annotation.permissions import STUDY_RESEARCHERS, does_work, study_access
+from apps.annotation.services.controls import hand_out, put_back
 from apps.annotation.services.errors import KeyReused, StaleJudgement, WorkRefused
 from apps.annotation.services.work import Work
 
@@ -88,7 +89,7 @@ class WorkAPI(viewsets.GenericViewSet):
     def next(self, request: Request, pk: int) -> Response:
         """Your current unit, leased to you (claimed now if you hold none)."""
         study = self.study()
-        slot = self.work.next(study=study, person=request.user)
+        slot = hand_out(self.work, study=study, person=request.user)
         if slot is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(self.item_serializer(self.brief(study, slot)).data)
@@ -99,7 +100,7 @@ class WorkAPI(viewsets.GenericViewSet):
         study = self.study()
         assert self.unit_serializer is not None
         unit = self.work.unit_from(valid(self.unit_serializer, request))
-        self.work.skip(study=study, person=request.user, unit=unit)
+        put_back(self.work, study=study, person=request.user, unit=unit)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def list(self, request: Request, pk: int) -> Response:
@@ -107,7 +108,11 @@ class WorkAPI(viewsets.GenericViewSet):
         study = self.study()
         rows = self.get_queryset().filter(study=study)
         if study_access(request, pk).role != Role.RESEARCHER:
-            rows = rows.filter(**{self.work.model.person_field: request.user})
+            # Their own answers, a control item's too (it must look like any other).
+            model = self.work.model
+            rows = model.answers.select_related(model.person_field, *self.related).filter(
+                study=study, **{model.person_field: request.user}
+            )
         page = self.paginate_queryset(rows.order_by("id"))
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 

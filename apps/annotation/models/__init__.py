@@ -7,6 +7,7 @@ from apps.annotation.models.assessment import (
     AssessmentUnit,
 )
 from apps.annotation.models.base import Judgement, LeasedSlot, Skip, judgement_types, unit_of
+from apps.annotation.models.controls import CONTROL_UNITS, ControlItem, ControlServe
 from apps.annotation.models.judgements import (
     ACCEPTED_VERDICTS,
     Choice,
@@ -33,6 +34,7 @@ from apps.annotation.models.work import ComparisonSlot, VettingSkip, VettingSlot
 
 __all__ = [
     "ACCEPTED_VERDICTS",
+    "CONTROL_UNITS",
     "AssessedTexts",
     "Assessment",
     "AssessmentSkip",
@@ -41,6 +43,8 @@ __all__ = [
     "Choice",
     "Comparison",
     "ComparisonSlot",
+    "ControlItem",
+    "ControlServe",
     "CriterionAssignment",
     "ExpertVote",
     "Judgement",

@@ -17,6 +17,14 @@ from django.db import models
 from apps.annotation.models.study import Study
 
 
+class RealJudgements(models.Manager):
+    """Answers that are data: a control item's answer (`control` set) is left out, so it never
+    counts in progress figures, agreement or reports (docs/annotation.md, "Control items")."""
+
+    def get_queryset(self) -> models.QuerySet[Any]:
+        return super().get_queryset().filter(control__isnull=True)
+
+
 class Judgement(models.Model):
     """A person's answer to one unit of work in a study (abstract).
 
@@ -24,7 +32,7 @@ class Judgement(models.Model):
     perturbation and the criterion), what an answer records (`answer_fields`: saved, before
     and after, in each `JudgementChange`), which field agreement compares (`value_field`),
     and its link in the history (`judgement_kind`, and `change_field`: its foreign key on
-    `JudgementChange`).
+    `JudgementChange`). `objects` leaves control items' answers out; `answers` has them.
     """
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="%(class)ss")
@@ -33,6 +41,14 @@ class Judgement(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    control = models.ForeignKey(
+        "annotation.ControlItem",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="Set when this answers a control item: then it is not data.",
+    )
 
     judgement_kind: ClassVar[str]
     change_field: ClassVar[str]
@@ -41,6 +57,11 @@ class Judgement(models.Model):
     value_field: ClassVar[str]
     #: The person's field (experts vote as `expert`).
     person_field: ClassVar[str] = "annotator"
+
+    #: Real answers only (the default): what figures and reports read.
+    objects = RealJudgements()
+    #: Every answer, a control item's too: what the person sees of their own work.
+    answers = models.Manager()  # noqa: DJ012 (a manager, second so `objects` is the default)
 
     class Meta:
         abstract = True

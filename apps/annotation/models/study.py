@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q, QuerySet
 
@@ -18,6 +19,12 @@ class AssessedTexts(models.TextChoices):
     BOTH = "both", "Originals and perturbed texts"
     ORIGINALS = "originals", "The source items' original texts"
     PERTURBED = "perturbed", "The perturbed texts"
+
+
+def validate_control_every(value: int) -> None:
+    """0 (no control items) or one in 2 or more: one in 1 would hand out nothing else."""
+    if value == 1:
+        raise ValidationError("Use 0 (no control items) or 2 and more (one in 2, one in 10...).")
 
 
 class StudyQuerySet(models.QuerySet["Study"]):
@@ -90,6 +97,26 @@ class Study(models.Model):
         verbose_name="Texts rated",
         help_text="Direct assessment: the originals, the perturbed texts, or both "
         "(annotators are not told which a text is).",
+    )
+    control_every = models.PositiveSmallIntegerField(
+        default=0,
+        validators=[validate_control_every],
+        verbose_name="Control items: one in",
+        help_text="One unit in this many handed to an annotator is a control item with a "
+        "known answer, unannounced (0: none).",
+    )
+    control_threshold = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(100)],
+        verbose_name="Control accuracy threshold (%)",
+        help_text="Annotators whose accuracy on control items is below this are flagged "
+        "(empty: no threshold).",
+    )
+    control_exclude = models.BooleanField(
+        default=False,
+        verbose_name="Leave flagged annotators out of the reports",
+        help_text="Their answers stay saved but no report counts them.",
     )
     archived_at = models.DateTimeField(
         null=True, blank=True, help_text="Archived studies leave members' lists; nothing is lost."

@@ -14,6 +14,7 @@ from apps.annotation.models import (
     AssessmentUnit,
     Comparison,
     ComparisonSlot,
+    ControlServe,
     Study,
     Vetting,
     VettingSlot,
@@ -38,6 +39,21 @@ class DiffPanes:
 def diff_panes(ops) -> DiffPanes:
     left, right = render_side_by_side(ops)
     return DiffPanes(left, right, render_inline_html(ops))
+
+
+def holds_control(*, study: Study, annotator, work: str, **unit: int) -> bool:
+    """Whether the annotator was served this unit as a control item and has not answered or
+    skipped it: then it is theirs, like a held slot (services/controls.py)."""
+    if not study.control_every:
+        return False
+    lookup = {f"control__{name}": value for name, value in unit.items()}
+    return (
+        ControlServe.objects.filter(
+            study=study, annotator=annotator, work=work, answered_at__isnull=True, skipped=False
+        )
+        .filter(**lookup)
+        .exists()
+    )
 
 
 def diff_preview(original: str, text: str) -> DiffPanes:
@@ -70,15 +86,17 @@ class VettingItem:
 def vetting_item(*, study: Study, annotator, perturbation_id: int) -> VettingItem:
     """One perturbation as this annotator vets it; 404 unless they hold it or vetted it."""
     mine = {"study": study, "perturbation_id": perturbation_id, "annotator": annotator}
-    held = VettingSlot.objects.filter(**mine, done_at__isnull=True).exists()
-    vetting = Vetting.objects.filter(**mine).first()
+    held = VettingSlot.objects.filter(**mine, done_at__isnull=True).exists() or holds_control(
+        study=study, annotator=annotator, work="vetting", perturbation_id=perturbation_id
+    )
+    vetting = Vetting.answers.filter(**mine).first()
     if not held and vetting is None:
         raise Http404("This item is not assigned to you.")
     perturbation = Perturbation.objects.select_related(
         "item__task", "item__dataset__task", "kind__target_aspect"
     ).get(pk=perturbation_id)
     latest = perturbation.versions.order_by("-number").values_list("number", "author_id").first()
-    mine_all = Vetting.objects.filter(study=study, annotator=annotator)
+    mine_all = Vetting.answers.filter(study=study, annotator=annotator)
     recent = list(
         mine_all.select_related("perturbation__kind")
         .only("perturbation_id", "verdict", "created_at", "perturbation__kind__name")
@@ -133,8 +151,14 @@ def comparison_item(
         "criterion_id": criterion_id,
         "annotator": annotator,
     }
-    held = ComparisonSlot.objects.filter(**mine, done_at__isnull=True).exists()
-    comparison = Comparison.objects.filter(**mine).first()
+    held = ComparisonSlot.objects.filter(**mine, done_at__isnull=True).exists() or holds_control(
+        study=study,
+        annotator=annotator,
+        work="comparison",
+        perturbation_id=perturbation_id,
+        criterion_id=criterion_id,
+    )
+    comparison = Comparison.answers.filter(**mine).first()
     if not held and comparison is None:
         raise Http404("This comparison is not assigned to you.")
     perturbation = Perturbation.objects.select_related("item__task", "item__dataset__task").get(
@@ -153,7 +177,7 @@ def comparison_item(
     )
     original, perturbed = perturbation.item.original, perturbation.text
     name = text_name(perturbation.item)
-    mine_all = Comparison.objects.filter(study=study, annotator=annotator)
+    mine_all = Comparison.answers.filter(study=study, annotator=annotator)
     recent = list(
         mine_all.select_related("criterion__aspect").order_by("-created_at", "-id")[:RECENT]
     )
@@ -183,7 +207,7 @@ class VettingBrief:
     leased_until: object
 
 
-def vetting_brief(slot: VettingSlot) -> VettingBrief:
+def vetting_brief(slot: VettingSlot | ControlServe) -> VettingBrief:
     perturbation = Perturbation.objects.select_related(
         "item__task", "item__dataset__task", "kind__target_aspect"
     ).get(pk=slot.perturbation_id)
@@ -218,7 +242,10 @@ def assessment_item(*, study: Study, annotator, unit_id: int) -> AssessmentItem:
     Whether the text is an original or a perturbed one is not shown."""
     mine = {"study": study, "unit_id": unit_id, "annotator": annotator}
     held = AssessmentSlot.objects.filter(**mine, done_at__isnull=True).exists()
-    assessment = Assessment.objects.filter(**mine).first()
+    held = held or holds_control(
+        study=study, annotator=annotator, work="assessment", unit_id=unit_id
+    )
+    assessment = Assessment.answers.filter(**mine).first()
     if not held and assessment is None:
         raise Http404("This text is not assigned to you.")
     unit = AssessmentUnit.objects.select_related(
@@ -226,7 +253,7 @@ def assessment_item(*, study: Study, annotator, unit_id: int) -> AssessmentItem:
     ).get(pk=unit_id)
     name = text_name(unit.item)
     criterion = unit.criterion
-    mine_all = Assessment.objects.filter(study=study, annotator=annotator)
+    mine_all = Assessment.answers.filter(study=study, annotator=annotator)
     recent = list(
         mine_all.select_related("unit__criterion__aspect").order_by("-created_at", "-id")[:RECENT]
     )

@@ -18,6 +18,7 @@ from apps.annotation.models import (
     AssessmentSkip,
     AssessmentSlot,
     AssessmentUnit,
+    ControlItem,
     Study,
     StudyPerturbation,
 )
@@ -73,7 +74,7 @@ ASSESSMENT = register(AssessmentWork())
 
 def _units_sync(study: Study) -> None:
     """One unit per wanted text x criterion; units no longer wanted lose their open slots
-    and go, unless rated (then they stay, inactive, with their ratings)."""
+    and go, unless rated or a control item (then they stay, inactive)."""
     criteria = list(study.assessment_criteria.values_list("id", flat=True))
     wanted = {(item, pert, c) for item, pert in _texts(study) for c in criteria}
     units = AssessmentUnit.objects.filter(study=study)
@@ -85,8 +86,9 @@ def _units_sync(study: Study) -> None:
     }
     gone = [pk for key, (pk, _) in have.items() if key not in wanted]
     AssessmentSlot.objects.filter(unit_id__in=gone, done_at__isnull=True).delete()
-    rated = Exists(Assessment.objects.filter(unit=OuterRef("pk")))
-    units.filter(pk__in=gone).exclude(rated).delete()
+    rated = Exists(Assessment.answers.filter(unit=OuterRef("pk")))
+    controlled = Exists(ControlItem.objects.filter(unit=OuterRef("pk")))
+    units.filter(pk__in=gone).exclude(rated).exclude(controlled).delete()
     units.filter(pk__in=gone).update(active=False)
     back = [pk for key, (pk, active) in have.items() if key in wanted and not active]
     units.filter(pk__in=back).update(active=True)

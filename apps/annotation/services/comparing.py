@@ -68,6 +68,14 @@ class ComparisonWork(Work):
             .first()
         )
 
+    def waiting(self, *, study: Study, person, now: datetime) -> bool:
+        return ComparisonSlot.objects.filter(
+            study=study, annotator=person, done_at__isnull=True
+        ).exists()
+
+    def slots_of(self, *, study: Study, person) -> Any:
+        return ComparisonSlot.objects.filter(study=study, annotator=person)
+
     def skip(self, *, study: Study, person, unit: Unit) -> None:
         """Put the pair x criterion back at the end of this annotator's queue."""
         ComparisonSlot.objects.filter(
@@ -105,7 +113,8 @@ class ComparisonWork(Work):
                 else original_shown_first(study_id=study.pk, user_id=person.pk, **unit)
             )
         return {
-            "group": earlier.group if earlier else slot.group,
+            # A control item has no slot, so no group (0).
+            "group": earlier.group if earlier else (slot.group if slot else 0),
             "original_first": first,
             "choice": answer["choice"],
             "outcome": outcome_of(answer["choice"], first),

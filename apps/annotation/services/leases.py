@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from apps.annotation.models import LeasedSlot, Skip, Study, StudyMembership
+from apps.annotation.models import ControlServe, LeasedSlot, Skip, Study, StudyMembership
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.work import Figure, Queue, Unit, Work, slot_figures
 
@@ -103,15 +103,29 @@ class PooledWork(Work):
         """Slots this annotator could take, in work order."""
         field = self.slot_model.unit_field
         same_unit = {"study": study, field: OuterRef(field), "annotator": annotator}
+        # Not a unit they met as a control item (served, or answered).
+        control = {"study": study, f"control__{field}": OuterRef(field), "annotator": annotator}
         slots = (
             self.slot_model._default_manager.filter(study=study, done_at__isnull=True)
             .filter(Q(annotator__isnull=True) | Q(leased_until__lt=now))
             .exclude(Exists(self.slot_model._default_manager.filter(**same_unit)))
-            .exclude(Exists(self.model._default_manager.filter(**same_unit)))
+            .exclude(Exists(self.model.answers.filter(**same_unit)))
+            .exclude(Exists(ControlServe.objects.filter(**control)))
         )
         if not with_skipped:
             slots = slots.exclude(Exists(self.skip_model._default_manager.filter(**same_unit)))
         return slots.order_by("position", "slot")
+
+    def holds(self, *, study: Study, person) -> bool:
+        return self.slot_model._default_manager.filter(
+            study=study, annotator=person, done_at__isnull=True
+        ).exists()
+
+    def waiting(self, *, study: Study, person, now: datetime) -> bool:
+        return self.open_slots(study=study, annotator=person, now=now, with_skipped=True).exists()
+
+    def slots_of(self, *, study: Study, person) -> QuerySet[Any]:
+        return self.slot_model._default_manager.filter(study=study, annotator=person)
 
     def skip(self, *, study: Study, person, unit: Unit) -> None:
         """Put the unit back: the slot opens for others; this annotator sees it again last."""

@@ -81,15 +81,16 @@ def locked_or_created(
     the caller looked, and there was none). Returns the row and its `fields` before the
     update (None when it was created). Must run inside a transaction.
     """
+    rows = model._base_manager  # every row (a judgement's default manager hides controls')
     row = locked
     if row is None and not looked_up:
-        row = model._default_manager.select_for_update().filter(**lookup).first()
+        row = rows.select_for_update().filter(**lookup).first()
     if row is None:
         try:
             with transaction.atomic():
-                return model._default_manager.create(**lookup, **values), None
+                return rows.create(**lookup, **values), None
         except IntegrityError:  # created meanwhile by a concurrent request: update that one
-            row = model._default_manager.select_for_update().get(**lookup)
+            row = rows.select_for_update().get(**lookup)
     before = snapshot(row, fields)
     for name, value in values.items():
         setattr(row, name, value)

@@ -29,11 +29,14 @@ SETUP_FIELDS = (
     "lease_minutes",
     "vetted_only_default",
 )
+#: Control items: how often they come, and what a low accuracy does (the controls page and
+#: the API; services/controls.py).
+CONTROL_FIELDS = ("control_every", "control_threshold", "control_exclude")
 #: What a study works on (many-to-many): its datasets, kinds, criteria (compared under) and
 #: the criteria its texts are rated under (direct assessment).
 RELATIONS = ("datasets", "kinds", "criteria", "assessment_criteria")
 #: Study fields a researcher sets (besides its relations).
-STUDY_FIELDS = tuple(name for name in SETUP_FIELDS if name not in RELATIONS)
+STUDY_FIELDS = tuple(name for name in (*SETUP_FIELDS, *CONTROL_FIELDS) if name not in RELATIONS)
 #: The annotation settings the progress page (and `PATCH settings/`) changes.
 SETTINGS_FIELDS = (
     "vetting_overlap",

@@ -21,7 +21,14 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from apps.accounts.models import Role
-from apps.annotation.models import Judgement, JudgementChange, Study, judgement_version
+from apps.annotation.models import (
+    CONTROL_UNITS,
+    ControlServe,
+    Judgement,
+    JudgementChange,
+    Study,
+    judgement_version,
+)
 from apps.annotation.services.errors import StaleJudgement, WorkRefused
 from apps.annotation.services.saving import locked_or_created, snapshot, submit_once
 
@@ -104,6 +111,19 @@ class Work:
         """The unit (a slot) this person should do now, or None when nothing is left."""
         return None
 
+    def holds(self, *, study: Study, person) -> bool:
+        """Whether the person holds a real unit they have not answered (it comes first)."""
+        return False
+
+    def waiting(self, *, study: Study, person, now: datetime) -> bool:
+        """Whether real work is left for the person (control items never come alone)."""
+        return False
+
+    def slots_of(self, *, study: Study, person) -> Any | None:
+        """The person's slots (a queryset with the unit's fields), if the type has slots: a
+        control item is never one of their units."""
+        return None
+
     def skip(self, *, study: Study, person, unit: Unit) -> None:
         raise WorkRefused(f"{self.name} cannot be skipped.")
 
@@ -142,16 +162,24 @@ class Work:
         unit = self.checked(study=study, unit=unit, answer=answer)
         model = self.model
         lookup = {"study": study, model.person_field: person, **unit}
+        # A control item (services/controls.py) is answered like any unit, but the answer is
+        # not data: no slot, no consensus, `control` set.
+        served = served_control(self, study=study, person=person, unit=unit)
 
         def save() -> JudgementChange:
-            held = self.lock(study=study, unit=unit)
-            earlier = model._default_manager.select_for_update().filter(**lookup).first()
+            held = None if served else self.lock(study=study, unit=unit)
+            earlier = model.answers.select_for_update().filter(**lookup).first()
             if based_on is not None and judgement_version(earlier) != based_on:
                 raise StaleJudgement(self.stale_message(earlier))
-            slot = self.close(study=study, person=person, unit=unit, revisit=earlier is not None)
+            slot = None
+            if served is None:
+                revisit = earlier is not None
+                slot = self.close(study=study, person=person, unit=unit, revisit=revisit)
             values = self.values(
                 study=study, person=person, unit=unit, answer=answer, earlier=earlier, slot=slot
             )
+            if served is not None:
+                values["control"] = served.control
             judgement, before = locked_or_created(
                 model,
                 lookup=lookup,
@@ -164,7 +192,12 @@ class Work:
             change = JudgementChange.record(
                 judgement, user=person, key=idempotency_key, before=before, after=after
             )
-            self.after_save(study=study, judgement=judgement, held=held)
+            if served is None:
+                self.after_save(study=study, judgement=judgement, held=held)
+            else:
+                ControlServe.objects.filter(pk=served.pk, answered_at__isnull=True).update(
+                    answered_at=timezone.now()
+                )
             return change
 
         change, new = submit_once(
@@ -225,7 +258,8 @@ class Work:
         return Queue(done=self.mine(study, person).count())
 
     def mine(self, study: Study, person):
-        return self.model._default_manager.filter(study=study, **{self.model.person_field: person})
+        """The person's answers, a control item's too (what they see of their own work)."""
+        return self.model.answers.filter(study=study, **{self.model.person_field: person})
 
     def figures(self, study: Study, answers: int) -> list[Figure]:
         """The counts of the researcher's progress page: `answers` (counted by the caller,
@@ -255,6 +289,20 @@ class Work:
             *units, f"{model.person_field}_id", model.value_field
         )
         return [((self.slug, *row[:-2]), row[-2], row[-1]) for row in rows]
+
+
+def served_control(work: Work, *, study: Study, person, unit: Unit) -> ControlServe | None:
+    """The control this person was served on this unit, if the unit was one for them (only
+    while the study mixes control items in: turned off, what was served and not answered is
+    dropped)."""
+    if not study.control_every or work.slug not in CONTROL_UNITS or not unit:
+        return None
+    lookup = {f"control__{name}": value for name, value in unit.items()}
+    return (
+        ControlServe.objects.filter(study=study, annotator=person, work=work.slug, **lookup)
+        .select_related("control")
+        .first()
+    )
 
 
 def slot_figures(slots, prefix: str, label: str) -> list[Figure]:

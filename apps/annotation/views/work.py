@@ -23,6 +23,7 @@ from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
 from apps.annotation.models import Study, unit_of
 from apps.annotation.permissions import does_work, study_access
+from apps.annotation.services.controls import hand_out, put_back
 from apps.annotation.services.work import Saved, Unit, Work, annotator_progress, work_types
 from apps.annotation.views.responses import REFUSALS, bad_request, refused, saved_event
 
@@ -88,7 +89,7 @@ class WorkPage:
         return study_access(request, pk).study
 
     def next_page(self, request: AuthedRequest, study: Study) -> HttpResponse:
-        slot = self.work.next(study=study, person=request.user)
+        slot = hand_out(self.work, study=study, person=request.user)
         unit = unit_of(slot, self.work.model.unit_fields) if slot else None
         return self.unit_page(request, study, unit)
 
@@ -156,7 +157,7 @@ def work_submit(request: AuthedRequest, pk: int, *, page: WorkPage, **unit: int)
 @require_POST
 def work_skip(request: AuthedRequest, pk: int, *, page: WorkPage, **unit: int) -> HttpResponse:
     study = page.study(request, pk)
-    page.work.skip(study=study, person=request.user, unit=page.work.unit_from(unit))
+    put_back(page.work, study=study, person=request.user, unit=page.work.unit_from(unit))
     if not request.htmx:
         return redirect(f"{page.prefix}-next", pk=study.pk)
     return saved_event(page.next_page(request, study), page.work.skipped_message)

@@ -1,5 +1,7 @@
-"""LLM-written kinds: each kind's latest prompt (instruction + worked examples) goes through
-the same OpenAI-compatible client as judge runs, concurrently up to the endpoint's limit.
+"""LLM-written kinds: each kind's latest prompt (instruction + worked examples) goes to the
+job's endpoint through the same client and the same limiter as judge runs
+(``apps.endpoints``): its concurrency and requests per minute hold across all workers and
+every caller of that endpoint.
 
 A reply is parsed into the perturbed text and the generator's explanation; an unusable reply
 or a failed call is recorded in the job's problems with its reason, never stored as a
@@ -21,14 +23,13 @@ from apps.corpus.generation.checks import output_flags
 from apps.corpus.generation.llm_prompt import build_messages, parse_generation
 from apps.corpus.generation.seeds import derived_seed
 from apps.corpus.models import GenerationJob, Origin, Perturbation, SourceItem
-from apps.judging.limits import EndpointLimiter
-from apps.judging.llm_client import CallOutcome, SamplingParams, close_clients, complete
+from apps.endpoints.client import CallOutcome, SamplingParams, close_clients, complete
 
 
 def _external_id(job: GenerationJob, prompt: KindPrompt, seed: int) -> str:
-    judge = job.generator
-    assert judge is not None
-    key = f"{judge.base_url}|{judge.model}|{job.temperature}|{job.max_tokens}|{seed}"
+    generator = job.generator
+    assert generator is not None
+    key = f"{generator.base_url}|{generator.model}|{job.temperature}|{job.max_tokens}|{seed}"
     return f"llm:v{prompt.version}:{hashlib.sha1(key.encode()).hexdigest()[:16]}"
 
 
@@ -111,10 +112,11 @@ def llm_generate(job: GenerationJob, work, problems: list[dict[str, str]]) -> li
 
 
 async def _call_all(job: GenerationJob, work) -> list[tuple[list, SamplingParams, CallOutcome]]:
-    judge = job.generator
-    assert judge is not None
-    endpoint = judge.endpoint()
-    limiter = EndpointLimiter(asyncio.Semaphore(judge.max_concurrency))
+    """Every call at once: the endpoint's limiter (``complete`` takes it) lets through as
+    many as its concurrency and requests per minute allow, over all workers."""
+    generator = job.generator
+    assert generator is not None
+    endpoint = generator.config()
 
     async def one(item, kind, prompt, seed, _):
         text_name = item.task.text_name if item.task else "text"
@@ -128,20 +130,20 @@ async def _call_all(job: GenerationJob, work) -> list[tuple[list, SamplingParams
         params = SamplingParams(
             max_tokens=job.max_tokens, temperature=job.temperature, seed=seed % 2**31
         )
-        return messages, params, await complete(endpoint, messages, params, limiter=limiter)
+        return messages, params, await complete(endpoint, messages, params)
 
     try:
         return await asyncio.gather(*(one(*w) for w in work))
     finally:
-        await close_clients()
+        await close_clients()  # and the loop's limiter: its reserved slots go back
 
 
 def _provenance(job, prompt, messages, params, outcome: CallOutcome) -> dict[str, Any]:
-    judge = job.generator
+    generator = job.generator
     return {
-        "generator": judge.name,
-        "base_url": judge.base_url,
-        "model": judge.model,
+        "generator": generator.name,
+        "base_url": generator.base_url,
+        "model": generator.model,
         "prompt_version": prompt.version,
         "messages": messages,
         "params": {k: v for k, v in asdict(params).items() if v is not None},

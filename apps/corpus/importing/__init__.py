@@ -1,6 +1,6 @@
 """Importers: read a file into records, validate all of them, then write all or nothing."""
 
-from apps.corpus.importing.problems import ImportFailed, ImportProblem
-from apps.corpus.importing.service import ImportSummary, items_import
+from apps.corpus.importing.items import ImportSummary, items_import
+from apps.inputs.problems import ImportFailed, ImportProblem
 
 __all__ = ["ImportFailed", "ImportProblem", "ImportSummary", "items_import"]

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from apps.corpus.importing.fields import BadJson, json_loads
-from apps.corpus.importing.problems import ImportFailed, ImportProblem
 from apps.corpus.importing.records import ItemRecord, PerturbationRecord
-from apps.corpus.importing.text_files import open_utf8
 from apps.csv_cells import unescape_cell
+from apps.inputs.fields import BadJson, json_loads
+from apps.inputs.problems import ImportFailed, ImportProblem
+from apps.inputs.text_files import open_utf8
 
 Read = tuple[list[ItemRecord], list[ImportProblem]]
 

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 
 from django.conf import settings
 
-from apps.corpus.importing.fields import strings_problem, text_problem
-from apps.corpus.importing.problems import ImportProblem
 from apps.corpus.importing.records import ItemRecord
+from apps.inputs.fields import strings_problem, text_problem
+from apps.inputs.problems import ImportProblem
 
 MAX_ID_CHARS = 200
 

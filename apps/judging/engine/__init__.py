@@ -3,9 +3,10 @@
 The thread that calls ``run_work`` (a Celery task's) does everything with the database:
 claims pending calls in batches, builds their prompts, serves what it can from the cache,
 and saves results in small batches. HTTP calls go to an asyncio event loop in a helper thread
-running the async ``openai`` client (``llm_client.complete``: one retry layer), up to the
-judge's concurrency: with Redis, the task's share of the judge's slots, reserved from a
-semaphore all workers share (``reserved_slots``), and the judge's requests-per-minute limit.
+running the async ``openai`` client (``apps.endpoints.client.complete``: one retry layer),
+under the limiter of the judge's endpoint (``apps.endpoints.limiter``): with Redis, the
+task's share of the endpoint's slots, reserved from a semaphore all workers and every caller
+of the endpoint share, and its requests-per-minute limit.
 
 Modules: ``work`` (claims, saves, leases, cancellation; metric judges), ``llm_work`` (LLM
 judges: prompts, cache, requests, stall watch), ``loop`` (the asyncio side), ``once``

@@ -9,9 +9,10 @@ from functools import partial
 from typing import Any
 
 import redis
-import redis.asyncio
 from django.conf import settings
 
+from apps.endpoints.client import EndpointConfig, build_request, call_cache_key, close_clients
+from apps.endpoints.limiter import EndpointLimiter, limiter_for
 from apps.judging.call_results import (
     CACHE_COLUMNS,
     Reply,
@@ -22,12 +23,9 @@ from apps.judging.call_results import (
 from apps.judging.engine.loop import AsyncLoop, Gate, Prepared, _ask, sampling_params
 from apps.judging.engine.once import PromptClaims, RequestCounter, run_identity
 from apps.judging.engine.work import CANCEL_GRACE_S, FLUSH_EVERY_S, FLUSH_SIZE, Work
-from apps.judging.limits import EndpointLimiter, LocalRateLimiter, RedisRateLimiter, RedisSemaphore
-from apps.judging.llm_client import EndpointConfig, build_request, call_cache_key, close_clients
 from apps.judging.models import JudgeCall, JudgeRun, ParseStatus, Strategy
 from apps.judging.prompt_template import TemplateError
 from apps.judging.prompting import PromptError, call_messages
-from apps.judging.reserved_slots import SLOT_LEASE_S, SLOT_PREFIX, ReservedSlots, slots_key
 from apps.judging.scoring import ReplyReader
 
 
@@ -40,18 +38,16 @@ class LlmWork(Work):
     def __init__(self, run: JudgeRun, token: str, share: int, node: str = "") -> None:
         super().__init__(run, token)
         self.node = node
-        self.reserved: ReservedSlots | None = None
-        self._reserving: asyncio.Task[None] | None = None
-        strategy = run.strategy
-        assert strategy is not None
+        strategy, model_endpoint = run.strategy, run.judge.endpoint
+        assert strategy is not None and model_endpoint is not None
         self.strategy: Strategy = strategy
-        self.endpoint = run.judge.endpoint()
+        self.endpoint = model_endpoint.config()
         self.reader = ReplyReader.for_strategy(strategy)
-        self.share = max(1, min(share, run.judge.max_concurrency))
+        self.share = max(1, min(share, self.endpoint.max_concurrency))
         self.results: deque[tuple[str, asyncio.Future[Reply | None]]] = deque()
         self.in_flight: dict[str, list[Prepared]] = {}
         self.parked: dict[str, list[Prepared]] = {}  # prompts another task of the run asks
-        self._redis: Any = None
+        self.limiter: EndpointLimiter | None = None
         self.gate: Gate | None = None
         redis_url = getattr(settings, "REDIS_URL", "")
         sync = redis.Redis.from_url(redis_url) if redis_url else None
@@ -64,38 +60,16 @@ class LlmWork(Work):
     # -- the loop thread's limiter -------------------------------------------------------------
 
     async def _limiter(self) -> EndpointLimiter:
-        """The judge's limits in this loop. With Redis, this task's share of the judge's
-        slots is reserved in the background (and more borrowed while they are free); calls
-        wait at the gate until it holds some."""
-        judge = self.run.judge
-        # the gate admits the task's calls; this semaphore only bounds the process
-        limiter = EndpointLimiter(asyncio.Semaphore(judge.max_concurrency))
-        redis_url = getattr(settings, "REDIS_URL", "")
-        if not redis_url:
-            self.gate = Gate(asyncio.Semaphore(self.share), asyncio.Event())
-            if judge.requests_per_minute:
-                limiter.rate = LocalRateLimiter(judge.requests_per_minute)
-            return limiter
-        self._redis = redis.asyncio.Redis.from_url(redis_url)
-        self.counter.shared = self._redis
-        shared = RedisSemaphore(
-            self._redis, slots_key(judge.limit_key), judge.max_concurrency, lease_s=SLOT_LEASE_S
-        )
-        self.reserved = ReservedSlots(shared, self.share, self.node, cap=judge.max_concurrency)
-        self.gate = Gate(self.reserved, asyncio.Event())
-        self._reserving = asyncio.create_task(self.reserved.start())
-        if judge.requests_per_minute:
-            limiter.rate = RedisRateLimiter(
-                self._redis, f"{SLOT_PREFIX}:rpm:{judge.limit_key}", judge.requests_per_minute
-            )
-        return limiter
+        """The endpoint's limiter in this loop, with this task's share of its slots (reserved
+        in the background, more borrowed while they are free): the same limiter every caller
+        of the endpoint uses, so the judge's limits hold with any other work on its endpoint."""
+        self.limiter = limiter_for(self.endpoint, share=self.share, node=self.node)
+        self.counter.shared = self.limiter.redis
+        self.gate = Gate()
+        return self.limiter
 
     async def _cleanup(self) -> None:
-        await close_clients()
-        if self.reserved is not None:
-            await self.reserved.close()
-        if self._redis is not None:
-            await self._redis.aclose()
+        await close_clients()  # the loop's clients and limiters: reserved slots go back
 
     # -- preparing and starting calls -----------------------------------------------------------
 
@@ -237,7 +211,7 @@ class LlmWork(Work):
 
     def _window(self) -> int:
         """Calls to keep queued: twice the slots held (more once it borrows some)."""
-        held = len(self.reserved.tokens) if self.reserved is not None else self.share
+        held = self.limiter.held if self.limiter is not None else self.share
         return max(8, 2 * max(held, 1))
 
     def _waiting(self) -> int:
@@ -247,7 +221,7 @@ class LlmWork(Work):
     def _watch(self) -> None:
         """A run whose calls make no progress fails with the reason, whatever its heartbeat:
         every attempt has a deadline, so this means the calls are stuck in this process."""
-        holds = len(self.reserved.tokens) if self.reserved is not None else self.share
+        holds = self.limiter.held if self.limiter is not None else self.share
         now = time.monotonic()
         if not self.in_flight or not holds:
             self._progress_at = now
@@ -282,13 +256,7 @@ class LlmWork(Work):
         """Cancelled: ask nothing new, keep the replies of calls already on the wire."""
         gate = self.gate
         assert gate is not None
-
-        def stop() -> None:
-            gate.stopping.set()
-            for _ in range(self._waiting()):  # let waiters through: they see "stopping"
-                gate.slots.release()
-
-        loop.loop.call_soon_threadsafe(stop)
+        loop.loop.call_soon_threadsafe(gate.stop)
         deadline = time.monotonic() + CANCEL_GRACE_S
         while self.in_flight and time.monotonic() < deadline:
             self._drain(loop, limiter, wait=0.05)

@@ -1,5 +1,5 @@
 """The request side: sampling parameters, an asyncio loop in a helper thread, the gate that
-admits calls, and one request (with its format retry)."""
+stops calls not yet asked, and one request (with its format retry)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,13 @@ import asyncio
 import concurrent.futures
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from apps.endpoints.client import EndpointConfig, SamplingParams, complete
+from apps.endpoints.limiter import EndpointLimiter
 from apps.judging.call_results import Reply
-from apps.judging.limits import EndpointLimiter
-from apps.judging.llm_client import EndpointConfig, SamplingParams, complete
 from apps.judging.models import JudgeCall, JudgeRun
-from apps.judging.reserved_slots import ReservedSlots
 from apps.judging.scoring import ReplyReader
 
 T = TypeVar("T")
@@ -24,8 +23,9 @@ def sampling_params(run: JudgeRun, sample_index: int) -> SamplingParams:
     """The strategy's settings over the judge's defaults. A judge's fixed seed is offset by
     the sample index, or the R samples of one prompt would be copies of each other."""
     strategy = run.strategy
-    assert strategy is not None
-    defaults: dict[str, Any] = run.judge.default_params or {}
+    endpoint = run.judge.endpoint
+    assert strategy is not None and endpoint is not None
+    defaults: dict[str, Any] = endpoint.default_params or {}
     seed = defaults.get("seed")
     temperature = strategy.temperature
     if temperature is None:
@@ -84,10 +84,18 @@ class Prepared:
 
 @dataclass
 class Gate:
-    """Admits as many calls into ``complete`` as the task holds slots; once stopping, none."""
+    """Admits a call once it holds one of the endpoint's slots (for all its attempts and its
+    format retry); once the run is stopping, none: calls waiting for a slot (``waiting``) are
+    cancelled and stay pending, calls already asked finish."""
 
-    slots: asyncio.Semaphore | ReservedSlots
-    stopping: asyncio.Event
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    waiting: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    def stop(self) -> None:
+        """In the loop thread."""
+        self.stopping.set()
+        for task in list(self.waiting):
+            task.cancel()
 
 
 async def _ask(
@@ -98,10 +106,18 @@ async def _ask(
     prepared: Prepared,
     on_attempt: Callable[[], Awaitable[None]] | None = None,
 ) -> Reply | None:
-    async with gate.slots:
-        if gate.stopping.is_set():
-            return None  # cancelled before it was asked: stays pending
-        return await _ask_now(endpoint, limiter, reader, prepared, on_attempt)
+    """One call; None if the run stopped before it was asked (it stays pending)."""
+    task = asyncio.current_task()
+    assert task is not None
+    gate.waiting.add(task)
+    try:
+        async with limiter.call():
+            gate.waiting.discard(task)
+            if gate.stopping.is_set():
+                return None  # cancelled before it was asked: stays pending
+            return await _ask_now(endpoint, limiter, reader, prepared, on_attempt)
+    finally:
+        gate.waiting.discard(task)
 
 
 async def _ask_now(

@@ -14,7 +14,7 @@ from typing import Any
 
 import redis
 
-from apps.judging.reserved_slots import SLOT_PREFIX
+from apps.endpoints.limits import SLOT_PREFIX
 
 KEEP_COUNT_S = 30 * 24 * 3600  # the request count of a run outlives any pause of it
 ASK_LEASE_S = 30.0  # a dead task's claim on a prompt lapses after this; renewed while alive

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Max
 
+from apps.endpoints.models import Endpoint
+from apps.endpoints.services import endpoint_problems, endpoint_save, endpoint_settings_apply
 from apps.judging import selectors
-from apps.judging.models import Judge, Strategy
-from apps.judging.models.judge import DEFAULT_PARAM_KEYS
+from apps.judging.models import Judge, JudgeKind, Strategy
 from apps.judging.prompt_template import template_problems
 
 STRATEGY_FIELDS = (
@@ -42,34 +43,29 @@ STRATEGY_FIELDS = (
 
 def judge_problems(judge: Judge) -> dict[str, str]:
     problems = {}
-    unknown = set(judge.default_params or {}) - DEFAULT_PARAM_KEYS
-    if not isinstance(judge.default_params, dict):
-        problems["default_params"] = "a JSON object"
-    elif unknown:
-        problems["default_params"] = (
-            f"unknown key(s) {', '.join(sorted(unknown))}; allowed: "
-            f"{', '.join(sorted(DEFAULT_PARAM_KEYS))}"
-        )
-    if judge.kind == "metric" and not judge.metric:
+    if judge.kind == JudgeKind.METRIC and not judge.metric:
         problems["metric"] = "a metric judge needs its metric"
-    if judge.kind == "llm":
-        for name in ("base_url", "model"):
-            if not getattr(judge, name):
-                problems[name] = "an LLM judge needs this"
-        if judge.metric:
-            problems["metric"] = "only metric judges have a metric"
+    if judge.kind == JudgeKind.LLM and judge.metric:
+        problems["metric"] = "only metric judges have a metric"
     return problems
 
 
 @transaction.atomic
 def judge_save(
-    *, judge: Judge, user: Any = None, shared_with: Iterable[Any] | None = None
+    *,
+    judge: Judge,
+    user: Any = None,
+    shared_with: Iterable[Any] | None = None,
+    endpoint: Mapping[str, Any] | None = None,
 ) -> Judge:
     """Create or update a judge after checking it (keys are never stored, only their name).
 
     ``user`` None is the shipped data's loader: such judges have no owner. Otherwise only the
     owner changes a judge, and a name must not repeat one of the judges the user can use.
     ``shared_with``: the researchers who may use it, read-only (None: unchanged).
+    ``endpoint``: an LLM judge's endpoint settings (``ENDPOINT_SETTINGS``: base URL, model, key
+    variable, limits...; None: unchanged). The judge's endpoint is made with it, named, owned
+    and shared like it, and changed with it; a metric judge has none.
     """
     if user is not None:
         _check_owner(judge, user)
@@ -79,15 +75,40 @@ def judge_save(
         and selectors.judges_for_user(user).filter(name=judge.name).exclude(pk=judge.pk).exists()
     ):
         problems["name"] = "you already have (or can use) a judge with this name"
-    if problems:
-        raise ValidationError(problems)
     if judge.pk is None and user is not None and user.is_authenticated:
         judge.created_by = user
+    model_endpoint = _endpoint_of(judge, endpoint or {})
+    if model_endpoint is not None:
+        problems = endpoint_problems(model_endpoint) | problems
+    if problems:
+        raise ValidationError(problems)
+    if model_endpoint is not None:
+        judge.endpoint = endpoint_save(
+            endpoint=model_endpoint, owner=judge.created_by, name=judge.name
+        )
+    else:
+        judge.endpoint = None
     judge.full_clean()
     judge.save()
     if shared_with is not None:
         judge.shared_with.set([u for u in shared_with if u.is_researcher and u != judge.created_by])
+    if judge.endpoint is not None:
+        judge.endpoint.shared_with.set(judge.shared_with.all())
     return judge
+
+
+def _endpoint_of(judge: Judge, settings: Mapping[str, Any]) -> Endpoint | None:
+    """An LLM judge's endpoint with ``settings`` applied (unsaved): its own, else one of its
+    owner's of the same name that no judge uses, else a new one; None for a metric judge."""
+    if judge.kind != JudgeKind.LLM:
+        return None
+    endpoint = judge.endpoint if judge.endpoint_id else None
+    if endpoint is None:
+        endpoint = Endpoint.objects.filter(
+            owner=judge.created_by, name=judge.name, judges=None
+        ).first() or Endpoint(owner=judge.created_by, name=judge.name)
+    endpoint_settings_apply(endpoint, settings)
+    return endpoint
 
 
 def _check_owner(judge: Judge, user: Any) -> None:

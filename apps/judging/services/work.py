@@ -11,11 +11,11 @@ from django.db.models import Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from apps.endpoints.reserved_slots import node_slots_release
 from apps.judging import claims
 from apps.judging.engine import run_work
 from apps.judging.models import JudgeCall, JudgeRun, RunStatus
 from apps.judging.planning import batched, plan_for
-from apps.judging.reserved_slots import node_slots_release
 
 TASKS_PER_RUN = 2  # fan-out of one run over worker processes, when limits are shared (Redis)
 CALLS_PER_TASK = 200  # below this many pending calls per task, one task is enough
@@ -71,7 +71,8 @@ def judge_run_plan(*, run_id: int) -> JudgeRun:
 
 def judge_run_work(*, run_id: int, share: int | None = None, node: str = "") -> None:
     """The worker task's body: plan (first task only), fan out, work, finish."""
-    run = JudgeRun.objects.select_related("judge", "strategy").filter(pk=run_id).first()
+    runs = JudgeRun.objects.select_related("judge__endpoint", "strategy")
+    run = runs.filter(pk=run_id).first()
     if run is None or run.status != RunStatus.RUNNING:
         return
     if share is None:

@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.analysis.ratings_import import human_ratings_import
-from apps.corpus.importing import ImportFailed
 from apps.corpus.models import Dataset
+from apps.inputs.problems import ImportFailed
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.catalog.criteria_import import criteria_import
-from apps.corpus.importing import ImportFailed
+from apps.inputs.problems import ImportFailed
 
 
 class Command(BaseCommand):

@@ -3,9 +3,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.corpus.importing import ImportFailed, items_import
+from apps.corpus.importing.items import FORMATS
 from apps.corpus.importing.owner import OwnerNeeded, import_owner_resolve
 from apps.corpus.importing.repeats import DROP, REPEAT_POLICIES
-from apps.corpus.importing.service import FORMATS
 
 
 class Command(BaseCommand):

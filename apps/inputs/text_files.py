@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from apps.corpus.importing.problems import ImportFailed, ImportProblem
+from apps.inputs.problems import ImportFailed, ImportProblem
 
 CHUNK = 1 << 20
 

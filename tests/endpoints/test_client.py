@@ -1,4 +1,5 @@
-"""The judge LLM client: the real ``openai`` async client against the local fake server."""
+"""The endpoint client (every model call): the real ``openai`` async client against the local
+fake server, its retries and its limits."""
 
 from __future__ import annotations
 
@@ -23,10 +24,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apps.judging import llm_client
-from apps.judging.cache_key import cache_key
-from apps.judging.limits import LimiterRegistry, LocalRateLimiter, RedisSemaphore
-from apps.judging.llm_client import (
+from apps.endpoints import client as llm_client
+from apps.endpoints.cache_key import cache_key
+from apps.endpoints.client import (
     CallOutcome,
     EndpointConfig,
     SamplingParams,
@@ -34,13 +34,24 @@ from apps.judging.llm_client import (
     close_clients,
     complete,
 )
+from apps.endpoints.limiter import LimiterRegistry, configure_limits, limits_reset
+from apps.endpoints.limits import LocalRateLimiter, RedisSemaphore
+from apps.endpoints.reserved_slots import ReservedSlots
+from apps.endpoints.retry import RetryPolicy, backoff_delay, retry_after_seconds
 from apps.judging.parsers import Scale, get_parser, geval_logprob_score, score_token_top_logprobs
-from apps.judging.retry import RetryPolicy, backoff_delay, retry_after_seconds
 from tests.fakes.fixtures import fake_openai_server as fake_openai_server  # the shared fixture
 from tests.fakes.openai_server import FakeOpenAIServer, Fault, Reply, spawn_fake_server
 
 T = TypeVar("T")
 FAST = RetryPolicy(max_attempts=4, base_backoff_s=0.01, max_backoff_s=0.05)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def local_limits() -> Iterator[None]:
+    """The client's own tests: limits within the process unless a test shares them (Redis)."""
+    configure_limits(None)
+    yield
+    limits_reset()
 
 
 def run(make: Callable[[], Awaitable[T]]) -> T:
@@ -558,9 +569,12 @@ def test_redis_semaphore_renews_leases_of_live_holders(redis_url: str) -> None:
         client = redis.asyncio.Redis.from_url(redis_url)
         semaphore = RedisSemaphore(client, "test:renew", 1, lease_s=0.5)
         await client.delete("test:renew")
-        async with semaphore.hold():
+        slots = ReservedSlots(semaphore, 1, "w1")
+        await slots.start()
+        async with slots:
             await asyncio.sleep(1.2)  # over twice the lease: renewal keeps the slot
             stolen = await semaphore.try_acquire("intruder")
+        await slots.close()
         await client.aclose()
         return stolen
 
@@ -571,7 +585,7 @@ def test_redis_limit_holds_across_processes(redis_url: str) -> None:
     """Two event loops in two threads stand in for two worker processes."""
     with FakeOpenAIServer(latency=0.05) as server:
         endpoint = endpoint_for(server, max_concurrency=3, name="shared")
-        llm_client.configure_limits(redis_url)
+        configure_limits(redis_url)
         results: list[list[CallOutcome]] = []
 
         def worker() -> None:
@@ -588,7 +602,7 @@ def test_redis_limit_holds_across_processes(redis_url: str) -> None:
             for thread in threads:
                 thread.join(30)
         finally:
-            llm_client.configure_limits(None)
+            configure_limits(None)
     assert [len(r) for r in results] == [15, 15]
     assert all(o.ok for r in results for o in r)
     assert server.request_count == 30

@@ -11,12 +11,12 @@ from django.db import transaction
 
 from apps.catalog.models import PerturbationKind, Task
 from apps.corpus.importing import readers
-from apps.corpus.importing.fields import text_problem
-from apps.corpus.importing.problems import ImportFailed, ImportProblem
 from apps.corpus.importing.records import ItemRecord
 from apps.corpus.importing.repeats import DROP, REPEAT_POLICIES, find_repeats, unchanged_rows
 from apps.corpus.importing.validation import perturbation_key, validate_records
 from apps.corpus.models import Dataset, Origin, Perturbation, PerturbationVersion, SourceItem
+from apps.inputs.fields import text_problem
+from apps.inputs.problems import ImportFailed, ImportProblem
 
 Progress = Callable[[int, int], None]
 FORMATS = ("csv", "tsv", "jsonl", "fbi")

@@ -1,4 +1,4 @@
-"""A stable key for one judge call, to reuse a stored reply instead of calling again.
+"""A stable key for one model call (a judge's), to reuse a stored reply instead of calling again.
 
 Everything that can change the reply is in the key: the endpoint's base URL, the model, every
 sampling parameter (temperature, top_p, max_tokens, seed, logprobs, ...), the messages or

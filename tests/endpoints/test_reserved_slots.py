@@ -1,4 +1,4 @@
-"""A task's reserved slots of a judge's shared concurrency (real Redis): its share, borrowing
+"""A caller's reserved slots of an endpoint's shared concurrency (real Redis): its share, borrowing
 what is free, and giving the surplus back to a task short of its share."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable
 
 import redis.asyncio
 
-from apps.judging.limits import RedisSemaphore
-from apps.judging.reserved_slots import ReservedSlots
+from apps.endpoints.limits import RedisSemaphore
+from apps.endpoints.reserved_slots import ReservedSlots
 
 
 def scenario(body: Callable[[RedisSemaphore], Awaitable[None]], limit: int = 4) -> None:

@@ -1,18 +1,18 @@
-"""A thin layer over the official ``openai`` async client for judge calls.
+"""A thin layer over the official ``openai`` async client: the one way to call a model.
 
-``complete(endpoint, messages, params)`` makes one logical call and always returns a
-``CallOutcome`` (it raises only on bugs and cancellation):
+``complete(endpoint, messages, params)`` makes one logical call (a judge's, a generator's...)
+and always returns a ``CallOutcome`` (it raises only on bugs and cancellation):
 
 - the client is ``AsyncOpenAI(base_url, api_key=<value of the env var *named* by the endpoint>,
   timeout, max_retries=0)``, cached per event loop; the key is never logged or stored. Its
   HTTP transport is aiohttp (the SDK's ``DefaultAioHttpClient``: a C-accelerated HTTP parser,
   about 0.6 ms less CPU a call than httpx, see docs/benchmarks.md) unless
   ``configure_transport("httpx")`` chose the SDK's default httpx client;
-- our single retry layer (``apps.judging.retry``) retries 429, 5xx, timeouts and connection
+- our single retry layer (``apps.endpoints.retry``) retries 429, 5xx, timeouts and connection
   errors with full-jitter backoff or the server's Retry-After, up to ``max_attempts``;
-- each HTTP attempt holds one slot of the endpoint's limiter (``apps.judging.limits``):
-  per-process semaphore, optional Redis-wide semaphore and requests-per-minute limit; the slot
-  is released while waiting to retry;
+- each HTTP attempt holds one slot of the endpoint's limiter (``apps.endpoints.limiter``: its
+  concurrency and requests per minute, shared by all workers through Redis); the slot is
+  released while waiting to retry;
 - ``max_tokens`` is always sent; the outcome records text, token usage, latency, attempts,
   the server's request id (``x-request-id``), system_fingerprint and, if asked, logprobs.
 
@@ -37,10 +37,10 @@ from typing import Any, Literal
 import httpx2
 import openai
 
-from apps.judging.cache_key import cache_key
-from apps.judging.key_names import key_name_problem
-from apps.judging.limits import EndpointLimiter, LimiterRegistry
-from apps.judging.retry import (
+from apps.endpoints.cache_key import cache_key
+from apps.endpoints.key_names import key_name_problem
+from apps.endpoints.limiter import EndpointLimiter, limiter_for, limiters_close
+from apps.endpoints.retry import (
     AttemptDeadline,
     ErrorKind,
     Failure,
@@ -64,7 +64,7 @@ class EndpointConfig:
     base_url: str
     model: str
     api_key_env: str = ""  # NAME of the environment variable holding the key ("" = no key)
-    name: str = ""  # identity for the limits; defaults to base_url
+    name: str = ""  # identity for the limits (an Endpoint's limit_key); defaults to base_url
     timeout_s: float = 60.0
     max_concurrency: int = 8
     requests_per_minute: int | None = None
@@ -121,7 +121,7 @@ class MissingApiKeyError(Exception):
 def resolve_api_key(endpoint: EndpointConfig) -> str:
     """The key from the environment variable the endpoint names (never from anywhere else).
 
-    The only place a key is read: a name outside the allow-list (apps.judging.key_names) is
+    The only place a key is read: a name outside the allow-list (apps.endpoints.key_names) is
     refused here too, whatever the database says.
     """
     if not endpoint.api_key_env:
@@ -134,12 +134,11 @@ def resolve_api_key(endpoint: EndpointConfig) -> str:
     return value
 
 
-# -- clients and limiters, one set per event loop ----------------------------------------------
+# -- clients, one set per event loop -----------------------------------------------------------
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
     weakref.WeakKeyDictionary()
 )
-_limits = LimiterRegistry()
 TRANSPORTS = ("aiohttp", "httpx")
 _transport = "aiohttp"
 
@@ -168,7 +167,7 @@ def client_for(endpoint: EndpointConfig, api_key: str) -> openai.AsyncOpenAI:
             base_url=endpoint.base_url,
             api_key=api_key,
             timeout=endpoint.timeout_s,
-            max_retries=0,  # retries are ours (apps.judging.retry), never the client's
+            max_retries=0,  # retries are ours (apps.endpoints.retry), never the client's
             http_client=_http_client(endpoint.timeout_s),
         )
     client: openai.AsyncOpenAI = clients[key]
@@ -184,19 +183,7 @@ async def close_clients() -> None:
     clients = _clients.pop(asyncio.get_running_loop(), {})
     for client in clients.values():
         await client.close()
-    await _limits.aclose()
-
-
-def configure_limits(redis_url: str | None, *, lease_s: float = 30.0) -> None:
-    """Turn on (a Redis URL) or off (None) limits shared by all worker processes."""
-    global _limits
-    _limits = LimiterRegistry(redis_url, lease_s=lease_s)
-
-
-def limiter_for(endpoint: EndpointConfig) -> EndpointLimiter:
-    return _limits.for_endpoint(
-        endpoint.limit_key, endpoint.max_concurrency, endpoint.requests_per_minute
-    )
+    await limiters_close()
 
 
 # -- one call ----------------------------------------------------------------------------------
@@ -381,10 +368,12 @@ async def complete(
     rng: random.Random | None = None,
     on_attempt: Callable[[], Awaitable[None]] | None = None,
 ) -> CallOutcome:
-    """One judge call with bounded retries; a failed ``CallOutcome`` instead of exceptions.
+    """One call with bounded retries; a failed ``CallOutcome`` instead of exceptions.
 
-    ``on_attempt`` is awaited just before each HTTP attempt is sent (the run's request
-    counter: an attempt abandoned at cancel or kill was still received by the server)."""
+    ``limiter``: the endpoint's limiter in this loop unless given (``limiter_for``).
+    ``on_attempt`` is awaited just before each HTTP attempt is sent, holding its slot (a judge
+    run's request counter: an attempt abandoned at cancel or kill was still received by the
+    server)."""
     started = time.perf_counter()
     try:
         api_key = resolve_api_key(endpoint)

@@ -1,9 +1,9 @@
-"""Which environment variables a judge may name as its API key (see docs/judging.md).
+"""Which environment variables an endpoint may name as its API key (docs/judging.md, Keys).
 
 Only names starting with ``DISCERN_KEY_``, plus those the operator lists in the setting
-``DISCERN_KEY_VARIABLES``: a judge can never make the worker send its own secrets
-(``DJANGO_SECRET_KEY``, ``DATABASE_URL``...) to an endpoint. Checked when a judge is saved and
-again by the LLM client, the one place a key is read.
+``DISCERN_KEY_VARIABLES``: an endpoint (a judge's, a generator's) can never make the worker send
+its own secrets (``DJANGO_SECRET_KEY``, ``DATABASE_URL``...) to its address. Checked when an
+endpoint is saved and again by the client, the one place a key is read.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def listed_key_names() -> frozenset[str]:
 
 
 def key_name_problem(name: str) -> str | None:
-    """Why a judge may not name this variable, or None when it may ("" is no key)."""
+    """Why an endpoint may not name this variable, or None when it may ("" is no key)."""
     if not name or name in listed_key_names():
         return None
     if _PREFIXED.match(name) and name not in _RESERVED:

@@ -1,18 +1,19 @@
-"""A worker task's slots of a judge's concurrency, reserved from the slots all workers share.
+"""A caller's slots of an endpoint's concurrency, reserved from the slots all workers share.
 
 ``limits.RedisSemaphore`` holds one lease per slot. Taking and giving back a slot around
 every request costs two Redis round trips and a renewal task per call (~1.3 ms of CPU), so
-a task instead reserves its share of slots when it starts, renews their leases in the
-background, tops up when slots free up, and gives them all back when it ends. The task's calls
-go through ``ReservedSlots`` itself (``async with slots:``): one permit per slot held. The
-judge's limit holds across all workers: no process sends more requests at once than the slots
-it holds.
+a caller (a judge run's task, a generation job) instead reserves its share of slots when it
+starts, renews their leases in the background, tops up when slots free up, and gives them all
+back when it ends. Its requests go through ``ReservedSlots`` itself (``async with slots:``):
+one permit per slot held. The endpoint's limit holds across all workers and callers: no
+process sends more requests at once than the slots it holds.
 
-A run is fanned out over tasks with a share each, but a worker may have fewer free processes
-than the run has tasks. So a task also **borrows**: when slots stay free and no other task is
-short of its share, it takes them, up to the judge's whole limit. A task short of its share
-says so in a Redis set (with an expiry, so a dead task's claim lapses); then every task above
-its share gives the surplus back, each slot as soon as a call using it finishes.
+A judge run is fanned out over tasks with a share each, but a worker may have fewer free
+processes than the run has tasks. So a caller also **borrows**: when slots stay free and no
+other caller is short of its share, it takes them, up to the endpoint's whole limit. A caller
+short of its share says so in a Redis set (with an expiry, so a dead caller's claim lapses);
+then every caller above its share gives the surplus back, each slot as soon as a request using
+it finishes.
 
 Slot tokens start with the worker's node name, so a restarted worker can free the slots of
 its killed predecessor at once (``node_slots_release``) instead of waiting for their leases
@@ -30,11 +31,10 @@ from typing import Any
 
 import redis
 
-from apps.judging.limits import RedisSemaphore
+from apps.endpoints.limits import SLOT_PREFIX, RedisSemaphore
 
 logger = logging.getLogger(__name__)
 
-SLOT_PREFIX = "discern:llm"
 SLOT_LEASE_S = 10.0  # a killed worker's slots come back after this, at the latest
 TOP_UP_EVERY_S = 0.25
 SHORT_FOR_S = 3.0  # a task's "short of my share" lapses unless renewed within this
@@ -55,11 +55,6 @@ local others = redis.call('ZCARD', KEYS[1])
 if ARGV[2] == '1' then others = others - 1 end
 return others
 """
-
-
-def slots_key(limit_key: str) -> str:
-    """The Redis key of a judge's shared concurrency slots."""
-    return f"{SLOT_PREFIX}:slots:{limit_key}"
 
 
 class ReservedSlots:
@@ -192,7 +187,7 @@ class ReservedSlots:
 
 
 def node_slots_release(redis_url: str, node: str) -> int:
-    """Free every judge slot held by ``node``'s previous incarnation (it is dead)."""
+    """Free every endpoint slot held by ``node``'s previous incarnation (it is dead)."""
     client: Any = redis.Redis.from_url(redis_url)
     freed = 0
     try:

@@ -1,0 +1,36 @@
+"""A study's vetting queue as a destination of perturbation generation (corpus knows
+destinations only through apps.corpus.generation.destinations; this is annotation's)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db.models import QuerySet
+
+from apps.annotation.models import Study
+from apps.annotation.services.plan import study_plan_request
+from apps.catalog.models import PerturbationKind
+from apps.corpus.generation.destinations import Destination
+
+
+def owned_studies(user: Any) -> QuerySet[Study]:
+    """The studies a researcher may send generated perturbations to: their own."""
+    if not user.is_authenticated:
+        return Study.objects.none()
+    return Study.objects.filter(owner_id=user.pk)
+
+
+def into_vetting_queue(*, job: Any, target: Study, kinds: Sequence[PerturbationKind]) -> None:
+    """The study takes the job's dataset and kinds, and its plan gains the new perturbations."""
+    target.datasets.add(job.dataset_id)
+    target.kinds.add(*kinds)
+    study_plan_request(study=target)
+
+
+STUDY = Destination(
+    name="study",
+    help_text="Put the results in this study's vetting queue.",
+    choices=owned_studies,
+    deliver=into_vetting_queue,
+)

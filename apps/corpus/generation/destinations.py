@@ -1,0 +1,51 @@
+"""Where a generation job's perturbations may go besides their dataset: places that apps above
+corpus own, registered by them, so that corpus never imports them.
+
+Annotation registers "study": the perturbations join a study's vetting queue. A destination
+gives the generation form and API one optional field (its ``name``), lists what a user may
+choose there, and is handed the job's results when it is done. The job records the choice in
+``GenerationJob.deliver_to`` ({name: id}); a choice whose destination is gone (the study was
+deleted meanwhile) is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+
+from apps.catalog.models import PerturbationKind
+
+
+@dataclass(frozen=True)
+class Destination:
+    name: str  # the field of the generation form and API, and the key in ``deliver_to``
+    help_text: str
+    choices: Callable[[Any], QuerySet[Any]]  # what this user may choose
+    deliver: Callable[..., None]  # (*, job, target, kinds): target is one of the choices
+
+
+_registered: dict[str, Destination] = {}
+
+
+def destination_register(destination: Destination) -> None:
+    """Called from the owning app's ``AppConfig.ready``."""
+    _registered[destination.name] = destination
+
+
+def destinations() -> list[Destination]:
+    return list(_registered.values())
+
+
+def results_deliver(job: Any, kinds: Sequence[PerturbationKind]) -> None:
+    """Hand a finished job's results to each destination it names, if the job's creator may
+    still choose it."""
+    for name, target_id in (job.deliver_to or {}).items():
+        destination = _registered.get(name)
+        if destination is None or job.created_by is None:
+            continue
+        target = destination.choices(job.created_by).filter(pk=target_id).first()
+        if target is not None:
+            destination.deliver(job=job, target=target, kinds=kinds)
