@@ -78,6 +78,10 @@ class NewAccountSerializer(serializers.Serializer):
     invitation = serializers.CharField(help_text="One-time link to set a password.")
 
 
+#: What the study's state says (read only): archived, its plan built, queued, or not met.
+STATE = ["archived_at", "plan_built_at", "plan_queued_at", "plan_problem", "created_at"]
+
+
 class StudySerializer(serializers.ModelSerializer):
     owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
     datasets = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
@@ -88,41 +92,8 @@ class StudySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Study
-        fields = [
-            "id",
-            "slug",
-            "name",
-            "description",
-            "guidelines",
-            "owner",
-            "datasets",
-            "kinds",
-            "criteria",
-            "members",
-            "vetting_overlap",
-            "comparison_groups",
-            "comparisons_need_vetting",
-            "assessment_criteria",
-            "assessment_overlap",
-            "assessment_texts",
-            "lease_minutes",
-            "vetted_only_default",
-            "control_every",
-            "control_threshold",
-            "control_exclude",
-            "archived_at",
-            "plan_built_at",
-            "plan_queued_at",
-            "plan_problem",
-            "created_at",
-        ]
-        read_only_fields = [
-            "archived_at",
-            "plan_built_at",
-            "plan_queued_at",
-            "plan_problem",
-            "created_at",
-        ]
+        fields = ["id", "slug", "owner", "members", *SETUP_FIELDS, *CONTROL_FIELDS, *STATE]
+        read_only_fields = STATE
 
 
 class StudyWriteSerializer(serializers.ModelSerializer):

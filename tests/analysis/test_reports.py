@@ -75,6 +75,8 @@ def test_human_agreement_consistency_match_rate_and_kappa(catalog):
     assert vetting["percent_agreement"] == pytest.approx(2 / 3, abs=1e-4)
     assert (vetting["n_units"], vetting["n_raters"]) == (3, 2)
     assert vetting["ci_low"] <= vetting["alpha"] <= vetting["ci_high"]
+    assert vetting["kappa_ci_low"] <= 0.4 <= vetting["kappa_ci_high"]
+    assert vetting["percent_ci_low"] <= 2 / 3 <= vetting["percent_ci_high"]
     by_kind = _row(report, "vetting_by_kind", "negation")
     assert (by_kind["valid"], by_kind["invalid"], by_kind["valid_share"]) == (3, 3, 0.5)
     assert by_kind["ci_low"] < 0.5 < by_kind["ci_high"] and by_kind["total"] == 6

@@ -15,13 +15,14 @@ from apps.analysis.controls import analysed, control_accuracy, excluded_note
 from apps.analysis.reports import figures
 from apps.analysis.reports.base import Report, Section, Table, rounded
 from apps.analysis.reports.imported_agreement import (
+    BOOTSTRAP,
     agreement_cells,
     collected_section,
     imported_section,
 )
 from apps.analysis.reports.judge_vs_human import labelled, rating_sources
 from apps.analysis.reports.rater_quality import rater_warnings
-from apps.analysis.stats.agreement import cohen_kappa
+from apps.analysis.stats.agreement import cohen_kappa_with_ci
 from apps.analysis.stats.comparisons import (
     AFFECTED,
     annotation_consistency,
@@ -49,9 +50,13 @@ def reliability_matrix(rows: list[tuple[object, object, object]]) -> np.ndarray:
 
 
 def agreement_row(label: str, matrix: np.ndarray) -> list[object]:
-    alpha, low, high, percent, n_units, n_raters = agreement_cells(matrix, "nominal")
-    kappa = cohen_kappa(matrix) if matrix.size and matrix.shape[0] == 2 else None
-    return [label, alpha, low, high, percent, rounded(kappa), n_units, n_raters]
+    cells = agreement_cells(matrix, "nominal")
+    if matrix.size and matrix.shape[0] == 2:
+        kappa = cohen_kappa_with_ci(matrix, n_resamples=BOOTSTRAP)
+        kappa_cells = [rounded(kappa.value), rounded(kappa.ci_low), rounded(kappa.ci_high)]
+    else:
+        kappa_cells = [None, None, None]
+    return [label, *cells[:6], *kappa_cells, *cells[6:]]
 
 
 AGREEMENT_COLUMNS = [
@@ -60,7 +65,11 @@ AGREEMENT_COLUMNS = [
     "ci_low",
     "ci_high",
     "percent_agreement",
+    "percent_ci_low",
+    "percent_ci_high",
     "cohen_kappa",
+    "kappa_ci_low",
+    "kappa_ci_high",
     "n_units",
     "n_raters",
 ]
@@ -97,7 +106,8 @@ def build(study: Study) -> Report:
         report.notes.append(note)
     report.notes.append(
         "Alpha is nominal, with a bootstrap 95% interval over units; percent agreement is "
-        "pairwise over units with two or more ratings; Cohen's kappa only for two raters. "
+        "pairwise over units with two or more ratings; Cohen's kappa only for two raters; "
+        "both with a percentile bootstrap 95% interval over units. "
         "Ratings of texts (imported, and collected in this study by direct assessment) use "
         "ordinal alpha, the same interval and exact score match."
     )

@@ -13,7 +13,7 @@ import numpy as np
 from apps.analysis.controls import analysed
 from apps.analysis.models import HumanRating
 from apps.analysis.reports.base import Section, Table, rounded
-from apps.analysis.stats.agreement import Level, alpha_with_ci, percent_agreement
+from apps.analysis.stats.agreement import Level, alpha_with_ci, percent_agreement_with_ci
 from apps.annotation.models import Assessment, Study
 
 BOOTSTRAP = 500
@@ -26,6 +26,8 @@ COLUMNS = [
     "ci_low",
     "ci_high",
     "percent_agreement",
+    "percent_ci_low",
+    "percent_ci_high",
     "n_texts",
     "n_raters",
 ]
@@ -34,16 +36,19 @@ Texts = dict[tuple[int, int | None], dict[str, float]]
 
 
 def agreement_cells(matrix: np.ndarray, level: Level = "ordinal") -> list[object]:
-    """[alpha, ci_low, ci_high, percent agreement, pairable texts, raters] of a raters x
-    texts matrix (NaN or None where a rater did not rate a text)."""
+    """[alpha, ci_low, ci_high, percent agreement, its ci_low, its ci_high, pairable texts,
+    raters] of a raters x texts matrix (NaN or None where a rater did not rate a text)."""
     if matrix.size == 0:
-        return [None, None, None, None, 0, 0]
+        return [None, None, None, None, None, None, 0, 0]
     result = alpha_with_ci(matrix, level, n_resamples=BOOTSTRAP)
+    percent = percent_agreement_with_ci(matrix)
     return [
         rounded(result.value),
         rounded(result.ci_low),
         rounded(result.ci_high),
-        rounded(percent_agreement(matrix)),
+        rounded(percent.value),
+        rounded(percent.ci_low),
+        rounded(percent.ci_high),
         result.n_units,
         result.n_raters,
     ]

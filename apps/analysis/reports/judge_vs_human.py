@@ -190,6 +190,8 @@ def _human_consistency(sources) -> Section:
                     "ci_low",
                     "ci_high",
                     "percent_agreement",
+                    "percent_ci_low",
+                    "percent_ci_high",
                     "n_texts",
                     "n_raters",
                     "humans",

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from apps.analysis.stats.coincidence import alpha_bootstrap
+from apps.analysis.stats.intervals import Estimate, mean_interval
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 FloatMatrix = npt.NDArray[np.float64]
@@ -110,9 +111,8 @@ def krippendorff_alpha(
     return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
 
 
-def percent_agreement(data: npt.ArrayLike) -> float:
-    """Raw pairwise agreement: for each pairable unit, the share of rater pairs giving the
-    same rating (exact equality), averaged over units with equal weight per unit."""
+def unit_agreement_shares(data: npt.ArrayLike) -> FloatMatrix:
+    """For each pairable unit, the share of its rater pairs giving the same rating."""
     matrix = encode_ratings(data, "nominal")
     shares = []
     for column in matrix.T:
@@ -122,7 +122,19 @@ def percent_agreement(data: npt.ArrayLike) -> float:
             continue
         _, counts = np.unique(ratings, return_counts=True)
         shares.append((counts * (counts - 1)).sum() / (n * (n - 1)))
-    return float(np.mean(shares)) if shares else math.nan
+    return np.asarray(shares, dtype=np.float64)
+
+
+def percent_agreement(data: npt.ArrayLike) -> float:
+    """Raw pairwise agreement: for each pairable unit, the share of rater pairs giving the
+    same rating (exact equality), averaged over units with equal weight per unit."""
+    shares = unit_agreement_shares(data)
+    return float(shares.mean()) if shares.size else math.nan
+
+
+def percent_agreement_with_ci(data: npt.ArrayLike, seed: int = 0) -> Estimate:
+    """Percent agreement with a percentile bootstrap 95% interval over pairable units."""
+    return mean_interval(unit_agreement_shares(data), seed=seed)
 
 
 def cohen_kappa(data: npt.ArrayLike) -> float:
@@ -143,6 +155,24 @@ def cohen_kappa(data: npt.ArrayLike) -> float:
     if math.isclose(chance, 1.0):
         return math.nan
     return (observed - chance) / (1.0 - chance)
+
+
+def cohen_kappa_with_ci(data: npt.ArrayLike, n_resamples: int = 1000, seed: int = 0) -> Estimate:
+    """Cohen's kappa with a percentile bootstrap 95% interval, resampling the units both
+    raters rated (resamples where kappa is undefined are left out); N = those units."""
+    matrix = encode_ratings(data, "nominal")
+    both = matrix[:, ~np.isnan(matrix).any(axis=0)] if matrix.shape[0] == 2 else matrix
+    value = cohen_kappa(matrix)
+    n = int(both.shape[1])
+    if n < 2 or math.isnan(value):
+        return Estimate(value, math.nan, math.nan, n)
+    rng = np.random.default_rng(seed)
+    draws = np.array([cohen_kappa(both[:, rng.integers(0, n, n)]) for _ in range(n_resamples)])
+    draws = draws[~np.isnan(draws)]
+    if draws.size == 0:
+        return Estimate(value, math.nan, math.nan, n)
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return Estimate(value, float(low), float(high), n)
 
 
 @dataclass(frozen=True)

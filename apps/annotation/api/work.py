@@ -15,6 +15,7 @@ from typing import Any, ClassVar, TypeVar
 from django.urls import URLPattern, path
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -84,6 +85,7 @@ class WorkAPI(viewsets.GenericViewSet):
         unit = unit_of(slot, self.work.model.unit_fields)
         return self.work.item(study=study, person=self.request.user, unit=unit)
 
+    @action(detail=False, methods=["post"])  # routed by work_urls; marks it for the schema
     def next(self, request: Request, pk: int) -> Response:
         """Your current unit, leased to you (claimed now if you hold none)."""
         study = self.study()
@@ -92,6 +94,7 @@ class WorkAPI(viewsets.GenericViewSet):
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(self.item_serializer(self.brief(study, slot)).data)
 
+    @action(detail=False, methods=["post"])
     def skip(self, request: Request, pk: int) -> Response:
         """Put the unit back (it comes back to you last)."""
         study = self.study()

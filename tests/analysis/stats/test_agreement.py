@@ -10,10 +10,13 @@ from apps.analysis.stats.agreement import (
     AgreementResult,
     alpha_with_ci,
     cohen_kappa,
+    cohen_kappa_with_ci,
     encode_ratings,
     krippendorff_alpha,
     percent_agreement,
+    percent_agreement_with_ci,
 )
+from apps.analysis.stats.intervals import mean_interval
 
 nan = np.nan
 
@@ -154,3 +157,27 @@ def test_alpha_equals_package_whenever_defined(data):
     if not math.isnan(value):
         expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal")
         assert value == pytest.approx(expected)
+
+
+def test_percent_agreement_interval_is_the_bootstrap_of_unit_shares():
+    # unit shares 1, 1/3, 0 (as above): the interval is scipy's percentile bootstrap of their
+    # mean, N counts the pairable units, and the point value is the plain figure.
+    data = [["a", "a", "a", "a"], ["a", "a", "b", None], ["a", "b", None, None]]
+    found = percent_agreement_with_ci(data)
+    assert found.value == pytest.approx(4 / 9) and found.n == 3
+    expected = mean_interval([1.0, 1 / 3, 0.0])
+    assert (found.ci_low, found.ci_high) == pytest.approx((expected.ci_low, expected.ci_high))
+    assert 0.0 <= found.ci_low < 4 / 9 < found.ci_high <= 1.0
+    assert percent_agreement_with_ci([[1, 1, 2], [1, 1, 2]]).ci_low == 1.0  # all agree
+    assert math.isnan(percent_agreement_with_ci([[1, nan], [nan, 1]]).value)
+
+
+def test_cohen_kappa_interval_brackets_the_value_and_counts_shared_units():
+    r1 = ["y"] * 4 + ["y", "y"] + ["n"] * 1 + ["n"] * 3 + ["y"]
+    r2 = ["y"] * 4 + ["n", "n"] + ["y"] * 1 + ["n"] * 3 + [None]
+    found = cohen_kappa_with_ci([r1, r2], n_resamples=500)
+    assert found.value == pytest.approx(0.4) and found.n == 10  # the 11th unit has one rating
+    assert -1.0 <= found.ci_low < 0.4 < found.ci_high <= 1.0
+    assert cohen_kappa_with_ci([r1, r2], n_resamples=500) == found  # seeded: same every build
+    one_category = cohen_kappa_with_ci([["y", "y"], ["y", "y"]])
+    assert math.isnan(one_category.value) and math.isnan(one_category.ci_low)
