@@ -186,6 +186,8 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "apps.judging.models.run.RunStatus",
         "StrategyFamilyEnum": "apps.judging.models.strategy.Family",
         "KindFamilyEnum": "apps.catalog.models.KindFamily",
+        "MemberRoleEnum": "apps.accounts.models.Role",
+        "SearchJudgeRoleEnum": "apps.judging.models.search.Role",
     },
 }
 
