@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0007_control_items'),
-        ('corpus', '0009_generation_old_columns_removed'),
+        ('corpus', '0006_dataset_name_per_owner'),  # Perturbation: no newer corpus needed
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
