@@ -21,7 +21,7 @@ from typing import Any
 
 from apps.corpus.models import Dataset
 from apps.endpoints.models import Endpoint
-from apps.judging.models import AdversarialSearch, Judge
+from apps.judging.models import AdversarialSearch, Judge, JudgeRun
 from apps.judging.services import JudgeChoice, SearchSetup, adversarial_search_create
 from apps.judging.services.searches import adversarial_search_start
 from tests.factories import DatasetFactory, SourceItemFactory
@@ -158,7 +158,9 @@ def searched_study(
     world = scripted_world(demo, server, items=items)
     demo.datasets.add(world.dataset)
     search = world.create(study=demo, target_score=50, rule_baseline=False)
-    adversarial_search_start(search=search)
+    # running, but with no worker task queued: a session's worker must not take it over
+    AdversarialSearch.objects.filter(pk=search.pk).update(status="running")
+    JudgeRun.objects.filter(search_judge__search=search).update(status="running")
     if thread:
 
         def work() -> None:
