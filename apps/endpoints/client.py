@@ -4,10 +4,12 @@
 and always returns a ``CallOutcome`` (it raises only on bugs and cancellation):
 
 - the client is ``AsyncOpenAI(base_url, api_key=<value of the env var *named* by the endpoint>,
-  timeout, max_retries=0)``, cached per event loop; the key is never logged or stored. Its
-  HTTP transport is aiohttp (the SDK's ``DefaultAioHttpClient``: a C-accelerated HTTP parser,
-  about 0.6 ms less CPU a call than httpx, see docs/benchmarks.md) unless
-  ``configure_transport("httpx")`` chose the SDK's default httpx client;
+  timeout, max_retries=0)``, cached per event loop; the key is never logged or stored. With
+  the aiohttp transport (the default: a C-accelerated HTTP parser) a ``Poster`` sends the
+  body through the loop's own aiohttp session with the SDK client's headers and raises
+  failures as the SDK does (its request machinery cost ~0.4 ms of CPU a call, see
+  docs/benchmarks.md); ``configure_transport("httpx")`` sends through the SDK client and its
+  default httpx client;
 - our single retry layer (``apps.endpoints.retry``) retries 429, 5xx, timeouts and connection
   errors with full-jitter backoff or the server's Retry-After, up to ``max_attempts``;
 - each HTTP attempt holds one slot of the endpoint's limiter (``apps.endpoints.limiter``: its
