@@ -4,10 +4,12 @@
 and always returns a ``CallOutcome`` (it raises only on bugs and cancellation):
 
 - the client is ``AsyncOpenAI(base_url, api_key=<value of the env var *named* by the endpoint>,
-  timeout, max_retries=0)``, cached per event loop; the key is never logged or stored. Its
-  HTTP transport is aiohttp (the SDK's ``DefaultAioHttpClient``: a C-accelerated HTTP parser,
-  about 0.6 ms less CPU a call than httpx, see docs/benchmarks.md) unless
-  ``configure_transport("httpx")`` chose the SDK's default httpx client;
+  timeout, max_retries=0)``, cached per event loop; the key is never logged or stored. With
+  the aiohttp transport (the default: a C-accelerated HTTP parser) a ``Poster`` sends the
+  body through the loop's own aiohttp session with the SDK client's headers and raises
+  failures as the SDK does (its request machinery cost ~0.4 ms of CPU a call, see
+  docs/benchmarks.md); ``configure_transport("httpx")`` sends through the SDK client and its
+  default httpx client;
 - our single retry layer (``apps.endpoints.retry``) retries 429, 5xx, timeouts and connection
   errors with full-jitter backoff or the server's Retry-After, up to ``max_attempts``;
 - each HTTP attempt holds one slot of the endpoint's limiter (``apps.endpoints.limiter``: its
@@ -174,6 +176,73 @@ def client_for(endpoint: EndpointConfig, api_key: str) -> openai.AsyncOpenAI:
     return client
 
 
+class Poster:
+    """POSTs a request body with the loop's own aiohttp session (the aiohttp transport).
+
+    The SDK's ``client.post`` costs about 0.4 ms of CPU a call over aiohttp's own (it copies
+    its options twice, builds typed headers and an httpx request, and goes through an
+    adapter to aiohttp; bench/judge_throughput.py). The SDK client stays the authority on
+    what is sent and what a failure is: its headers (the key, from ``auth_headers``) are
+    copied once, and a reply with an error status or a failed connection is raised as the
+    SDK raises it (``APIStatusError`` subclasses, ``APIConnectionError``,
+    ``APITimeoutError``), so ``retry.classify`` reads both paths alike.
+    """
+
+    def __init__(self, sdk: openai.AsyncOpenAI, endpoint: EndpointConfig) -> None:
+        import aiohttp
+
+        self.sdk = sdk
+        self.base_url = str(sdk.base_url).rstrip("/")
+        headers = {**sdk.default_headers, **sdk.auth_headers}
+        self.headers = {k: v for k, v in headers.items() if isinstance(v, str)}
+        self.headers["X-Stainless-Retry-Count"] = "0"
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=endpoint.timeout_s, sock_read=endpoint.timeout_s
+        )
+        # no connection cap of its own: the endpoint's limiter bounds the requests in flight
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0), timeout=timeout
+        )
+
+    async def post(self, path: str, body: dict[str, Any]) -> tuple[int, Any, bytes]:
+        """(status, headers, content) of a 2xx reply; the SDK's exception otherwise."""
+        import aiohttp
+
+        url = self.base_url + path
+        data = json.dumps(body).encode()
+        try:
+            async with self.session.post(url, data=data, headers=self.headers) as response:
+                content = await response.read()
+                status, headers = response.status, response.headers
+        except TimeoutError as exc:  # aiohttp's own, between bytes (the deadline is ours)
+            raise openai.APITimeoutError(request=httpx2.Request("POST", url)) from exc
+        except (aiohttp.ClientError, OSError) as exc:
+            raise openai.APIConnectionError(request=httpx2.Request("POST", url)) from exc
+        if not 200 <= status < 300:
+            failed = httpx2.Response(
+                status,
+                headers=list(headers.items()),
+                content=content,
+                request=httpx2.Request("POST", url),
+            )
+            raise self.sdk._make_status_error_from_response(failed)
+        return status, headers, content
+
+    async def close(self) -> None:
+        await self.session.close()
+
+
+def poster_for(endpoint: EndpointConfig, api_key: str) -> Poster:
+    """The cached poster for this endpoint's URL, key and timeout in the running loop."""
+    clients = _clients.setdefault(asyncio.get_running_loop(), {})
+    digest = hashlib.sha256(api_key.encode()).hexdigest()
+    key = ("poster", endpoint.base_url, digest, endpoint.timeout_s)
+    if key not in clients:
+        clients[key] = Poster(client_for(endpoint, api_key), endpoint)
+    poster: Poster = clients[key]
+    return poster
+
+
 async def close_clients() -> None:
     """Close the running loop's cached clients, limiters and Redis connection.
 
@@ -263,11 +332,11 @@ def _legacy_logprobs(logprobs: Any) -> TokenLogprobs | None:
     ]
 
 
-def _body(response: httpx2.Response, endpoint: EndpointConfig, content: bytes) -> dict[str, Any]:
+def _body(headers: Mapping[str, str], endpoint: EndpointConfig, content: bytes) -> dict[str, Any]:
     """The JSON object of a reply; InvalidResponse (or a ValueError, for a body that claims
     to be JSON and is not) otherwise."""
     expected = "ChatCompletion" if endpoint.api == "chat" else "Completion"
-    content_type = response.headers.get("content-type", "").split(";")[0].strip()
+    content_type = headers.get("content-type", "").split(";")[0].strip()
     if not content_type.endswith("json"):
         raise InvalidResponse(f"expected a JSON {expected}, got {content_type or 'no type'}")
     data = json.loads(content)
@@ -323,24 +392,28 @@ def _read(data: dict[str, Any], endpoint: EndpointConfig) -> CallOutcome:
 
 
 async def _attempt(
-    client: openai.AsyncOpenAI, endpoint: EndpointConfig, request: dict[str, Any]
+    client: openai.AsyncOpenAI | Poster, endpoint: EndpointConfig, request: dict[str, Any]
 ) -> CallOutcome:
-    # ``client.post`` is what ``chat.completions.create`` calls after re-encoding its typed
-    # arguments (our body is plain JSON already: ~0.5 ms of CPU a call saved), and asking it
-    # for the HTTP response skips building the SDK's typed model of a reply we read a few
-    # fields of (~0.3 ms more; bench/judge_client_throughput.py). Status codes, timeouts and
-    # connection errors are still raised by the SDK.
+    # With the SDK client: ``client.post`` is what ``chat.completions.create`` calls after
+    # re-encoding its typed arguments (our body is plain JSON already: ~0.5 ms of CPU a call
+    # saved), and asking it for the HTTP response skips building the SDK's typed model of a
+    # reply we read a few fields of (~0.3 ms more). With a ``Poster`` (the aiohttp transport)
+    # the SDK's request machinery is skipped too. Status codes, timeouts and connection
+    # errors are raised as the SDK raises them either way.
     # The SDK's own timeout bounds each wait between bytes, not the attempt: a server that
     # drips its reply would hold the call forever. The deadline covers connect + send + receive.
     path = "/chat/completions" if endpoint.api == "chat" else "/completions"
     try:
         async with asyncio.timeout(endpoint.timeout_s):
-            response = await client.post(path, body=request, cast_to=httpx2.Response)
-            content = response.content
+            if isinstance(client, Poster):
+                _, headers, content = await client.post(path, request)
+            else:
+                response = await client.post(path, body=request, cast_to=httpx2.Response)
+                headers, content = response.headers, response.content
     except TimeoutError as exc:
         raise AttemptDeadline(endpoint.timeout_s) from exc
-    outcome = _read(_body(response, endpoint, content), endpoint)
-    return replace(outcome, request_id=response.headers.get("x-request-id"))
+    outcome = _read(_body(headers, endpoint, content), endpoint)
+    return replace(outcome, request_id=headers.get("x-request-id"))
 
 
 def _failed(failure: Failure, api_key: str, **fields: Any) -> CallOutcome:
@@ -380,7 +453,13 @@ async def complete(
     except MissingApiKeyError as exc:
         return _failed(Failure("config", str(exc), transient=False), "", total_s=0.0)
     request = build_request(endpoint, messages, params)
-    client = client or client_for(endpoint, api_key)
+    sender: openai.AsyncOpenAI | Poster
+    if client is not None:
+        sender = client
+    elif _transport == "aiohttp":
+        sender = poster_for(endpoint, api_key)
+    else:
+        sender = client_for(endpoint, api_key)
     limiter = limiter or limiter_for(endpoint)
     policy = endpoint.retry
     attempt = 0
@@ -391,7 +470,7 @@ async def complete(
                 await on_attempt()
             attempt_started = time.perf_counter()
             try:
-                outcome = await _attempt(client, endpoint, request)
+                outcome = await _attempt(sender, endpoint, request)
                 failure = None
             except Exception as exc:
                 failure = classify(exc, policy)

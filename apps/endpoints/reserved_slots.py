@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 import uuid
 from typing import Any
 
@@ -153,14 +154,16 @@ class ReservedSlots:
             await self._take_free(self.cap)
 
     async def _keep(self) -> None:
-        waited = 0.0
+        # Renewal is timed by the clock, not by the sleeps: on a busy loop a round of
+        # balancing takes far longer than its sleep, and leases counted in sleeps expired
+        # (another worker then took the slots while this one still used them).
+        renewed = time.monotonic()
         while True:
             await asyncio.sleep(TOP_UP_EVERY_S)
-            waited += TOP_UP_EVERY_S
             try:
                 await self.balance()
-                if waited >= self.semaphore.lease_ms / 3000.0:
-                    waited = 0.0
+                if time.monotonic() - renewed >= self.semaphore.lease_ms / 3000.0:
+                    renewed = time.monotonic()
                     await self._renew()
             except Exception:  # Redis hiccup: the leases outlive it, or are dropped below
                 logger.warning("could not renew reserved slots on %s", self.semaphore.key)

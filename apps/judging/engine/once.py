@@ -9,6 +9,7 @@ a run has one task, and both are kept in memory.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any
 
@@ -39,9 +40,15 @@ def requests_key(identity: str) -> str:
 class RequestCounter:
     """HTTP attempts sent for a run, counted just before each is sent (in the loop thread).
 
+    With Redis each attempt waits until its count is stored there, but the attempts that
+    come to be counted while one increment is on its way share the next one (``INCRBY n``):
+    one round trip and one connection for a burst of attempts, not one each (at 256 in
+    flight, one each ran the client out of connections).
+
     ``report()`` (in the task's thread) says how to update the run's counter: with Redis,
     raise it to the run's count there (every task, every incarnation, abandoned attempts
-    included); without, add what this task sent since the last report.
+    included: the value the last increment returned, or read once if this task sent none);
+    without, add what this task sent since the last report.
     """
 
     def __init__(self, identity: str, sync: redis.Redis | None) -> None:
@@ -49,16 +56,46 @@ class RequestCounter:
         self.sent = 0
         self._reported = 0
         self._floor_sent = False
+        self._floor = 0  # the floor last reported
         self._sync = sync
         self.shared: Any = None  # the loop thread's async Redis client, once it has one
+        self.stored = 0  # the run's count in Redis after this task's last increment
+        self._waiting = 0  # attempts waiting for the next increment
+        self._next: asyncio.Future[None] | None = None  # done once their increment is stored
+        self._writer: asyncio.Task[None] | None = None
 
     async def count(self) -> None:
         self.sent += 1
-        if self.shared is not None:
-            async with self.shared.pipeline(transaction=False) as pipe:
-                pipe.incr(self.key)
-                pipe.expire(self.key, KEEP_COUNT_S)
-                await pipe.execute()
+        if self.shared is None:
+            return
+        if self._next is None:
+            self._next = asyncio.get_running_loop().create_future()
+        done = self._next
+        self._waiting += 1
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.ensure_future(self._write())
+        await asyncio.shield(done)
+
+    async def _write(self) -> None:
+        """Store the waiting counts, one increment at a time, until none is waiting."""
+        while self._waiting:
+            waiting, done = self._waiting, self._next
+            self._waiting, self._next = 0, None
+            assert done is not None
+            try:
+                async with self.shared.pipeline(transaction=False) as pipe:
+                    pipe.incrby(self.key, waiting)
+                    pipe.expire(self.key, KEEP_COUNT_S)
+                    value, _ = await pipe.execute()
+            except asyncio.CancelledError:
+                done.cancel()
+                raise
+            except Exception as exc:  # Redis down: every attempt waiting fails with it
+                done.set_exception(exc)
+                done.exception()  # retrieved here too: no "never retrieved" warning
+                continue
+            self.stored = max(self.stored, int(value))
+            done.set_result(None)
 
     def report(self) -> tuple[int, int]:
         """(attempts to add, floor to raise the counter to)."""
@@ -66,6 +103,12 @@ class RequestCounter:
         added, self._reported = sent - self._reported, sent
         if self._sync is None or self.shared is None:
             return added, 0
+        stored = self.stored
+        if stored:  # this task's increments say it: no read needed
+            if stored == self._floor:
+                return 0, 0
+            self._floor = stored
+            return 0, stored
         if not added and self._floor_sent:
             return 0, 0  # nothing sent here since the last report: nothing to raise
         self._floor_sent = True
