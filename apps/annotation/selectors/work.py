@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from functools import cache
 
 from django.http import Http404
 
@@ -23,10 +24,11 @@ from apps.annotation.models import (
     judgement_version,
     original_shown_first,
 )
+from apps.annotation.selectors import rows
 from apps.annotation.services.work import AnnotatorProgress, annotator_progress
-from apps.catalog.models import Criterion
+from apps.catalog.models import Aspect, Criterion, PerturbationKind, Task
 from apps.corpus.diff import compute_diff, render_inline_html, render_side_by_side
-from apps.corpus.models import Perturbation, SourceItem
+from apps.corpus.models import Dataset, Perturbation, PerturbationVersion, SourceItem
 
 RECENT = 8
 
@@ -209,7 +211,45 @@ class VettingBrief:
     leased_until: object
 
 
+@cache
+def _brief_sql() -> str:
+    p, i = rows.columns(Perturbation, "p"), rows.columns(SourceItem, "i")
+    k, a = rows.columns(PerturbationKind, "k"), rows.columns(Aspect, "a")
+    versions, tasks = rows.table(PerturbationVersion), rows.table(Task)
+    return (
+        f"SELECT {p.sql}, {i.sql}, {k.sql}, {a.sql}, "
+        "COALESCE(t.text_name, dt.text_name, 'text'), "
+        f"(SELECT v.number FROM {versions} v WHERE v.perturbation_id = p.id "
+        "ORDER BY v.number DESC LIMIT 1) "
+        f"FROM {rows.table(Perturbation)} p JOIN {rows.table(SourceItem)} i ON i.id = p.item_id "
+        f"JOIN {rows.table(Dataset)} d ON d.id = i.dataset_id "
+        f"LEFT JOIN {tasks} t ON t.id = i.task_id LEFT JOIN {tasks} dt ON dt.id = d.task_id "
+        f"JOIN {rows.table(PerturbationKind)} k ON k.id = p.kind_id "
+        f"LEFT JOIN {rows.table(Aspect)} a ON a.id = k.target_aspect_id WHERE p.id = %s"
+    )
+
+
 def vetting_brief(slot: VettingSlot | ControlServe) -> VettingBrief:
+    """The API's vetting item: one statement written once (selectors/rows.py)."""
+    if not rows.fast():
+        return _vetting_brief_orm(slot)
+    row = rows.fetch(_brief_sql(), [slot.perturbation_id])[0]
+    at = 0
+    loaded = []
+    for model, alias in ((Perturbation, "p"), (SourceItem, "i"), (PerturbationKind, "k")):
+        columns = rows.columns(model, alias)
+        loaded.append(columns.load(row, at))
+        at += columns.width
+    perturbation, item, kind = loaded
+    aspect = rows.columns(Aspect, "a")
+    kind.target_aspect = aspect.load(row, at) if row[at] is not None else None
+    perturbation.item, perturbation.kind = item, kind
+    perturbation.diff_ops()  # computed once and stored
+    text_name, version = row[-2], row[-1]
+    return VettingBrief(perturbation, text_name, version or 1, slot.leased_until)
+
+
+def _vetting_brief_orm(slot: VettingSlot | ControlServe) -> VettingBrief:
     perturbation = Perturbation.objects.select_related(
         "item__task", "item__dataset__task", "kind__target_aspect"
     ).get(pk=slot.perturbation_id)

@@ -11,6 +11,7 @@ pattern for human work", lists what a new type provides.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from apps.annotation.models import (
     Study,
     judgement_version,
 )
+from apps.annotation.selectors import rows
 from apps.annotation.services.errors import StaleJudgement, WorkRefused
 from apps.annotation.services.saving import locked_or_created, snapshot, submit_once
 
@@ -176,7 +178,7 @@ class Work:
 
         def save() -> JudgementChange:
             held = None if served else self.lock(study=study, unit=unit)
-            earlier = model.answers.select_for_update().filter(**lookup).first()
+            earlier = answer_locked(model, study=study, person=person, unit=unit)
             if based_on is not None and judgement_version(earlier) != based_on:
                 raise StaleJudgement(self.stale_message(earlier))
             slot = None
@@ -197,9 +199,13 @@ class Work:
                 looked_up=True,
             )
             after = snapshot(judgement, model.answer_fields)
-            change = JudgementChange.record(
+            change = JudgementChange.of(
                 judgement, user=person, key=idempotency_key, before=before, after=after
             )
+            if rows.fast():
+                rows.insert(change)  # a repeated key still raises (IntegrityError)
+            else:
+                change.save(force_insert=True)
             if served is None:
                 self.after_save(study=study, judgement=judgement, held=held)
             else:
@@ -297,6 +303,26 @@ class Work:
             *units, f"{model.person_field}_id", model.value_field
         )
         return [((self.slug, *row[:-2]), row[-2], row[-1]) for row in rows]
+
+
+@functools.cache
+def _answer_sql(model: type[Judgement], unit: tuple[str, ...]) -> str:
+    person = f"{model.person_field}_id"
+    where = " AND ".join(f'"{name}" = %s' for name in ("study_id", person, *unit))
+    return (
+        f"SELECT {rows.columns(model, 'j').sql} FROM {rows.table(model)} j WHERE {where} FOR UPDATE"
+    )
+
+
+def answer_locked(model: type[Judgement], *, study: Study, person, unit: Unit) -> Any | None:
+    """The person's answer on the unit (a control item's too), locked for the save: a
+    statement written once (selectors/rows.py), the ORM's on SQLite."""
+    if not rows.fast():
+        lookup = {"study": study, model.person_field: person, **unit}
+        return model.answers.select_for_update().filter(**lookup).first()
+    names = tuple(unit)
+    found = rows.fetch(_answer_sql(model, names), [study.pk, person.pk, *unit.values()])
+    return rows.columns(model, "j").load(found[0]) if found else None
 
 
 def served_control(work: Work, *, study: Study, person, unit: Unit) -> ControlServe | None:
