@@ -35,7 +35,7 @@ from apps.annotation.models import (
 )
 from apps.annotation.selectors import rows
 from apps.annotation.services.errors import WorkRefused
-from apps.annotation.services.work import Figure, Queue, Unit, Work, slot_figures
+from apps.annotation.services.work import Counted, Figure, Queue, Unit, Work, slot_figures
 
 CLAIM_ATTEMPTS = 5
 BATCH = 2000
@@ -240,7 +240,9 @@ class PooledWork(Work):
             )
         return slots.count()
 
-    def queue(self, *, study: Study, person, fresh: bool = False) -> Queue:
+    def queue(
+        self, *, study: Study, person, fresh: bool = False, counted: Counted | None = None
+    ) -> Queue:
         """Their answers, and the study's open and total slots. The study-wide counts scan
         every slot, so they are shared for `STUDY_COUNTS_SECONDS` (each page shows them; a
         few seconds' staleness does not matter there). `fresh` counts now: beside "Nothing
@@ -252,9 +254,8 @@ class PooledWork(Work):
                 total=Count("id"), open=Count("id", filter=Q(done_at__isnull=True))
             )
             cache.set(key, counts, STUDY_COUNTS_SECONDS)
-        return Queue(
-            done=self.mine(study, person).count(), open=counts["open"], total=counts["total"]
-        )
+        done = counted[0] if counted else self.mine(study, person).count()
+        return Queue(done=done, open=counts["open"], total=counts["total"])
 
 
 @functools.cache

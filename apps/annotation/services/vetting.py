@@ -56,8 +56,8 @@ class VettingWork(PooledWork):
         units = StudyPerturbation.objects.filter(study=study)
         return PlanPart(self.slots_sync(study=study, units=units, key="perturbation_id"))
 
-    def item(self, *, study: Study, person, unit: Unit) -> Any:
-        return vetting_item(study=study, annotator=person, **unit)
+    def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
+        return vetting_item(study=study, annotator=person, **unit, held=held)
 
     def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
         if answer["verdict"] not in Verdict.values:

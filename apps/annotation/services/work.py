@@ -36,6 +36,7 @@ from apps.annotation.services.saving import locked_or_created, snapshot, submit_
 
 J = TypeVar("J")
 Unit = dict[str, Any]  # a unit's lookup: {"perturbation_id": 3, "criterion_id": 7}
+Counted = tuple[int, int]  # a person's answers and units waiting for them, already counted
 
 
 @dataclass(frozen=True)
@@ -149,8 +150,9 @@ class Work:
                 unit[f"{name}_id"] = int(value)
         return unit
 
-    def item(self, *, study: Study, person, unit: Unit) -> Any:
-        """What the page shows of one unit (404 unless it is this person's)."""
+    def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
+        """What the page shows of one unit (404 unless it is this person's); `held`: the
+        caller knows the person holds it (it was just handed out)."""
         raise NotImplementedError
 
     # --- saving ----------------------------------------------------------------------------
@@ -268,8 +270,12 @@ class Work:
 
     # --- progress --------------------------------------------------------------------------
 
-    def queue(self, *, study: Study, person, fresh: bool = False) -> Queue:
-        return Queue(done=self.mine(study, person).count())
+    def queue(
+        self, *, study: Study, person, fresh: bool = False, counted: Counted | None = None
+    ) -> Queue:
+        """`counted`: the person's counts, when the caller read them already."""
+        done = counted[0] if counted else self.mine(study, person).count()
+        return Queue(done=done)
 
     def mine(self, study: Study, person):
         """The person's answers, a control item's too (what they see of their own work)."""
@@ -385,11 +391,22 @@ class AnnotatorProgress:
     def __init__(self, study: Study, person, *, fresh: bool = False) -> None:
         self.study, self.person, self.fresh = study, person, fresh
         self._queues: dict[str, Queue] = {}
+        self._counted: dict[str, Counted] = {}
+
+    def counted(self, slug: str, *, done: int, waiting: int = 0) -> None:
+        """The person's counts of one type, read by the caller with what it shows (one
+        statement for the page): not counted again."""
+        self._counted[slug] = (done, waiting)
 
     def __getitem__(self, slug: str) -> Queue:
         if slug not in self._queues:
             work = work_type(slug)
-            self._queues[slug] = work.queue(study=self.study, person=self.person, fresh=self.fresh)
+            self._queues[slug] = work.queue(
+                study=self.study,
+                person=self.person,
+                fresh=self.fresh,
+                counted=self._counted.get(slug),
+            )
         return self._queues[slug]
 
     # The names the vetting and comparison pages use.
