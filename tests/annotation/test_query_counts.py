@@ -28,8 +28,8 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 # (type of work, through) -> (next item, submit). Pages: "submit" answers with the next
 # item's page (one round trip), so it includes a "next item".
 BUDGET = {
-    # "next" 6: the first time a perturbation is shown, its diff is computed and stored.
-    ("vetting", "api"): (6, 10),
+    # "next" 5: the first time a perturbation is shown, its diff is computed and stored.
+    ("vetting", "api"): (5, 10),
     ("vetting", "pages"): (7, 16),
     ("comparison", "api"): (7, 8),
     ("comparison", "pages"): (10, 16),

@@ -355,11 +355,18 @@ def _brief_sql() -> str:
     return f"SELECT {select} FROM {joins} WHERE p.id = %s"
 
 
+def vetting_shown_sql() -> tuple[str, str]:
+    """The API's vetting item as a select list and its tables: read with the slot handed
+    out (services/leases.py, `shown_sql`)."""
+    return _brief_parts()
+
+
 def vetting_brief(slot: VettingSlot | ControlServe) -> VettingBrief:
-    """The API's vetting item: one statement written once (selectors/rows.py)."""
+    """The API's vetting item: read with the slot when it was handed out, else one
+    statement written once (selectors/rows.py)."""
     if not rows.fast():
         return _vetting_brief_orm(slot)
-    row = rows.fetch(_brief_sql(), [slot.perturbation_id])[0]
+    row = getattr(slot, "shown", None) or rows.fetch(_brief_sql(), [slot.perturbation_id])[0]
     perturbation, at = _brief_load(row)
     perturbation.diff_ops()  # computed once and stored
     text_name, version = row[at], row[at + 1]

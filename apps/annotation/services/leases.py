@@ -115,12 +115,20 @@ class PooledWork(Work):
         found = rows.fetch(claim, params)
         if not found:
             return None
-        slot = rows.columns(self.slot_model, "x").load(found[0])
-        if found[0][-1]:  # a unit they had put back: no longer skipped
+        columns = rows.columns(self.slot_model, "x")
+        slot = columns.load(found[0])
+        if found[0][columns.width]:  # a unit they had put back: no longer skipped
             self.skip_model._default_manager.filter(
                 study=study, annotator=annotator, **self._unit_of(slot)
             ).delete()
+        slot.shown = found[0][columns.width + 1 :] if self.shown_sql() else None
         return slot
+
+    def shown_sql(self) -> tuple[str, str] | None:
+        """What the API shows of a unit, read in the statement that hands it out: a select
+        list and its tables (as `FROM got, <tables> WHERE <join>`: `got` is the slot), with
+        the condition joining them; None to read it apart."""
+        return None
 
     def _unit_of(self, slot: Any) -> Unit:
         field = f"{self.slot_model.unit_field}_id"
@@ -306,9 +314,15 @@ def _statements(work: PooledWork) -> tuple[str, str]:
         f"claimed AS (UPDATE {slots} s SET annotator_id = %(person)s, leased_until = %(until)s, "
         "lapsed_annotator_id = COALESCE(s.annotator_id, s.lapsed_annotator_id) "
         "FROM chosen WHERE s.id = chosen.id AND NOT EXISTS (SELECT 1 FROM held) "
-        f"RETURNING {rows.columns(work.slot_model, 's').sql}, chosen.skipped) "
-        "SELECT * FROM renewed UNION ALL SELECT * FROM claimed"
+        f"RETURNING {rows.columns(work.slot_model, 's').sql}, chosen.skipped), "
+        "got AS (SELECT * FROM renewed UNION ALL SELECT * FROM claimed) "
     )
+    shown = work.shown_sql()
+    if shown is None:
+        claim += "SELECT * FROM got"
+    else:
+        select, tables = shown
+        claim += f"SELECT got.*, {select} FROM got, {tables}"
     return lock, claim
 
 

@@ -22,7 +22,7 @@ from apps.annotation.models import (
     VettingSlot,
 )
 from apps.annotation.selectors import rows
-from apps.annotation.selectors.work import vetting_item
+from apps.annotation.selectors.work import vetting_item, vetting_shown_sql
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import PooledWork
 from apps.annotation.services.plan import comparable_refresh_one, comparison_slots_sync
@@ -55,6 +55,10 @@ class VettingWork(PooledWork):
     def plan(self, *, study: Study) -> PlanPart:
         units = StudyPerturbation.objects.filter(study=study)
         return PlanPart(self.slots_sync(study=study, units=units, key="perturbation_id"))
+
+    def shown_sql(self) -> tuple[str, str]:
+        select, tables = vetting_shown_sql()
+        return select, f"{tables} WHERE p.id = got.perturbation_id"
 
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return vetting_item(study=study, annotator=person, **unit, held=held)
