@@ -19,6 +19,12 @@ answer is the next item's HTML, so there "submit" is next item and submit in one
 `--think` adds a pause between items (seconds, uniform 0..2x), as people read before answering;
 with it, the annotators also start at random moments within the first 2x seconds.
 `--reuse` keeps the database of a previous run (skips the setup).
+
+It prints the server's CPU per request (the gunicorn workers' user + system time, read from
+/proc before and after the load, over the requests answered; PostgreSQL's backends apart) and
+the targets of issue 17: CPU per request at most 5 ms; with no pause, at least 4x the items/s
+of `--baseline` (the figure measured before the work, same machine); with a pause of 1 s, p95
+under 50 ms for both calls.
 """
 
 from __future__ import annotations
@@ -215,6 +221,46 @@ def serve(database_url: str, port: int, workers: int) -> subprocess.Popen:
     return server
 
 
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes (from /proc/<pid>/stat)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def postgres_backends(database_url: str) -> list[int]:
+    """The pids of the PostgreSQL backends connected to the bench database."""
+    import psycopg
+
+    name = database_url.split("?")[0].rsplit("/", 1)[1]
+    with psycopg.connect(database_url.split("?")[0], autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            [name],
+        ).fetchall()
+    return [pid for (pid,) in rows]
+
+
 # --- the annotators -----------------------------------------------------------------------
 
 
@@ -404,6 +450,12 @@ def main() -> None:
     parser.add_argument("--mode", choices=["api", "pages"], default="api")
     parser.add_argument("--port", type=int, default=8911)
     parser.add_argument("--reuse", action="store_true")
+    parser.add_argument(
+        "--baseline",
+        type=float,
+        default=0.0,
+        help="items/s measured before the work (same command): the saturation target is 4x",
+    )
     args = parser.parse_args()
 
     if not args.reuse:
@@ -430,6 +482,9 @@ def main() -> None:
         tally = Tally()
         since = timezone.now()
         deadline = time.monotonic() + args.seconds
+        gunicorn = _children(server.pid)
+        server_cpu = cpu_seconds(gunicorn)
+        before = {pid: cpu_seconds([pid]) for pid in postgres_backends(args.database)}
         started = time.monotonic()
         cpu = time.process_time()
         threads = [
@@ -442,6 +497,9 @@ def main() -> None:
             thread.join()
         elapsed = time.monotonic() - started
         client_cpu = time.process_time() - cpu
+        server_cpu = cpu_seconds(gunicorn) - server_cpu
+        after = postgres_backends(args.database)
+        database_cpu = sum(cpu_seconds([pid]) - before.get(pid, 0.0) for pid in after)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -457,7 +515,38 @@ def main() -> None:
     report("retry", tally.retry_ms, elapsed)
     print(f"errors: {sum(tally.errors.values())} {dict(tally.errors)}")
     problems = check(tally, args.overlap, since)
+    requests = len(tally.next_ms) + len(tally.submit_ms) + len(tally.retry_ms)
+    targets(args, tally, elapsed, server_cpu, requests, database_cpu)
     sys.exit(1 if problems or tally.errors else 0)
+
+
+def targets(
+    args, tally: Tally, elapsed: float, cpu: float, requests: int, database_cpu: float
+) -> None:
+    """The figures issue 17 sets, each with met / NOT met."""
+    per_request = cpu / requests * 1000 if requests else float("nan")
+    items = len(tally.submit_ms) / elapsed
+    print(
+        f"server CPU: {cpu:.1f} s in the {args.workers} gunicorn workers for {requests} requests"
+        f" = {per_request:.2f} ms a request; PostgreSQL backends "
+        f"{database_cpu / max(requests, 1) * 1000:.2f} ms a request"
+    )
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    print(f"target CPU per request <= 5 ms: {per_request:.2f} ms, {verdict(per_request <= 5)}")
+    if not args.think and args.baseline:
+        ratio = items / args.baseline
+        print(
+            f"target items/s >= 4x baseline {args.baseline:g}: {items:.1f} items/s = "
+            f"{ratio:.1f}x, {verdict(ratio >= 4)}"
+        )
+    if args.think == 1:
+        for name, values in (("next", tally.next_ms), ("submit", tally.submit_ms)):
+            if values:
+                p95 = percentile(values, 0.95)
+                print(f"target {name} p95 < 50 ms: {p95:.1f} ms, {verdict(p95 < 50)}")
 
 
 if __name__ == "__main__":

@@ -47,10 +47,25 @@ def refusals(call: Callable[[], T]) -> T:
         raise ValidationError(str(exc)) from exc
 
 
-def valid(serializer_class: type[serializers.Serializer], request: Request) -> dict:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
+_SHARED: dict[type, serializers.BaseSerializer] = {}
+
+
+def shared(serializer_class: type[serializers.BaseSerializer]) -> serializers.BaseSerializer:
+    """One instance of a serializer class per process, to validate input and show output:
+    building a serializer's fields costs more than using them (docs/annotation.md, "Speed").
+    Its fields keep no state between calls (no `data=`, no `instance`)."""
+    if serializer_class not in _SHARED:
+        _SHARED[serializer_class] = serializer_class()
+    return _SHARED[serializer_class]
+
+
+def valid(serializer_class: type[serializers.BaseSerializer], request: Request) -> dict:
+    """The request's validated data (400, naming the fields, when it is not valid)."""
+    return dict(shared(serializer_class).run_validation(request.data))
+
+
+def shown(serializer_class: type[serializers.BaseSerializer], instance: Any) -> Any:
+    return shared(serializer_class).to_representation(instance)
 
 
 class WorkAPI(viewsets.GenericViewSet):
@@ -83,7 +98,7 @@ class WorkAPI(viewsets.GenericViewSet):
     def brief(self, study: Study, slot: Any) -> Any:
         """What the API shows of a unit handed out."""
         unit = unit_of(slot, self.work.model.unit_fields)
-        return self.work.item(study=study, person=self.request.user, unit=unit)
+        return self.work.item(study=study, person=self.request.user, unit=unit, held=True)
 
     @action(detail=False, methods=["post"])  # routed by work_urls; marks it for the schema
     def next(self, request: Request, pk: int) -> Response:
@@ -92,7 +107,7 @@ class WorkAPI(viewsets.GenericViewSet):
         slot = hand_out(self.work, study=study, person=request.user)
         if slot is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(self.item_serializer(self.brief(study, slot)).data)
+        return Response(shown(self.item_serializer, self.brief(study, slot)))
 
     @action(detail=False, methods=["post"])
     def skip(self, request: Request, pk: int) -> Response:
@@ -132,7 +147,7 @@ class WorkAPI(viewsets.GenericViewSet):
             )
         )
         code = status.HTTP_201_CREATED if saved.new else status.HTTP_200_OK
-        return Response(self.get_serializer(saved.judgement).data, status=code)
+        return Response(shown(self.get_serializer_class(), saved.judgement), status=code)
 
 
 def work_api(

@@ -239,7 +239,22 @@ class JudgementChange(models.Model):
         after: dict[str, Any],
     ) -> JudgementChange:
         """The change a save made to `judgement` (any type), under the submit's key."""
-        return cls.objects.create(
+        change = cls.of(judgement, user=user, key=key, before=before, after=after)
+        change.save(force_insert=True)
+        return change
+
+    @classmethod
+    def of(
+        cls,
+        judgement: base.Judgement,
+        *,
+        user: Any,
+        key: uuid.UUID,
+        before: dict[str, Any] | None,
+        after: dict[str, Any],
+    ) -> JudgementChange:
+        """`record`'s change, not saved yet."""
+        return cls(
             study_id=judgement.study_id,
             user=user,
             judgement=judgement.judgement_kind,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, OuterRef, QuerySet, Subquery
@@ -11,8 +12,9 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from apps.accounts.models import Role
+from apps.accounts.models import Role, User
 from apps.annotation.models import Comparison, ExpertVote, Study, StudyMembership, Vetting
+from apps.annotation.selectors import rows
 from apps.corpus.models import Perturbation, SourceItem
 
 
@@ -115,22 +117,49 @@ class StudyAccess:
         return Role.RESEARCHER if self.owner else self.member_role
 
 
+@cache
+def _access_sql() -> str:
+    study, owner = rows.columns(Study, "s"), rows.columns(User, "o")
+    return (
+        f"SELECT {study.sql}, {owner.sql}, (SELECT m.role FROM {rows.table(StudyMembership)} m "
+        "WHERE m.study_id = s.id AND m.user_id = %s LIMIT 1) "
+        f'FROM {rows.table(Study)} s JOIN {rows.table(User)} o ON o.id = s."owner_id" '
+        "WHERE s.id = %s"
+    )
+
+
+def _study_with_role(user, pk: int) -> tuple[Study | None, str | None]:
+    """The study (its owner loaded) and the user's role in it as a member: one statement
+    written once (selectors/rows.py), the ORM's on SQLite."""
+    if not rows.fast():
+        membership = StudyMembership.objects.filter(study=OuterRef("pk"), user=user)
+        found = (
+            Study.objects.filter(pk=pk)
+            .select_related("owner")
+            .annotate(member_role=Subquery(membership.values("role")[:1]))
+            .first()
+        )
+        return found, getattr(found, "member_role", None)
+    fetched = rows.fetch(_access_sql(), [user.pk, pk])
+    if not fetched:
+        return None, None
+    row = fetched[0]
+    study_columns = rows.columns(Study, "s")
+    study = study_columns.load(row)
+    study.owner = rows.columns(User, "o").load(row, study_columns.width)
+    return study, row[-1]
+
+
 def study_access_for_user(user, pk: int) -> StudyAccess:
     """The study with the user's part in it, in one query (this runs on every request under
     /studies/<pk>/): 404 if they have none, exactly as if it did not exist."""
-    membership = StudyMembership.objects.filter(study=OuterRef("pk"), user=user)
-    study = (
-        Study.objects.filter(pk=pk)
-        .select_related("owner")
-        .annotate(member_role=Subquery(membership.values("role")[:1]))
-        .first()
-    )
+    study, role = _study_with_role(user, pk)
     if study is None:
         raise Http404("No such study.")
     access = StudyAccess(
         study=study,
         owner=user.is_superuser or study.owner_id == user.pk,
-        member_role=study.member_role,
+        member_role=role,
     )
     if not access.owner and access.member_role is None:
         raise Http404("No such study.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from functools import cache
 
 from django.http import Http404
 
@@ -23,10 +24,11 @@ from apps.annotation.models import (
     judgement_version,
     original_shown_first,
 )
+from apps.annotation.selectors import rows
 from apps.annotation.services.work import AnnotatorProgress, annotator_progress
-from apps.catalog.models import Criterion
+from apps.catalog.models import Aspect, Criterion, PerturbationKind, Task
 from apps.corpus.diff import compute_diff, render_inline_html, render_side_by_side
-from apps.corpus.models import Perturbation, SourceItem
+from apps.corpus.models import Dataset, Perturbation, PerturbationVersion, SourceItem
 
 RECENT = 8
 
@@ -85,11 +87,109 @@ class VettingItem:
     idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
 
 
-def vetting_item(*, study: Study, annotator, perturbation_id: int) -> VettingItem:
-    """One perturbation as this annotator vets it; 404 unless they hold it or vetted it."""
+@cache
+def _item_sql() -> str:
+    """`_brief_sql` with, for the annotator: their answer on it, the latest version's
+    author, whether they hold an open slot of it, and the counts of the page's queue line."""
+    v = rows.columns(Vetting, "v")
+    slots, vettings = rows.table(VettingSlot), rows.table(Vetting)
+    versions = rows.table(PerturbationVersion)
+    mine = "study_id = %(study)s AND annotator_id = %(person)s"
+    select, joins = _brief_parts(
+        f"LEFT JOIN {vettings} v ON v.study_id = %(study)s AND v.perturbation_id = p.id "
+        "AND v.annotator_id = %(person)s"
+    )
+    return (
+        f"SELECT {select}, {v.sql}, "
+        f"(SELECT pv.author_id FROM {versions} pv WHERE pv.perturbation_id = p.id "
+        "ORDER BY pv.number DESC LIMIT 1), "
+        f"EXISTS (SELECT 1 FROM {slots} WHERE {mine} AND perturbation_id = p.id "
+        "AND done_at IS NULL), "
+        f"(SELECT count(*) FROM {vettings} WHERE {mine}), "
+        f"(SELECT count(*) FROM {rows.table(ComparisonSlot)} WHERE {mine} AND done_at IS NULL), "
+        f"(SELECT count(*) FROM {rows.table(Comparison)} WHERE {mine}) "
+        f"FROM {joins} WHERE p.id = %(perturbation)s"
+    )
+
+
+@cache
+def _recent_sql() -> str:
+    kinds = rows.table(PerturbationKind)
+    return (
+        f"SELECT v.id, v.perturbation_id, v.verdict, v.created_at, k.id, k.name "
+        f"FROM {rows.table(Vetting)} v "
+        f"JOIN {rows.table(Perturbation)} p ON p.id = v.perturbation_id "
+        f"JOIN {kinds} k ON k.id = p.kind_id WHERE v.study_id = %s AND v.annotator_id = %s "
+        f"ORDER BY v.created_at DESC, v.id DESC LIMIT {RECENT}"
+    )
+
+
+def _recent(study: Study, annotator) -> list[Vetting]:
+    """The annotator's last verdicts, with what the page shows of them (kind name)."""
+    recent = []
+    names = ["id", "perturbation_id", "verdict", "created_at"]
+    for vid, pid, verdict, created, kid, kind_name in rows.fetch(
+        _recent_sql(), [study.pk, annotator.pk]
+    ):
+        vetting = Vetting.from_db(None, names, [vid, pid, verdict, created])
+        vetting.perturbation = Perturbation(id=pid, kind=PerturbationKind(id=kid, name=kind_name))
+        recent.append(vetting)
+    return recent
+
+
+def _vetting_item_fast(
+    study: Study, annotator, perturbation_id: int, held: bool | None
+) -> VettingItem:
+    params = {"study": study.pk, "person": annotator.pk, "perturbation": perturbation_id}
+    found = rows.fetch(_item_sql(), params)
+    if not found:
+        raise Http404("This item is not assigned to you.")
+    row = found[0]
+    perturbation, at = _brief_load(row)
+    text_name, version = row[at], row[at + 1]
+    answer = rows.columns(Vetting, "v")
+    vetting = answer.load(row, at + 2) if row[at + 2] is not None else None
+    author, holds, vetted, waiting, compared = row[at + 2 + answer.width :]
+    if held is None:
+        held = holds or holds_control(
+            study=study, annotator=annotator, work="vetting", perturbation_id=perturbation_id
+        )
+    if not held and vetting is None:
+        raise Http404("This item is not assigned to you.")
+    recent = _recent(study, annotator)
+    progress = annotator_progress(study, annotator)
+    progress.counted("vetting", done=vetted)
+    progress.counted("comparison", done=compared, waiting=waiting)
+    mine_all = Vetting.answers.filter(study=study, annotator=annotator)
+    return VettingItem(
+        perturbation=perturbation,
+        panes=diff_panes(perturbation.diff_ops()),
+        text_name=text_name,
+        vetting=vetting,
+        version=version or 1,
+        edited_by_me=bool(version and author == annotator.pk),
+        held=held,
+        previous=_previous(mine_all, vetting) if vetting else (recent[0] if recent else None),
+        recent=recent,
+        progress=progress,
+        based_on=judgement_version(vetting),
+    )
+
+
+def vetting_item(
+    *, study: Study, annotator, perturbation_id: int, held: bool | None = None
+) -> VettingItem:
+    """One perturbation as this annotator vets it; 404 unless they hold it or vetted it.
+    `held`: known by the caller (it was just handed out)."""
+    if rows.fast():
+        return _vetting_item_fast(study, annotator, perturbation_id, held)
     mine = {"study": study, "perturbation_id": perturbation_id, "annotator": annotator}
-    held = VettingSlot.objects.filter(**mine, done_at__isnull=True).exists() or holds_control(
-        study=study, annotator=annotator, work="vetting", perturbation_id=perturbation_id
+    held = (
+        held
+        or VettingSlot.objects.filter(**mine, done_at__isnull=True).exists()
+        or holds_control(
+            study=study, annotator=annotator, work="vetting", perturbation_id=perturbation_id
+        )
     )
     vetting = Vetting.answers.filter(**mine).first()
     if not held and vetting is None:
@@ -144,7 +244,7 @@ class ComparisonItem:
 
 
 def comparison_item(
-    *, study: Study, annotator, perturbation_id: int, criterion_id: int
+    *, study: Study, annotator, perturbation_id: int, criterion_id: int, held: bool | None = None
 ) -> ComparisonItem:
     """One pair x criterion as this annotator compares it; 404 unless it is theirs."""
     mine = {
@@ -153,12 +253,16 @@ def comparison_item(
         "criterion_id": criterion_id,
         "annotator": annotator,
     }
-    held = ComparisonSlot.objects.filter(**mine, done_at__isnull=True).exists() or holds_control(
-        study=study,
-        annotator=annotator,
-        work="comparison",
-        perturbation_id=perturbation_id,
-        criterion_id=criterion_id,
+    held = (
+        held
+        or ComparisonSlot.objects.filter(**mine, done_at__isnull=True).exists()
+        or holds_control(
+            study=study,
+            annotator=annotator,
+            work="comparison",
+            perturbation_id=perturbation_id,
+            criterion_id=criterion_id,
+        )
     )
     comparison = Comparison.answers.filter(**mine).first()
     if not held and comparison is None:
@@ -209,7 +313,67 @@ class VettingBrief:
     leased_until: object
 
 
+def _brief_parts(extra_join: str = "") -> tuple[str, str]:
+    """The select list and the joins of a perturbation shown for vetting: it, its item, its
+    kind and the kind's aspect, the name of the texts, the latest version's number."""
+    p, i = rows.columns(Perturbation, "p"), rows.columns(SourceItem, "i")
+    k, a = rows.columns(PerturbationKind, "k"), rows.columns(Aspect, "a")
+    versions, tasks = rows.table(PerturbationVersion), rows.table(Task)
+    select = (
+        f"{p.sql}, {i.sql}, {k.sql}, {a.sql}, COALESCE(t.text_name, dt.text_name, 'text'), "
+        f"(SELECT pv.number FROM {versions} pv WHERE pv.perturbation_id = p.id "
+        "ORDER BY pv.number DESC LIMIT 1)"
+    )
+    joins = (
+        f"{rows.table(Perturbation)} p JOIN {rows.table(SourceItem)} i ON i.id = p.item_id "
+        f"JOIN {rows.table(Dataset)} d ON d.id = i.dataset_id "
+        f"LEFT JOIN {tasks} t ON t.id = i.task_id LEFT JOIN {tasks} dt ON dt.id = d.task_id "
+        f"JOIN {rows.table(PerturbationKind)} k ON k.id = p.kind_id "
+        f"LEFT JOIN {rows.table(Aspect)} a ON a.id = k.target_aspect_id {extra_join}"
+    )
+    return select, joins
+
+
+def _brief_load(row) -> tuple[Perturbation, int]:
+    """The perturbation (item, kind and aspect attached) of a row of `_brief_parts`, and
+    where the row goes on after it (the text name, then the version)."""
+    at, loaded = 0, []
+    for model, alias in ((Perturbation, "p"), (SourceItem, "i"), (PerturbationKind, "k")):
+        columns = rows.columns(model, alias)
+        loaded.append(columns.load(row, at))
+        at += columns.width
+    perturbation, item, kind = loaded
+    aspect = rows.columns(Aspect, "a")
+    kind.target_aspect = aspect.load(row, at) if row[at] is not None else None
+    perturbation.item, perturbation.kind = item, kind
+    return perturbation, at + aspect.width
+
+
+@cache
+def _brief_sql() -> str:
+    select, joins = _brief_parts()
+    return f"SELECT {select} FROM {joins} WHERE p.id = %s"
+
+
+def vetting_shown_sql() -> tuple[str, str]:
+    """The API's vetting item as a select list and its tables: read with the slot handed
+    out (services/leases.py, `shown_sql`)."""
+    return _brief_parts()
+
+
 def vetting_brief(slot: VettingSlot | ControlServe) -> VettingBrief:
+    """The API's vetting item: read with the slot when it was handed out, else one
+    statement written once (selectors/rows.py)."""
+    if not rows.fast():
+        return _vetting_brief_orm(slot)
+    row = getattr(slot, "shown", None) or rows.fetch(_brief_sql(), [slot.perturbation_id])[0]
+    perturbation, at = _brief_load(row)
+    perturbation.diff_ops()  # computed once and stored
+    text_name, version = row[at], row[at + 1]
+    return VettingBrief(perturbation, text_name, version or 1, slot.leased_until)
+
+
+def _vetting_brief_orm(slot: VettingSlot | ControlServe) -> VettingBrief:
     perturbation = Perturbation.objects.select_related(
         "item__task", "item__dataset__task", "kind__target_aspect"
     ).get(pk=slot.perturbation_id)
@@ -239,11 +403,13 @@ class AssessmentItem:
         return len(self.scale) <= 10 and self.scale[0] >= 0 and self.scale[-1] <= 10
 
 
-def assessment_item(*, study: Study, annotator, unit_id: int) -> AssessmentItem:
+def assessment_item(
+    *, study: Study, annotator, unit_id: int, held: bool | None = None
+) -> AssessmentItem:
     """One text x criterion as this annotator rates it; 404 unless they hold it or rated it.
     Whether the text is an original or a perturbed one is not shown."""
     mine = {"study": study, "unit_id": unit_id, "annotator": annotator}
-    held = AssessmentSlot.objects.filter(**mine, done_at__isnull=True).exists()
+    held = held or AssessmentSlot.objects.filter(**mine, done_at__isnull=True).exists()
     held = held or holds_control(
         study=study, annotator=annotator, work="assessment", unit_id=unit_id
     )
@@ -290,12 +456,14 @@ class GoldCheckItem:
     idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
 
 
-def gold_check_item(*, study: Study, annotator, perturbation_id: int) -> GoldCheckItem:
+def gold_check_item(
+    *, study: Study, annotator, perturbation_id: int, held: bool | None = None
+) -> GoldCheckItem:
     """One adversarial text as this annotator labels it; 404 unless they hold it or labelled
     it. The task, the source and the search's criterion are shown; the judges' scores and the
     search's direction are not."""
     mine = {"study": study, "perturbation_id": perturbation_id, "annotator": annotator}
-    held = GoldCheckSlot.objects.filter(**mine, done_at__isnull=True).exists()
+    held = held or GoldCheckSlot.objects.filter(**mine, done_at__isnull=True).exists()
     gold_check = GoldCheck.answers.filter(**mine).first()
     if not held and gold_check is None:
         raise Http404("This text is not assigned to you.")

@@ -51,8 +51,8 @@ class AssessmentWork(PooledWork):
         units = AssessmentUnit.objects.filter(study=study, active=True)
         return PlanPart(self.slots_sync(study=study, units=units, key="id"))
 
-    def item(self, *, study: Study, person, unit: Unit) -> Any:
-        return assessment_item(study=study, annotator=person, **unit)
+    def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
+        return assessment_item(study=study, annotator=person, **unit, held=held)
 
     def values(self, *, study, person, unit, answer, earlier, slot) -> dict[str, Any]:
         low, high = (

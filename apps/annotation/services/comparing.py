@@ -32,6 +32,7 @@ from apps.annotation.services.plan import (
     criteria_design_sync,
 )
 from apps.annotation.services.work import (
+    Counted,
     Figure,
     PlanPart,
     Queue,
@@ -82,8 +83,8 @@ class ComparisonWork(Work):
             study=study, annotator=person, done_at__isnull=True, **unit
         ).update(skipped=True)
 
-    def item(self, *, study: Study, person, unit: Unit) -> Any:
-        return comparison_item(study=study, annotator=person, **unit)
+    def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
+        return comparison_item(study=study, annotator=person, **unit, held=held)
 
     def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
         if answer["choice"] not in Choice.values:
@@ -123,7 +124,11 @@ class ComparisonWork(Work):
     def label(self, judgement: Any) -> str:
         return f"{judgement.choice} ({Choice(judgement.choice).label})"
 
-    def queue(self, *, study: Study, person, fresh: bool = False) -> Queue:
+    def queue(
+        self, *, study: Study, person, fresh: bool = False, counted: Counted | None = None
+    ) -> Queue:
+        if counted:
+            return Queue(done=counted[0], mine=counted[1])
         waiting = ComparisonSlot.objects.filter(
             study=study, annotator=person, done_at__isnull=True
         ).count()

@@ -55,8 +55,8 @@ class GoldCheckWork(PooledWork):
         units = adversarial_plan(study)
         return PlanPart(self.slots_sync(study=study, units=units, key="perturbation_id"))
 
-    def item(self, *, study: Study, person, unit: Unit) -> Any:
-        return gold_check_item(study=study, annotator=person, **unit)
+    def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
+        return gold_check_item(study=study, annotator=person, **unit, held=held)
 
     def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
         if not isinstance(answer["good"], bool):

@@ -14,6 +14,7 @@ runs out makes the slot open again.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
 from itertools import islice
@@ -24,9 +25,17 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from apps.annotation.models import ControlServe, LeasedSlot, Skip, Study, StudyMembership
+from apps.annotation.models import (
+    ControlItem,
+    ControlServe,
+    LeasedSlot,
+    Skip,
+    Study,
+    StudyMembership,
+)
+from apps.annotation.selectors import rows
 from apps.annotation.services.errors import WorkRefused
-from apps.annotation.services.work import Figure, Queue, Unit, Work, slot_figures
+from apps.annotation.services.work import Counted, Figure, Queue, Unit, Work, slot_figures
 
 CLAIM_ATTEMPTS = 5
 BATCH = 2000
@@ -62,6 +71,8 @@ class PooledWork(Work):
 
     def _next(self, study: Study, annotator, now: datetime) -> tuple[Any | None, bool]:
         until = now + timedelta(minutes=study.lease_minutes)
+        if rows.fast():
+            return self._next_fast(study, annotator, now, until), True
         # One request per annotator at a time (two tabs): the second then finds the first's.
         list(StudyMembership.objects.select_for_update().filter(study=study, user=annotator))
         held = (
@@ -92,6 +103,32 @@ class PooledWork(Work):
                 ).delete()
             return slot, True
         return None, True
+
+    def _next_fast(self, study: Study, annotator, now: datetime, until: datetime) -> Any | None:
+        """`_next` on PostgreSQL in two statements written once (selectors/rows.py): the
+        membership lock (a statement of its own, so the next one sees what a request of
+        another tab committed meanwhile), then the held slot renewed, or else the first open
+        one claimed (skipped units last), in one."""
+        lock, claim = _statements(self)
+        params = {"study": study.pk, "person": annotator.pk, "now": now, "until": until}
+        rows.fetch(lock, params)
+        found = rows.fetch(claim, params)
+        if not found:
+            return None
+        columns = rows.columns(self.slot_model, "x")
+        slot = columns.load(found[0])
+        if found[0][columns.width]:  # a unit they had put back: no longer skipped
+            self.skip_model._default_manager.filter(
+                study=study, annotator=annotator, **self._unit_of(slot)
+            ).delete()
+        slot.shown = found[0][columns.width + 1 :] if self.shown_sql() else None
+        return slot
+
+    def shown_sql(self) -> tuple[str, str] | None:
+        """What the API shows of a unit, read in the statement that hands it out: a select
+        list and its tables (as `FROM got, <tables> WHERE <join>`: `got` is the slot), with
+        the condition joining them; None to read it apart."""
+        return None
 
     def _unit_of(self, slot: Any) -> Unit:
         field = f"{self.slot_model.unit_field}_id"
@@ -153,6 +190,10 @@ class PooledWork(Work):
         Anyone else, for a unit they were never handed, is refused.
         """
         now = timezone.now()
+        if rows.fast() and rows.fetch(
+            _close_sql(self.slot_model, tuple(unit)), [now, study.pk, person.pk, *unit.values()]
+        ):
+            return  # the usual case, in a statement written once
         slots = self.slot_model._default_manager.filter(study=study, **unit)
         mine = slots.filter(annotator=person)
         if mine.filter(done_at__isnull=True).update(done_at=now) or mine.exists() or revisit:
@@ -207,7 +248,9 @@ class PooledWork(Work):
             )
         return slots.count()
 
-    def queue(self, *, study: Study, person, fresh: bool = False) -> Queue:
+    def queue(
+        self, *, study: Study, person, fresh: bool = False, counted: Counted | None = None
+    ) -> Queue:
         """Their answers, and the study's open and total slots. The study-wide counts scan
         every slot, so they are shared for `STUDY_COUNTS_SECONDS` (each page shows them; a
         few seconds' staleness does not matter there). `fresh` counts now: beside "Nothing
@@ -219,9 +262,77 @@ class PooledWork(Work):
                 total=Count("id"), open=Count("id", filter=Q(done_at__isnull=True))
             )
             cache.set(key, counts, STUDY_COUNTS_SECONDS)
-        return Queue(
-            done=self.mine(study, person).count(), open=counts["open"], total=counts["total"]
+        done = counted[0] if counted else self.mine(study, person).count()
+        return Queue(done=done, open=counts["open"], total=counts["total"])
+
+
+@functools.cache
+def _statements(work: PooledWork) -> tuple[str, str]:
+    """The membership lock, and the held-or-claim statement of a type of pooled work (its
+    conditions are `open_slots`'s, under the same partial index of open slots)."""
+    slots, unit = rows.table(work.slot_model), f'"{work.slot_model.unit_field}_id"'
+    answers = rows.table(work.model)
+    person = f'"{work.model.person_field}_id"'
+    skips, serves = rows.table(work.skip_model), rows.table(ControlServe)
+    controls = rows.table(ControlItem)
+    returned = rows.columns(work.slot_model, "x").sql.replace('x."', '"')
+    lock = (
+        f"SELECT 1 FROM {rows.table(StudyMembership)} "
+        "WHERE study_id = %(study)s AND user_id = %(person)s FOR UPDATE"
+    )
+
+    def pick(with_skipped: bool) -> str:
+        skipped = (
+            ""
+            if with_skipped
+            else f"AND NOT EXISTS (SELECT 1 FROM {skips} k WHERE k.study_id = %(study)s "
+            f"AND k.{unit} = o.{unit} AND k.annotator_id = %(person)s) "
         )
+        return (
+            f"SELECT o.id FROM {slots} o WHERE o.study_id = %(study)s AND o.done_at IS NULL "
+            "AND (o.annotator_id IS NULL OR o.leased_until < %(now)s) "
+            f"AND NOT EXISTS (SELECT 1 FROM {slots} m WHERE m.study_id = %(study)s "
+            f"AND m.{unit} = o.{unit} AND m.annotator_id = %(person)s) "
+            f"AND NOT EXISTS (SELECT 1 FROM {answers} j WHERE j.study_id = %(study)s "
+            f"AND j.{unit} = o.{unit} AND j.{person} = %(person)s) "
+            f"AND NOT EXISTS (SELECT 1 FROM {serves} c JOIN {controls} ci "
+            "ON ci.id = c.control_id WHERE c.study_id = %(study)s "
+            f"AND c.annotator_id = %(person)s AND ci.{unit} = o.{unit}) "
+            f"{skipped}ORDER BY o.position, o.slot LIMIT 1 FOR UPDATE OF o SKIP LOCKED"
+        )
+
+    claim = (
+        f"WITH held AS (SELECT id FROM {slots} WHERE study_id = %(study)s "
+        "AND annotator_id = %(person)s AND done_at IS NULL ORDER BY position, slot LIMIT 1 "
+        "FOR UPDATE), "
+        f"renewed AS (UPDATE {slots} SET leased_until = %(until)s "
+        f"WHERE id IN (SELECT id FROM held) RETURNING {returned}, false AS skipped), "
+        f"first AS ({pick(False)}), "
+        f"again AS ({pick(True)}), "
+        "chosen AS (SELECT id, false AS skipped FROM first UNION ALL "
+        "SELECT id, true FROM again WHERE NOT EXISTS (SELECT 1 FROM first)), "
+        f"claimed AS (UPDATE {slots} s SET annotator_id = %(person)s, leased_until = %(until)s, "
+        "lapsed_annotator_id = COALESCE(s.annotator_id, s.lapsed_annotator_id) "
+        "FROM chosen WHERE s.id = chosen.id AND NOT EXISTS (SELECT 1 FROM held) "
+        f"RETURNING {rows.columns(work.slot_model, 's').sql}, chosen.skipped), "
+        "got AS (SELECT * FROM renewed UNION ALL SELECT * FROM claimed) "
+    )
+    shown = work.shown_sql()
+    if shown is None:
+        claim += "SELECT * FROM got"
+    else:
+        select, tables = shown
+        claim += f"SELECT got.*, {select} FROM got, {tables}"
+    return lock, claim
+
+
+@functools.cache
+def _close_sql(slot_model: type[LeasedSlot], unit: tuple[str, ...]) -> str:
+    where = " AND ".join(f'"{name}" = %s' for name in ("study_id", "annotator_id", *unit))
+    return (
+        f"UPDATE {rows.table(slot_model)} SET done_at = %s "
+        f"WHERE {where} AND done_at IS NULL RETURNING id"
+    )
 
 
 def _claim(slot: Any, annotator, now: datetime, until: datetime) -> bool:

@@ -31,6 +31,7 @@ from apps.annotation.models import (
     VettingSlot,
     vetting_consensus,
 )
+from apps.annotation.selectors import rows as plain
 from apps.annotation.services.leases import BATCH, batched
 from apps.annotation.services.work import work_types
 from apps.corpus.models import Perturbation
@@ -197,19 +198,34 @@ def comparable_refresh(*, study: Study, perturbation_ids: Sequence[int] | None =
 
 def comparable_refresh_one(*, study: Study, row: StudyPerturbation) -> bool:
     """`comparable_refresh` for one (locked) plan row; True when it changed."""
-    counts = dict(
-        Vetting.objects.filter(study=study, perturbation_id=row.perturbation_id)
-        .values_list("verdict")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
+    if plain.fast():  # after every vetting: statements written once (selectors/rows.py)
+        counts = dict(plain.fetch(_CONSENSUS, [study.pk, row.perturbation_id]))
+    else:
+        counts = dict(
+            Vetting.objects.filter(study=study, perturbation_id=row.perturbation_id)
+            .values_list("verdict")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
     verdict = vetting_consensus(counts, study.vetting_overlap)
     comparable = verdict in ACCEPTED_VERDICTS or not study.comparisons_need_vetting
     if (verdict, comparable) == (row.verdict, row.comparable):
         return False
     row.verdict, row.comparable = verdict, comparable
-    row.save(update_fields=["verdict", "comparable"])
+    if plain.fast():
+        plain.execute(_REFRESHED, [verdict, comparable, row.pk])
+    else:
+        row.save(update_fields=["verdict", "comparable"])
     return True
+
+
+_CONSENSUS = (
+    f"SELECT verdict, count(*) FROM {plain.table(Vetting)} WHERE study_id = %s "
+    "AND perturbation_id = %s AND control_id IS NULL GROUP BY verdict"
+)
+_REFRESHED = (
+    f"UPDATE {plain.table(StudyPerturbation)} SET verdict = %s, comparable = %s WHERE id = %s"
+)
 
 
 def comparison_slots_sync(*, study: Study, perturbation_ids: Iterable[int] | None = None) -> None:

@@ -21,12 +21,22 @@ from apps.annotation.models import (
     VettingSkip,
     VettingSlot,
 )
-from apps.annotation.selectors.work import vetting_item
+from apps.annotation.selectors import rows
+from apps.annotation.selectors.work import vetting_item, vetting_shown_sql
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import PooledWork
 from apps.annotation.services.plan import comparable_refresh_one, comparison_slots_sync
 from apps.annotation.services.work import PlanPart, Saved, Unit, register
 from apps.corpus.models import Perturbation, PerturbationVersion
+
+_LOCK = (
+    f"SELECT {rows.columns(StudyPerturbation, 'sp').sql} FROM {rows.table(StudyPerturbation)} sp "
+    "WHERE sp.study_id = %s AND sp.perturbation_id = %s FOR UPDATE"
+)
+_EDIT = (
+    f"SELECT id FROM {rows.table(PerturbationVersion)} WHERE perturbation_id = %s "
+    "AND author_id = %s ORDER BY number DESC LIMIT 1"
+)
 
 
 class VettingWork(PooledWork):
@@ -46,8 +56,12 @@ class VettingWork(PooledWork):
         units = StudyPerturbation.objects.filter(study=study)
         return PlanPart(self.slots_sync(study=study, units=units, key="perturbation_id"))
 
-    def item(self, *, study: Study, person, unit: Unit) -> Any:
-        return vetting_item(study=study, annotator=person, **unit)
+    def shown_sql(self) -> tuple[str, str]:
+        select, tables = vetting_shown_sql()
+        return select, f"{tables} WHERE p.id = got.perturbation_id"
+
+    def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
+        return vetting_item(study=study, annotator=person, **unit, held=held)
 
     def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
         if answer["verdict"] not in Verdict.values:
@@ -57,13 +71,25 @@ class VettingWork(PooledWork):
     def lock(self, *, study: Study, unit: Unit) -> StudyPerturbation:
         # Vettings of one perturbation queue up on its plan row, so the consensus computed
         # after the save always counts every committed vetting.
-        row = StudyPerturbation.objects.select_for_update().filter(study=study, **unit).first()
+        if rows.fast():
+            found = rows.fetch(_LOCK, [study.pk, unit["perturbation_id"]])
+            row = rows.columns(StudyPerturbation, "sp").load(found[0]) if found else None
+        else:
+            row = StudyPerturbation.objects.select_for_update().filter(study=study, **unit).first()
         if row is None:
             raise WorkRefused("This perturbation is not part of the study.")
         return row
 
     def values(self, *, study, person, unit, answer, earlier, slot) -> dict[str, Any]:
         # The vetting points at the annotator's own latest edit of the text, if they made one.
+        if rows.fast():
+            found = rows.fetch(_EDIT, [unit["perturbation_id"], person.pk])
+            edit_id = found[0][0] if found else None
+            return {
+                "verdict": answer["verdict"],
+                "note": answer["note"],
+                "edited_version_id": edit_id,
+            }
         edit = (
             PerturbationVersion.objects.filter(perturbation_id=unit["perturbation_id"])
             .filter(author=person)

@@ -11,6 +11,7 @@ pattern for human work", lists what a new type provides.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,11 +30,13 @@ from apps.annotation.models import (
     Study,
     judgement_version,
 )
+from apps.annotation.selectors import rows
 from apps.annotation.services.errors import StaleJudgement, WorkRefused
 from apps.annotation.services.saving import locked_or_created, snapshot, submit_once
 
 J = TypeVar("J")
 Unit = dict[str, Any]  # a unit's lookup: {"perturbation_id": 3, "criterion_id": 7}
+Counted = tuple[int, int]  # a person's answers and units waiting for them, already counted
 
 
 @dataclass(frozen=True)
@@ -147,8 +150,9 @@ class Work:
                 unit[f"{name}_id"] = int(value)
         return unit
 
-    def item(self, *, study: Study, person, unit: Unit) -> Any:
-        """What the page shows of one unit (404 unless it is this person's)."""
+    def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
+        """What the page shows of one unit (404 unless it is this person's); `held`: the
+        caller knows the person holds it (it was just handed out)."""
         raise NotImplementedError
 
     # --- saving ----------------------------------------------------------------------------
@@ -176,7 +180,7 @@ class Work:
 
         def save() -> JudgementChange:
             held = None if served else self.lock(study=study, unit=unit)
-            earlier = model.answers.select_for_update().filter(**lookup).first()
+            earlier = answer_locked(model, study=study, person=person, unit=unit)
             if based_on is not None and judgement_version(earlier) != based_on:
                 raise StaleJudgement(self.stale_message(earlier))
             slot = None
@@ -197,9 +201,13 @@ class Work:
                 looked_up=True,
             )
             after = snapshot(judgement, model.answer_fields)
-            change = JudgementChange.record(
+            change = JudgementChange.of(
                 judgement, user=person, key=idempotency_key, before=before, after=after
             )
+            if rows.fast():
+                rows.insert(change)  # a repeated key still raises (IntegrityError)
+            else:
+                change.save(force_insert=True)
             if served is None:
                 self.after_save(study=study, judgement=judgement, held=held)
             else:
@@ -262,8 +270,12 @@ class Work:
 
     # --- progress --------------------------------------------------------------------------
 
-    def queue(self, *, study: Study, person, fresh: bool = False) -> Queue:
-        return Queue(done=self.mine(study, person).count())
+    def queue(
+        self, *, study: Study, person, fresh: bool = False, counted: Counted | None = None
+    ) -> Queue:
+        """`counted`: the person's counts, when the caller read them already."""
+        done = counted[0] if counted else self.mine(study, person).count()
+        return Queue(done=done)
 
     def mine(self, study: Study, person):
         """The person's answers, a control item's too (what they see of their own work)."""
@@ -297,6 +309,26 @@ class Work:
             *units, f"{model.person_field}_id", model.value_field
         )
         return [((self.slug, *row[:-2]), row[-2], row[-1]) for row in rows]
+
+
+@functools.cache
+def _answer_sql(model: type[Judgement], unit: tuple[str, ...]) -> str:
+    person = f"{model.person_field}_id"
+    where = " AND ".join(f'"{name}" = %s' for name in ("study_id", person, *unit))
+    return (
+        f"SELECT {rows.columns(model, 'j').sql} FROM {rows.table(model)} j WHERE {where} FOR UPDATE"
+    )
+
+
+def answer_locked(model: type[Judgement], *, study: Study, person, unit: Unit) -> Any | None:
+    """The person's answer on the unit (a control item's too), locked for the save: a
+    statement written once (selectors/rows.py), the ORM's on SQLite."""
+    if not rows.fast():
+        lookup = {"study": study, model.person_field: person, **unit}
+        return model.answers.select_for_update().filter(**lookup).first()
+    names = tuple(unit)
+    found = rows.fetch(_answer_sql(model, names), [study.pk, person.pk, *unit.values()])
+    return rows.columns(model, "j").load(found[0]) if found else None
 
 
 def served_control(work: Work, *, study: Study, person, unit: Unit) -> ControlServe | None:
@@ -359,11 +391,22 @@ class AnnotatorProgress:
     def __init__(self, study: Study, person, *, fresh: bool = False) -> None:
         self.study, self.person, self.fresh = study, person, fresh
         self._queues: dict[str, Queue] = {}
+        self._counted: dict[str, Counted] = {}
+
+    def counted(self, slug: str, *, done: int, waiting: int = 0) -> None:
+        """The person's counts of one type, read by the caller with what it shows (one
+        statement for the page): not counted again."""
+        self._counted[slug] = (done, waiting)
 
     def __getitem__(self, slug: str) -> Queue:
         if slug not in self._queues:
             work = work_type(slug)
-            self._queues[slug] = work.queue(study=self.study, person=self.person, fresh=self.fresh)
+            self._queues[slug] = work.queue(
+                study=self.study,
+                person=self.person,
+                fresh=self.fresh,
+                counted=self._counted.get(slug),
+            )
         return self._queues[slug]
 
     # The names the vetting and comparison pages use.

@@ -91,14 +91,16 @@ class WorkPage:
     def next_page(self, request: AuthedRequest, study: Study) -> HttpResponse:
         slot = hand_out(self.work, study=study, person=request.user)
         unit = unit_of(slot, self.work.model.unit_fields) if slot else None
-        return self.unit_page(request, study, unit)
+        return self.unit_page(request, study, unit, held=True)
 
-    def unit_page(self, request: AuthedRequest, study: Study, unit: Unit | None) -> HttpResponse:
+    def unit_page(
+        self, request: AuthedRequest, study: Study, unit: Unit | None, held: bool | None = None
+    ) -> HttpResponse:
         context: dict[str, object] = {"study": study, "work": self.work}
         if unit is None:
             context.update(item=None, progress=annotator_progress(study, request.user, fresh=True))
         else:
-            item = self.work.item(study=study, person=request.user, unit=unit)
+            item = self.work.item(study=study, person=request.user, unit=unit, held=held)
             context.update(item=item, progress=item.progress, nav=self.nav(study, unit, item))
         template = f"{self.template}#work" if request.htmx else self.template
         return render(request, template, context)

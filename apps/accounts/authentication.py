@@ -1,0 +1,45 @@
+"""API authentication: DRF's token scheme, its look-up written once as one plain statement.
+
+The token and its user are read on every API request; DRF's own class builds the same join
+with the ORM each time, which costs more CPU than the rest of a "next item" request
+(docs/annotation.md, "Speed"). Same answers: an unknown token or an inactive user is refused.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from django.db import DEFAULT_DB_ALIAS, connection
+from rest_framework import authentication, exceptions
+from rest_framework.authtoken.models import Token
+
+from apps.accounts.models import User
+
+
+@cache
+def _statement() -> tuple[str, list[str]]:
+    fields = User._meta.concrete_fields
+    names = ", ".join(f'u."{field.column}"' for field in fields)
+    sql = (
+        f'SELECT t."created", {names} FROM "{Token._meta.db_table}" t '
+        f'JOIN "{User._meta.db_table}" u ON u."id" = t."user_id" WHERE t."key" = %s'
+    )
+    return sql, [field.attname for field in fields]
+
+
+class TokenAuthentication(authentication.TokenAuthentication):
+    """`Authorization: Token <key>`, as DRF's, in one statement written once."""
+
+    def authenticate_credentials(self, key: str) -> tuple[User, Token]:
+        sql, names = _statement()
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [key])
+            row = cursor.fetchone()
+        if row is None:
+            raise exceptions.AuthenticationFailed("Invalid token.")
+        user = User.from_db(DEFAULT_DB_ALIAS, names, list(row[1:]))
+        if not user.is_active:
+            raise exceptions.AuthenticationFailed("User inactive or deleted.")
+        token = Token(key=key, user=user, created=row[0])
+        token._state.adding, token._state.db = False, DEFAULT_DB_ALIAS
+        return user, token

@@ -1,0 +1,90 @@
+"""Model rows read by plain SQL on the hot paths of human work (docs/annotation.md, "Speed").
+
+"Next item" and "submit" run on every click of every annotator; building their queries with
+the ORM cost more CPU than the rest of the request (a statement's compilation is about a
+millisecond). The statements there are written once per process (`Statement`), their rows
+turned into model instances here (`Columns`), with the same field conversions the ORM does.
+PostgreSQL only: on SQLite the ORM paths stay (`fast()` says which).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any, TypeVar
+
+from django.db import DEFAULT_DB_ALIAS, connection, models
+
+M = TypeVar("M", bound=models.Model)
+
+
+def fast() -> bool:
+    """Whether the plain-SQL paths apply (PostgreSQL)."""
+    return connection.vendor == "postgresql"
+
+
+class Columns:
+    """A model's concrete columns as selected under an alias, and their rows as instances."""
+
+    def __init__(self, model: type[models.Model], alias: str) -> None:
+        fields = model._meta.concrete_fields
+        self.model = model
+        self.sql = ", ".join(f'{alias}."{field.column}"' for field in fields)
+        self.names = [field.attname for field in fields]
+        self.width = len(fields)
+        self.converters: list[tuple[int, Callable[..., Any]]] = [
+            (i, field.from_db_value)
+            for i, field in enumerate(fields)
+            if hasattr(field, "from_db_value")
+        ]
+
+    def load(self, row: Sequence[Any], start: int = 0) -> Any:
+        values = list(row[start : start + self.width])
+        for i, convert in self.converters:
+            values[i] = convert(values[i], None, connection)
+        return self.model.from_db(DEFAULT_DB_ALIAS, self.names, values)
+
+
+@cache
+def columns(model: type[models.Model], alias: str) -> Columns:
+    return Columns(model, alias)
+
+
+def table(model: type[models.Model]) -> str:
+    return f'"{model._meta.db_table}"'
+
+
+def fetch(sql: str, params: Sequence[Any] | dict[str, Any]) -> list[tuple[Any, ...]]:
+    """The rows of a statement that returns rows (SELECT, or RETURNING)."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def execute(sql: str, params: Sequence[Any] | dict[str, Any]) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+@cache
+def _insert_sql(model: type[models.Model], conflict: bool) -> tuple[str, list[models.Field]]:
+    fields = [field for field in model._meta.concrete_fields if not field.primary_key]
+    names = ", ".join(f'"{field.column}"' for field in fields)
+    marks = ", ".join(["%s"] * len(fields))
+    tail = " ON CONFLICT DO NOTHING" if conflict else ""
+    sql = f'INSERT INTO {table(model)} ({names}) VALUES ({marks}){tail} RETURNING "id"'
+    return sql, fields
+
+
+def insert(row: models.Model, *, unless_conflict: bool = False) -> bool:
+    """Insert a new model instance in one statement, as `save()` would (its `auto_now`
+    fields set), and give it its id. `unless_conflict`: a row that breaks a unique constraint
+    is not inserted (False), instead of raising inside the transaction."""
+    sql, fields = _insert_sql(type(row), unless_conflict)
+    values = [field.get_db_prep_save(field.pre_save(row, True), connection) for field in fields]
+    found = fetch(sql, values)
+    if not found:
+        return False
+    row.pk = found[0][0]
+    row._state.adding, row._state.db = False, DEFAULT_DB_ALIAS
+    return True

@@ -1,0 +1,200 @@
+"""How many SQL statements "next item" and "submit" cost, for each type of work, through the
+API and the pages (docs/annotation.md, "Speed"): the budgets below are what the work needs
+now, so a change that adds a statement to every click fails here.
+
+Counted as in production: the test's transaction turns each `atomic` block into a SAVEPOINT
+and its RELEASE, which in production are the transaction's own BEGIN and COMMIT (not
+statements the server sends), so they are left out.
+"""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import contextmanager
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+
+from apps.annotation.models import Assessment, Comparison, ExpertVote, GoldCheck, Vetting
+from apps.annotation.services import study_plan_build
+from apps.catalog.models import KindFamily, Metric, PerturbationKind
+from tests.annotation.factories import study_setup
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+# (type of work, through) -> (next item, submit). Pages: "submit" answers with the next
+# item's page (one round trip), so it includes a "next item".
+BUDGET = {
+    # "next" 5: the first time a perturbation is shown, its diff is computed and stored.
+    ("vetting", "api"): (5, 10),
+    ("vetting", "pages"): (7, 16),
+    ("comparison", "api"): (7, 8),
+    ("comparison", "pages"): (10, 16),
+    ("assessment", "api"): (7, 10),
+    ("assessment", "pages"): (10, 15),
+    ("gold_check", "api"): (7, 8),
+    ("gold_check", "pages"): (10, 15),
+    # The survey shows every card at once: no "next"; a vote checks the survey's units.
+    ("survey", "api"): (0, 15),
+    ("survey", "pages"): (0, 21),
+}
+
+
+@contextmanager
+def statements(limit: int, what: str):
+    with CaptureQueriesContext(connection) as captured:
+        yield
+    sent = [
+        query["sql"]
+        for query in captured.captured_queries
+        if not query["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))
+    ]
+    listing = "\n".join(sql[:200] for sql in sent)
+    print(f"{what}: {len(sent)} statements")
+    assert len(sent) <= limit, f"{what}: {len(sent)} statements, budget {limit}:\n{listing}"
+
+
+def api_as(api_client, user):
+    api_client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return api_client
+
+
+def key() -> str:
+    return str(uuid.uuid4())
+
+
+def test_vetting_through_the_api(api_client):
+    setup = study_setup(perturbations=6, annotators=2, aspects=2, vetting_overlap=3)
+    api = api_as(api_client, setup.annotators[0])
+    base = f"/api/v1/studies/{setup.study.pk}/"
+    api.post(base + "vetting/next/")  # the first request of a process reads a few things once
+    next_budget, submit_budget = BUDGET["vetting", "api"]
+    for _ in range(2):
+        with statements(next_budget, "vetting API next"):
+            item = api.post(base + "vetting/next/").json()
+        body = {"perturbation": item["perturbation"], "verdict": "valid", "idempotency_key": key()}
+        with statements(submit_budget, "vetting API submit"):
+            assert api.post(base + "vettings/", body, format="json").status_code == 201
+        with statements(submit_budget, "vetting API submit again"):  # a retry: saves nothing
+            assert api.post(base + "vettings/", body, format="json").status_code == 200
+    assert Vetting.objects.count() == 2
+
+
+def test_vetting_through_the_pages(client):
+    setup = study_setup(perturbations=6, annotators=2, aspects=2, vetting_overlap=3)
+    client.force_login(setup.annotators[1])
+    page = f"/studies/{setup.study.pk}/vet/"
+    client.get(page, **HTMX)
+    next_budget, submit_budget = BUDGET["vetting", "pages"]
+    with statements(next_budget, "vetting page next"):
+        item = client.get(page, **HTMX).context["item"]
+    for _ in range(2):
+        answer = {"verdict": "valid", "note": "", "idempotency_key": key()}
+        with statements(submit_budget, "vetting page submit and next"):
+            response = client.post(f"{page}{item.perturbation.pk}/verdict/", answer, **HTMX)
+        assert response.status_code == 200 and response.context["item"] is not None
+        item = response.context["item"]
+    assert Vetting.objects.count() == 2
+
+
+def _comparison_answer(item) -> dict:
+    return {"choice": "B", "original_first": item["original_first"], "idempotency_key": key()}
+
+
+def test_comparison_through_the_api_and_the_pages(api_client, client):
+    setup = study_setup(perturbations=4, annotators=1, aspects=2, comparisons_need_vetting=False)
+    person = setup.annotators[0]
+    api = api_as(api_client, person)
+    base = f"/api/v1/studies/{setup.study.pk}/"
+    api.post(base + "comparisons/next/")
+    next_budget, submit_budget = BUDGET["comparison", "api"]
+    with statements(next_budget, "comparison API next"):
+        item = api.post(base + "comparisons/next/").json()
+    body = {"perturbation": item["perturbation"], "criterion": item["criterion"]}
+    with statements(submit_budget, "comparison API submit"):
+        saved = api.post(base + "comparisons/", {**body, **_comparison_answer(item)}, "json")
+    assert saved.status_code == 201
+    client.force_login(person)
+    page = f"/studies/{setup.study.pk}/compare/"
+    next_budget, submit_budget = BUDGET["comparison", "pages"]
+    with statements(next_budget, "comparison page next"):
+        shown = client.get(page, **HTMX).context["item"]
+    first = "1" if shown.original_first else "0"
+    answer = {"choice": "A", "original_first": first, "idempotency_key": key()}
+    target = f"{page}{shown.perturbation.pk}/{shown.criterion.pk}/choice/"
+    with statements(submit_budget, "comparison page submit and next"):
+        assert client.post(target, answer, **HTMX).status_code == 200
+    assert Comparison.objects.count() == 2
+
+
+def test_assessment_through_the_api_and_the_pages(api_client, client):
+    setup = study_setup(perturbations=4, annotators=1, aspects=2, assess=True)
+    person = setup.annotators[0]
+    api = api_as(api_client, person)
+    base = f"/api/v1/studies/{setup.study.pk}/"
+    api.post(base + "assessments/next/")
+    next_budget, submit_budget = BUDGET["assessment", "api"]
+    with statements(next_budget, "assessment API next"):
+        item = api.post(base + "assessments/next/").json()
+    body = {"unit": item["unit"], "score": 1, "idempotency_key": key()}
+    with statements(submit_budget, "assessment API submit"):
+        assert api.post(base + "assessments/", body, format="json").status_code == 201
+    client.force_login(person)
+    page = f"/studies/{setup.study.pk}/assess/"
+    next_budget, submit_budget = BUDGET["assessment", "pages"]
+    with statements(next_budget, "assessment page next"):
+        shown = client.get(page, **HTMX).context["item"]
+    answer = {"score": 1, "idempotency_key": key(), "based_on": 0}
+    with statements(submit_budget, "assessment page submit and next"):
+        assert client.post(f"{page}{shown.unit.pk}/rating/", answer, **HTMX).status_code == 200
+    assert Assessment.objects.count() == 2
+
+
+def test_gold_check_through_the_api_and_the_pages(api_client, client):
+    setup = study_setup(perturbations=4, annotators=1, build=False)
+    PerturbationKind.objects.filter(pk__in=[k.pk for k in setup.kinds]).update(
+        family=KindFamily.ADVERSARIAL
+    )
+    study_plan_build(study=setup.study)
+    person = setup.annotators[0]
+    api = api_as(api_client, person)
+    base = f"/api/v1/studies/{setup.study.pk}/"
+    api.post(base + "gold-checks/next/")
+    next_budget, submit_budget = BUDGET["gold_check", "api"]
+    with statements(next_budget, "gold check API next"):
+        item = api.post(base + "gold-checks/next/").json()
+    body = {"perturbation": item["perturbation"], "good": True, "idempotency_key": key()}
+    with statements(submit_budget, "gold check API submit"):
+        assert api.post(base + "gold-checks/", body, format="json").status_code == 201
+    client.force_login(person)
+    page = f"/studies/{setup.study.pk}/gold-check/"
+    next_budget, submit_budget = BUDGET["gold_check", "pages"]
+    with statements(next_budget, "gold check page next"):
+        shown = client.get(page, **HTMX).context["item"]
+    answer = {"good": "1", "idempotency_key": key()}
+    target = f"{page}{shown.perturbation.pk}/label/"
+    with statements(submit_budget, "gold check page submit and next"):
+        assert client.post(target, answer, **HTMX).status_code == 200
+    assert GoldCheck.objects.count() == 2
+
+
+def test_survey_votes_through_the_api_and_the_pages(api_client, client):
+    setup = study_setup(perturbations=2, kinds=2, annotators=1, experts=1)
+    expert = setup.experts[0]
+    metric = Metric.objects.get(slug="fluency")
+    api = api_as(api_client, expert)
+    _, submit_budget = BUDGET["survey", "api"]
+    body = {"kind": setup.kinds[0].pk, "metric": metric.pk, "idempotency_key": key()}
+    with statements(submit_budget, "survey API vote"):
+        voted = api.post(f"/api/v1/studies/{setup.study.pk}/expert-votes/", body, "json")
+    assert voted.status_code == 201
+    client.force_login(expert)
+    _, submit_budget = BUDGET["survey", "pages"]
+    data = {"kind": setup.kinds[1].pk, "metric": metric.pk, "idempotency_key": key()}
+    with statements(submit_budget, "survey page vote"):
+        response = client.post(f"/studies/{setup.study.pk}/survey/vote/", data, **HTMX)
+    assert response.status_code == 200
+    assert ExpertVote.objects.count() == 2
