@@ -39,7 +39,9 @@ def _run(study, judge, strategy, owner) -> JudgeRun:
 def scripted_subject(audit, study, items, perts, *, careless: bool, criterion: str, name: str):
     """A judge whose single-answer run misses spelling errors when careless (scores them as
     the original) and whose pairwise verdicts follow the order shown when careless."""
-    judge = llm_judge_create(name=name, base_url="http://127.0.0.1:1", model="m")
+    judge = llm_judge_create(
+        name=f"{name}-{uuid.uuid4().hex[:4]}", base_url="http://127.0.0.1:1", model="m"
+    )
     single, pair = _strategy("single"), _strategy("pairwise")
     subject = AuditSubject.objects.create(audit=audit, judge=judge, strategy=single)
     run = _run(study, judge, single, audit.owner)
