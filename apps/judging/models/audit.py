@@ -16,6 +16,7 @@ from django.db import models
 from django.db.models import Q
 
 from apps.corpus.models import Dataset
+from apps.endpoints.models import Endpoint
 from apps.judging.models.judge import Judge
 from apps.judging.models.run import JudgeRun
 from apps.judging.models.search import AdversarialSearch
@@ -68,6 +69,22 @@ class JudgeAudit(models.Model):
     search_budget = models.PositiveIntegerField(
         default=20, help_text="Victim queries per item for the small adversarial search."
     )
+    generator = models.ForeignKey(
+        Endpoint,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The adversarial search's generator (none: the search is skipped).",
+    )
+    gold_judge = models.ForeignKey(
+        Judge,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The adversarial search's gold judge (an LLM judge; none: skipped).",
+    )
     error = models.TextField(blank=True, help_text="Why the audit failed, if it did.")
 
     objects = AuditQuerySet.as_manager()
@@ -91,16 +108,26 @@ class JudgeAudit(models.Model):
 
     def parts_all(self) -> models.QuerySet[AuditPart]:
         return AuditPart.objects.filter(subject__audit=self).select_related(
-            "subject", "run", "search"
+            "subject", "run", "baseline", "search"
         )
 
     def progress(self) -> dict[str, int]:
-        """Counters summed over its parts' runs and searches (a search counts the runs its
-        judges' calls are kept in, and its generator's HTTP requests)."""
+        """Counters summed over its parts' runs and searches, each counted once (parts that
+        ask the same thing share a run; a search counts the runs its judges' calls are kept
+        in, and its generator's HTTP requests)."""
         totals = dict.fromkeys(PROGRESS_KEYS, 0)
+        runs: dict[int, JudgeRun] = {}
+        searches: dict[int, AdversarialSearch] = {}
         for part in self.parts_all():
-            for key, value in part.progress().items():
-                totals[key] += value
+            runs.update({r.pk: r for r in (part.run, part.baseline) if r is not None})
+            if part.search is not None:
+                searches[part.search.pk] = part.search
+        for search in searches.values():
+            totals["http_requests"] += search.generator_http_requests
+            runs.update({sj.run.pk: sj.run for sj in search.judges.select_related("run")})
+        for run in runs.values():
+            for key in PROGRESS_KEYS:
+                totals[key] += getattr(run, key)
         return totals
 
 
@@ -143,6 +170,14 @@ class AuditPart(models.Model):
     search = models.ForeignKey(
         AdversarialSearch, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    baseline = models.ForeignKey(
+        JudgeRun,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The run it is compared with: the misleading cue's knowledge-prompt run.",
+    )
     skipped_reason = models.TextField(blank=True)
 
     class Meta:
@@ -161,8 +196,7 @@ class AuditPart(models.Model):
     def progress(self) -> dict[str, int]:
         counters = dict.fromkeys(PROGRESS_KEYS, 0)
         runs: list[JudgeRun] = []
-        if self.run is not None:
-            runs.append(self.run)
+        runs.extend(run for run in (self.run, self.baseline) if run is not None)
         if self.search is not None:
             runs.extend(sj.run for sj in self.search.judges.select_related("run"))
             counters["http_requests"] += self.search.generator_http_requests
