@@ -3,7 +3,6 @@ the one-file HTML and JSON downloads, and the owner's read-only share links."""
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -17,7 +16,12 @@ from django.views.decorators.http import require_GET, require_POST
 from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
 from apps.analysis.cards.comparison import subjects_of
-from apps.analysis.cards.snapshots import audit_fingerprint, audit_json, card_get, comparison_get
+from apps.analysis.cards.snapshots import (
+    audit_fingerprint,
+    audit_json_text,
+    card_get,
+    comparison_get,
+)
 from apps.analysis.models import CardShare
 from apps.analysis.permissions import READS_AUDIT_CARDS, SHARES_AUDIT_CARDS
 from apps.analysis.reports.base import Report
@@ -124,8 +128,7 @@ def audit_compare_file(request: AuthedRequest, pk: int, file_format: str):
 def audit_json_file(request: AuthedRequest, pk: int) -> HttpResponse:
     """Every card and the comparison in one JSON file: what `judge_audit --json` writes."""
     audit = audit_readable(request.user, pk, request.GET.get("share", ""))
-    data = audit_json(audit)
-    response = HttpResponse(json.dumps(data, indent=2, sort_keys=True), "application/json")
+    response = HttpResponse(audit_json_text(audit), "application/json")
     response["Content-Disposition"] = f'attachment; filename="audit-{audit.pk}.json"'
     return response
 

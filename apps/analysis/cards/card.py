@@ -23,9 +23,9 @@ from apps.analysis.reports.adversarial import (
     search_finals,
 )
 from apps.analysis.reports.base import Report, Section, Table, rounded
-from apps.analysis.reports.judge_reliability import _confusion, _deltas
+from apps.analysis.reports.judge_reliability import confusion_section, deltas_section
 from apps.analysis.reports.judge_vs_human import judge_human_section, judge_means, rating_sources
-from apps.analysis.reports.prompting_strategies import _match_rows
+from apps.analysis.reports.prompting_strategies import match_rows
 from apps.corpus.models import Perturbation
 from apps.judging.models.audit import AuditSubject, PartKind
 
@@ -202,8 +202,8 @@ def _details(evidence: SubjectEvidence) -> list[Section]:
     data = evidence.scores(PartKind.ASPECT_DELTAS)
     run = evidence.run(PartKind.ASPECT_DELTAS)
     if data is not None and run is not None and data.perturbed:
-        out.append(_deltas(data, data.by_kind_dim()))
-        out.append(_confusion(run, data))
+        out.append(deltas_section(data, data.by_kind_dim()))
+        out.append(confusion_section(run, data))
     out.extend(_cue_detail(evidence))
     run = evidence.run(PartKind.HUMAN_AGREEMENT)
     if run is not None and run.study is not None:
@@ -223,7 +223,7 @@ def _cue_detail(evidence: SubjectEvidence) -> list[Section]:
     if cue is None or baseline is None:
         return []
     means = {cue.pk: judge_means(cue), baseline.pk: judge_means(baseline)}
-    rows = _match_rows(cue, baseline, means)
+    rows = match_rows(cue, baseline, means)
     return [
         Section(
             "Misleading cue",

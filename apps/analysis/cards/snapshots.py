@@ -105,3 +105,8 @@ def audit_json(audit: JudgeAudit) -> dict[str, Any]:
         ],
         "comparison": comparison_get(audit, fingerprint).as_dict(),
     }
+
+
+def audit_json_text(audit: JudgeAudit) -> str:
+    """``audit_json`` as the text both the page's download and the command line write."""
+    return json.dumps(audit_json(audit), indent=2, sort_keys=True) + "\n"

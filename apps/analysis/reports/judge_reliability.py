@@ -49,9 +49,9 @@ def build(run: JudgeRun) -> Report:
     paired = data.by_kind_dim()
     if data.perturbed:
         report.sections.append(discernment.section(data, paired))
-        report.sections.append(_deltas(data, paired))
+        report.sections.append(deltas_section(data, paired))
         report.sections.append(fbi_rates.failure_section(run, data, paired))
-    report.sections.append(_confusion(run, data))
+    report.sections.append(confusion_section(run, data))
     report.sections.append(_response_style(run))
     if run.strategy and run.strategy.both_orders:
         report.sections.append(fbi_rates.pairwise_section(run))
@@ -83,7 +83,7 @@ def human_cell_verdicts(run: JudgeRun) -> dict[tuple[str, str], Verdict | None]:
 Cell = tuple[int, Dim]  # (kind id, dimension)
 
 
-def _deltas(data: RunScores, paired) -> Section:
+def deltas_section(data: RunScores, paired) -> Section:
     dims = sorted(data.dims, key=lambda d: (data.dims[d].aspect, data.dims[d].label))
     kinds = sorted(data.kinds.items(), key=lambda kv: kv[1].slug)
     cells = [(k, d) for k, _ in kinds for d in dims if paired.get((k, d), ([], []))[0]]
@@ -221,7 +221,7 @@ def _cell_means(
     )
 
 
-def _confusion(run: JudgeRun, data: RunScores) -> Section:
+def confusion_section(run: JudgeRun, data: RunScores) -> Section:
     """Pearson correlations between aspects over the same texts: the judge beside humans."""
     from apps.analysis.reports.human_scores import human_aspect_scores
 
