@@ -141,7 +141,7 @@ def _shares(request: AuthedRequest, audit) -> HttpResponse:
 def audit_share_new(request: AuthedRequest, pk: int) -> HttpResponse:
     """A new read-only link to this audit's cards (who opens it must log in)."""
     audit = audit_owned(request.user, pk)
-    CardShare.objects.create(audit=audit, created_by=request.user)
+    CardShare.objects.create(audit=audit, created_by=audit.owner)
     return _shares(request, audit)
 
 

@@ -48,7 +48,12 @@ class SubjectEvidence:
     @classmethod
     def load(cls, subject: AuditSubject) -> SubjectEvidence:
         parts = AuditPart.objects.filter(subject=subject).select_related(
-            "run__judge", "run__strategy", "run__study", "search"
+            "run__judge",
+            "run__strategy",
+            "run__study",
+            "baseline__judge",
+            "baseline__strategy",
+            "search",
         )
         return cls(subject, {p.part: p for p in parts})
 
@@ -74,7 +79,9 @@ class SubjectEvidence:
 
     @cached_property
     def runs(self) -> list[JudgeRun]:
-        return [p.run for p in self.parts.values() if p.run is not None]
+        """Every run of the subject's parts (baselines too), each once."""
+        found = {r.pk: r for p in self.parts.values() for r in (p.run, p.baseline) if r}
+        return list(found.values())
 
     def missing(self, kind: str) -> str:
         """Why a part gives no figure (empty when it should): skipped, not run, or unfinished."""
@@ -83,7 +90,7 @@ class SubjectEvidence:
         if part is None:
             return f"{label}: not part of this audit."
         if part.skipped_reason:
-            return f"{label}: skipped, {part.skipped_reason}"
+            return f"{label}: skipped, {part.skipped_reason}."
         if part.run is None and part.search is None:
             return f"{label}: nothing was run."
         if part.run is not None and part.run.status != RunStatus.DONE:

@@ -151,8 +151,12 @@ def kind_discernment(evidence: SubjectEvidence) -> Units:
 
 
 def cue_baseline(evidence: SubjectEvidence) -> JudgeRun | None:
-    """The run the misleading cue is compared with: a knowledge-prompt run of the subject's,
+    """The run the misleading cue is compared with: the part's baseline (the audit's
+    knowledge-prompt run of the same judge), else a knowledge-prompt run of the subject's,
     else its single-answer run (the same judge and strategy without the cue)."""
+    part = evidence.parts.get(PartKind.MISLEADING_CUE)
+    if part is not None and part.baseline is not None:
+        return part.baseline
     for run in evidence.runs:
         knowledge = run.strategy is not None and run.strategy.technique == Technique.KNOWLEDGE
         if knowledge and run != evidence.run(PartKind.MISLEADING_CUE):
@@ -200,7 +204,8 @@ def _attacks(evidence: SubjectEvidence, direction: str) -> Units:
 
 def unparsed(evidence: SubjectEvidence) -> Units:
     """Per answered call of every part (its identity in its part): 1 when unparsed."""
-    part_of = {p.run_id: kind for kind, p in evidence.parts.items() if p.run_id}
+    part_of = {p.baseline_id: f"{k} baseline" for k, p in evidence.parts.items() if p.baseline_id}
+    part_of |= {p.run_id: kind for kind, p in evidence.parts.items() if p.run_id}
     rows = JudgeCall.objects.filter(
         run_id__in=list(part_of), parse_status__in=("parsed", "unparsed")
     ).values_list("run_id", "identity", "parse_status")
