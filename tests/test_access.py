@@ -30,10 +30,7 @@ from apps.annotation.models import ControlItem, Study
 from apps.corpus.models import GenerationJob, ImportJob
 from apps.judging.models import (
     AdversarialSearch,
-    AuditPart,
-    AuditSubject,
     Candidate,
-    JudgeAudit,
     JudgeRun,
     SearchItem,
     SearchIteration,
@@ -214,19 +211,6 @@ def alpha_world() -> World:
     }
     MembershipFactory(study=study, user=others["researcher in the study"], role="expert")
     return World(owner=owner, others=others)
-
-
-def _alpha_audit(owner, study, judge, strategy) -> None:
-    """An audit of alpha's judge on alpha's study, with one subject and one part (its run)."""
-    audit = JudgeAudit.objects.create(
-        pk=FOREIGN, owner=owner, study=study, label=f"{SECRET} audit", status="done"
-    )
-    subject = AuditSubject.objects.create(
-        pk=FOREIGN, audit=audit, judge=judge, strategy=strategy, label=f"{SECRET} subject"
-    )
-    AuditPart.objects.create(
-        pk=FOREIGN, subject=subject, part="fbi_single", run_id=FOREIGN, skipped_reason=""
-    )
 
 
 def _alpha_search(owner, dataset, item, judge, strategy) -> None:
