@@ -16,13 +16,17 @@ from apps.annotation.models import Study
 from apps.corpus.selectors import datasets_for_user
 from apps.judging import audit_selectors as selectors
 from apps.judging.audit_forms import AuditForm
+from apps.judging.models import AuditStatus
 from apps.judging.services import audits
 from apps.judging.views import _errors_to_form
 
 
 @allow(IsResearcher)
 def audit_list(request: AuthedRequest) -> HttpResponse:
-    found = selectors.audits_for_user(request.user)[:200]
+    found = [
+        audits.audit_refresh(a) if a.status == AuditStatus.RUNNING else a
+        for a in selectors.audits_for_user(request.user)[:200]
+    ]
     return render(request, "judging/audit_list.html", {"audits": found})
 
 
