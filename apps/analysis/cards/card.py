@@ -45,7 +45,7 @@ def build_card(subject: AuditSubject, units: dict[str, Units] | None = None) -> 
             "Report card",
             "One line per figure: its value, 95% interval (Wilson's for shares, a bootstrap "
             "over the units for means) and N, with a link to the evidence (the run's calls, "
-            "the search, the texts). Worse figures come first within each part.",
+            "the search, the texts). The worst kinds and examples follow.",
             tables=[Table("card", CARD_COLUMNS, rows)],
         )
     )

@@ -64,7 +64,7 @@ def lines(evidence: SubjectEvidence, units: dict[str, Units]) -> list[Line]:
         values = units[measure.key]
         note = evidence.missing(measure.part) if measure.part else ""
         if not values:
-            note = note or "no data: nothing of this kind was scored"
+            note = note or measure.empty
             rows.append(
                 _line(
                     measure.label,

@@ -44,6 +44,8 @@ class Measure:
     test: Literal["mcnemar", "bootstrap", "wilcoxon"]
     unit: str
     units: Callable[[SubjectEvidence], Units]
+    #: Why a part that ran can still give no unit of this figure.
+    empty: str = "no data: nothing of this kind was scored"
 
 
 def _single_pairs(data: RunScores, invariant: bool) -> tuple[list, list[float], list[float]]:
@@ -212,6 +214,10 @@ def unparsed(evidence: SubjectEvidence) -> Units:
     return {(part_of[run], identity): float(status == "unparsed") for run, identity, status in rows}
 
 
+NO_CELLS = (
+    "no data: a cell counts as S_T or S_F once the study's human comparisons agree with "
+    "the kind's expected impact on the aspect (none do yet)"
+)
 MEASURES = [
     Measure(
         "discernment",
@@ -242,6 +248,7 @@ MEASURES = [
         "mcnemar",
         "perturbation x criterion",
         invariant_successes,
+        "no data: no perturbation of a score-invariant kind was scored",
     ),
     Measure(
         "reference_failure",
@@ -282,6 +289,7 @@ MEASURES = [
         "bootstrap",
         "cell x item",
         s_t_deltas,
+        NO_CELLS,
     ),
     Measure(
         "s_f_delta",
@@ -292,6 +300,7 @@ MEASURES = [
         "bootstrap",
         "cell x item",
         s_f_deltas,
+        NO_CELLS,
     ),
     Measure(
         "cue_resisted",
