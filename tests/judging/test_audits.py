@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 
 from apps.analysis.models import HumanRating
 from apps.corpus.models import SourceItem
+from apps.judging.adversarial.finals import adversarial_kind
 from apps.judging.models import (
     AuditStatus,
     Judge,
@@ -29,7 +30,7 @@ from apps.judging.services.audits import (
     audit_resume,
     audit_start,
 )
-from tests.factories import StudyFactory
+from tests.factories import PerturbationFactory, StudyFactory
 from tests.judging.conftest import llm_judge, strategy
 from tests.judging.scripted_search import scripted_reply
 
@@ -182,6 +183,11 @@ def test_a_second_audit_of_the_same_judge_makes_no_http_request(study, fake_open
     asked = fake_openai_server.request_count
     assert asked > 0 and first.progress()["http_requests"] > 0
 
+    # as a successful search does: its texts join the study under the adversarial kind; a
+    # later audit judges the data as it was (the audit's own search reads those texts)
+    kind = adversarial_kind("R-")
+    PerturbationFactory(item=SourceItem.objects.filter(dataset__studies=study).first(), kind=kind)
+    study.kinds.add(kind)
     second = audit_plan(owner=study.owner, study=study, subjects=subjects, **options)
     assert second.estimate["http_calls"] == 0
     assert second.estimate["cached_calls"] == second.estimate["calls"] > 0
@@ -221,3 +227,21 @@ def test_the_audit_fails_with_the_reason_when_a_part_fails(study, fake_openai_se
     audit = audit_refresh(audit)
     assert audit.status == AuditStatus.FAILED
     assert "the endpoint is gone" in audit.error
+
+
+def test_a_dataset_is_audited_on_its_tasks_metrics(study, fake_openai_server):
+    dataset = study.datasets.get()
+    judge = llm_judge(fake_openai_server)
+    audit = audit_plan(owner=study.owner, dataset=dataset, subjects=[(judge, strategy(SINGLE))])
+    parts = parts_of(audit)
+    single = parts["fbi_single"].run
+    assert single.dataset == dataset and single.study is None and not single.vetted_only
+    assert single.metrics.exists() and not single.criteria.exists()
+    assert parts["aspect_deltas"].skipped_reason == "aspect deltas need criteria (a study's)"
+    assert parts["human_agreement"].skipped_reason == "no human ratings in this dataset"
+    HumanRating.objects.create(
+        item=dataset.items.first(), criterion_name="coherence", rater="r1", score=4,
+        scale_min=1, scale_max=5,
+    )  # fmt: skip
+    again = audit_plan(owner=study.owner, dataset=dataset, subjects=[(judge, strategy(SINGLE))])
+    assert parts_of(again)["human_agreement"].run == parts_of(again)["fbi_single"].run

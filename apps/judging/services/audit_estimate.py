@@ -196,6 +196,8 @@ def audit_estimate(audit: JudgeAudit) -> dict[str, Any]:
                     priced = False
                 else:
                     cost += price
+            if run is not None and run.judge.is_metric and found["calls"]:
+                notes.append(f"{run.judge.name}: {found['calls']} calls computed here, no HTTP")
             if found.get("completion_source") == "max_tokens (upper bound)" and run:
                 notes.append(f"{run.judge.name}: completion tokens at max_tokens (no past replies)")
         for key in KEYS:

@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.annotation.models import Assessment, Study
-from apps.catalog.models import Criterion, Metric
+from apps.catalog.models import Criterion, KindFamily, Metric, PerturbationKind
 from apps.corpus.models import Dataset, Perturbation, SourceItem
 from apps.corpus.selectors import datasets_for_user
 from apps.endpoints.models import Endpoint
@@ -87,6 +87,7 @@ class Data:
     dataset: Dataset | None
     items: list[SourceItem]
     perturbations: int
+    kinds: list[PerturbationKind]
     aspect_kinds: int
     criteria: list[Criterion]
     metrics: list[Metric]
@@ -107,7 +108,9 @@ def _data(study: Study | None, dataset: Dataset | None) -> Data:
         criteria = []
     items = items.order_by("id").distinct()
     tasks = {i.task_id or i.dataset.task_id for i in items.select_related("dataset")}
-    perturbations = Perturbation.objects.filter(item__in=items.values("id"))
+    perturbations = Perturbation.objects.filter(item__in=items.values("id")).exclude(
+        kind__family=KindFamily.ADVERSARIAL
+    )
     if study is not None and study.kinds.exists():
         perturbations = perturbations.filter(kind__in=study.kinds.all())
     return Data(
@@ -115,6 +118,7 @@ def _data(study: Study | None, dataset: Dataset | None) -> Data:
         dataset=dataset,
         items=list(items),
         perturbations=perturbations.count(),
+        kinds=list(PerturbationKind.objects.filter(id__in=perturbations.values("kind_id"))),
         aspect_kinds=perturbations.filter(kind__target_aspect__isnull=False).count(),
         criteria=criteria,
         metrics=list(Metric.objects.filter(task_id__in=[t for t in tasks if t is not None])),
@@ -222,6 +226,12 @@ class Planner:
         if not self.judge.is_metric and not qualities.get("criteria"):
             qualities["metrics"] = data.metrics
         vetted = study.vetted_only_default if study is not None else False
+        # the kinds the data had when planned, never adversarial ones: an audit's search adds
+        # its texts to the study, and a later audit must judge the same texts (0 HTTP again)
+        if data.kinds:
+            selection["kinds"] = data.kinds
+        else:
+            selection["include_perturbations"] = False
         run = judge_run_create(
             user=self.audit.owner,
             judge=self.judge,
