@@ -50,3 +50,4 @@ def test_the_command_audits_waits_and_writes_the_pages_json(
     page = client.get(reverse("audit-json", args=[audit.pk]))
     assert page.status_code == 200
     assert json.loads(page.content) == written  # the command writes what the page serves
+    assert page.content.decode() == out.read_text()  # byte for byte

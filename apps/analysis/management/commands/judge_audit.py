@@ -3,7 +3,6 @@ for it and write its cards as JSON (docs/audit.md, "From the command line")."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.accounts.models import User
-from apps.analysis.cards.snapshots import audit_json
+from apps.analysis.cards.snapshots import audit_json_text
 from apps.annotation.models import Study
 from apps.corpus.models import Dataset
 from apps.endpoints.models import Endpoint
@@ -101,8 +100,7 @@ class Command(BaseCommand):
             return
         audit = self._wait(audit, options["timeout"])
         if options["json"]:
-            data = audit_json(audit)
-            options["json"].write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+            options["json"].write_text(audit_json_text(audit), encoding="utf-8")
             self.stdout.write(f"wrote {options['json']}")
         if audit.status != AuditStatus.DONE:
             raise CommandError(f"audit {audit.pk} ended {audit.status}: {audit.error}")
