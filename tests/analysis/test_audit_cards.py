@@ -58,9 +58,9 @@ def test_the_comparison_marks_the_careless_judge_worse_only_where_scripted(catal
     assert tests["position_flip"]["significant"] == "yes"
     assert tests["position_flip"]["worse"] == str(careless)
     assert tests["invariant_success"]["significant"] == "no"
-    assert tests["invariant_success"]["p"] == 1.0
+    assert tests["invariant_success"]["p_value"] == 1.0
     for row in tests.values():
-        assert row["p_holm"] >= row["p"]
+        assert row["p_holm"] >= row["p_value"]
     side = {r["figure"]: r for r in _table(report, "side_by_side")}
     assert side["Single answer: perturbations not scored lower"][f"{careless} value"] == 0.5
     assert any(f.name == "detection_failure" for s in report.sections for f in s.figures)

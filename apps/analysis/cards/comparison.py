@@ -133,7 +133,7 @@ TEST_COLUMNS = [
     "difference",
     "ci_low",
     "ci_high",
-    "p",
+    "p_value",
     "p_holm",
     "p_bh",
     "significant",
