@@ -61,7 +61,9 @@ def test_nobody_else_sees_it_without_a_link_and_a_revoked_link_opens_nothing(cli
     share = CardShare.objects.get()
     assert share.token in made.content.decode() and len(share.token) >= 40
     client.force_login(annotator)
-    assert client.get(f"{url}?share={share.token}").status_code == 200
+    shared = client.get(f"{url}?share={share.token}")
+    assert shared.status_code == 200
+    assert 'href="/judging/runs/' not in shared.content.decode()  # the runs stay the owner's
     assert client.get(f"{url}?share=wrong-{share.token}").status_code == 404
     assert client.post(reverse("audit-share-new", args=[audit.pk])).status_code in (403, 404)
     client.logout()
