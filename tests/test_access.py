@@ -71,7 +71,7 @@ VALUES = {
 #: Tables that change on any request (sessions, login times, the admin's log, throttles), and
 #: caches filled by reads (a report's snapshot).
 VOLATILE_APPS = {"sessions", "authtoken", "admin", "axes"}
-CACHES = {"analysis_reportsnapshot"}
+CACHES = {"analysis_reportsnapshot", "analysis_auditreport"}
 READ_STATUSES = {401, 403, 404, 405}
 METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -202,6 +202,7 @@ def alpha_world() -> World:
     )
     GenerationJob.objects.create(pk=FOREIGN, dataset=dataset, created_by=owner)
     _alpha_search(owner, dataset, item, judge, strategy)
+    _alpha_audit(owner, study, judge, strategy)
     others = {
         "annotator": UserFactory(username="ann-b", role="annotator"),
         "expert": UserFactory(username="exp-b", role="expert"),
@@ -239,6 +240,21 @@ def _alpha_search(owner, dataset, item, judge, strategy) -> None:
         text=f"{SECRET} candidate",
         origin="initial",
     )
+
+
+def _alpha_audit(owner, study, judge, strategy) -> None:
+    """A judge audit of alpha's with one subject, a part and a share link (report cards)."""
+    from apps.analysis.models import CardShare
+    from apps.judging.models import AuditPart, AuditSubject, JudgeAudit
+
+    audit = JudgeAudit.objects.create(pk=FOREIGN, owner=owner, study=study, label=f"{SECRET} audit")
+    subject = AuditSubject.objects.create(
+        pk=FOREIGN, audit=audit, judge=judge, strategy=strategy, label=f"{SECRET} subject"
+    )
+    AuditPart.objects.create(
+        subject=subject, part="fbi_single", run=JudgeRun.objects.get(pk=FOREIGN)
+    )
+    CardShare.objects.create(pk=FOREIGN, audit=audit, created_by=owner)
 
 
 # --- the database, before and after -----------------------------------------------------------
@@ -365,6 +381,9 @@ def test_the_owner_reaches_their_objects(client, world):
         f"/api/v1/imports/{FOREIGN}/",
         f"/api/v1/generation-jobs/{FOREIGN}/",
         f"/api/v1/studies/{FOREIGN}/",
+        f"/audits/{FOREIGN}/cards/{FOREIGN}/",
+        f"/audits/{FOREIGN}/compare/",
+        f"/audits/{FOREIGN}/audit.json",
     ):
         assert client.get(path).status_code == 200, path
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import secrets
+
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -80,3 +83,55 @@ class ReportSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} of study {self.study_id} ({self.status})"
+
+
+class AuditReport(models.Model):
+    """A built report card (``subject`` set) or side-by-side comparison (``subject`` null)
+    of a judge audit, kept until its inputs change (docs/cards.md)."""
+
+    audit = models.ForeignKey("judging.JudgeAudit", on_delete=models.CASCADE, related_name="+")
+    subject = models.ForeignKey(
+        "judging.AuditSubject", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    fingerprint = models.CharField(max_length=64)
+    payload = models.JSONField(default=dict, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["audit"], condition=Q(subject__isnull=True), name="one_audit_comparison"
+            ),
+            models.UniqueConstraint(
+                fields=["audit", "subject"],
+                condition=Q(subject__isnull=False),
+                name="one_audit_card",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{'card' if self.subject_id else 'comparison'} of audit {self.audit_id}"
+
+
+def share_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+class CardShare(models.Model):
+    """A read-only link to an audit's report cards and comparison, made by its owner. Whoever
+    opens it must log in; a revoked link opens nothing (docs/cards.md)."""
+
+    audit = models.ForeignKey("judging.JudgeAudit", on_delete=models.CASCADE, related_name="+")
+    token = models.CharField(max_length=64, unique=True, default=share_token)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"share of audit {self.audit_id}{' (revoked)' if self.revoked_at else ''}"

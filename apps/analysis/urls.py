@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.analysis import progress_views, study_views, views
+from apps.analysis import card_views, progress_views, study_views, views
 from apps.analysis.raw_data.views import raw_data_download
 
 urlpatterns = [
@@ -18,5 +18,24 @@ urlpatterns = [
         "studies/<int:pk>/reports/<slug:name>.<str:file_format>",
         views.report_download,
         name="report-download",
+    ),
+    path("audits/<int:pk>/compare/", card_views.audit_compare, name="audit-compare"),
+    path(
+        "audits/<int:pk>/compare.<str:file_format>",
+        card_views.audit_compare_file,
+        name="audit-compare-file",
+    ),
+    path("audits/<int:pk>/audit.json", card_views.audit_json_file, name="audit-json"),
+    path("audits/<int:pk>/cards/<int:subject_pk>/", card_views.audit_card, name="audit-card"),
+    path(
+        "audits/<int:pk>/cards/<int:subject_pk>.<str:file_format>",
+        card_views.audit_card_file,
+        name="audit-card-file",
+    ),
+    path("audits/<int:pk>/shares/", card_views.audit_share_new, name="audit-share-new"),
+    path(
+        "audits/<int:pk>/shares/<int:share_pk>/revoke/",
+        card_views.audit_share_revoke,
+        name="audit-share-revoke",
     ),
 ]

@@ -1,7 +1,7 @@
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
-from apps.judging import api, search_api
+from apps.judging import api, audit_api, search_api
 
 router = SimpleRouter()
 router.register("judges", api.JudgeViewSet, basename="judge")
@@ -10,5 +10,6 @@ router.register("judge-runs", api.JudgeRunViewSet, basename="judge-run")
 router.register(
     "adversarial-searches", search_api.AdversarialSearchViewSet, basename="adversarial-search"
 )
+router.register("judge-audits", audit_api.JudgeAuditViewSet, basename="judge-audit")
 
 urlpatterns = [path("", include(router.urls))]

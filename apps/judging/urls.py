@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.judging import search_views, views
+from apps.judging import audit_views, search_views, views
 
 urlpatterns = [
     path("judging/", views.run_list, name="judging-runs"),
@@ -27,6 +27,12 @@ urlpatterns = [
         search_views.search_resume,
         name="judging-search-resume",
     ),
+    path("judging/audits/", audit_views.audit_list, name="judging-audits"),
+    path("judging/audits/new/", audit_views.audit_new, name="judging-audit-new"),
+    path("judging/audits/<int:pk>/", audit_views.audit_detail, name="judging-audit-detail"),
+    path("judging/audits/<int:pk>/start/", audit_views.audit_start, name="judging-audit-start"),
+    path("judging/audits/<int:pk>/cancel/", audit_views.audit_cancel, name="judging-audit-cancel"),
+    path("judging/audits/<int:pk>/resume/", audit_views.audit_resume, name="judging-audit-resume"),
     path("judging/judges/", views.judge_list, name="judging-judges"),
     path("judging/judges/new/", views.judge_edit, name="judging-judge-new"),
     path("judging/judges/<int:pk>/", views.judge_edit, name="judging-judge-edit"),

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import fmean, median
 
+from django.db.models import Q
+
 from apps.analysis.controls import excluded_people
 from apps.analysis.reports.base import Report, Section, Table, rounded
 from apps.analysis.reports.figures import boxplots
@@ -62,13 +64,17 @@ class Final:
 
 def finals(study: Study) -> list[Final]:
     """Every finished item of the study's searches (two queries)."""
+    return search_finals(Q(search__study=study))
+
+
+def search_finals(searches: Q) -> list[Final]:
+    """Every finished item of the searches ``searches`` selects (a Q on SearchItem and
+    SearchJudge, e.g. ``Q(search_id__in=[...])``), in two queries."""
     victims = dict(
-        SearchJudge.objects.filter(search__study=study, role="victim").values_list(
-            "search_id", "judge__name"
-        )
+        SearchJudge.objects.filter(searches, role="victim").values_list("search_id", "judge__name")
     )
     items = (
-        SearchItem.objects.filter(search__study=study, status=ItemStatus.DONE)
+        SearchItem.objects.filter(searches, status=ItemStatus.DONE)
         .select_related("search", "search__dataset", "item", "best")
         .order_by("search_id", "item_id", "method")
     )
@@ -284,7 +290,7 @@ def validation_section(study: Study, rows: Sequence[Final]) -> Section:
     return Section("Gold validation", tables=[table])
 
 
-def _wdiff(original: str, text: str) -> str:
+def inline_diff(original: str, text: str) -> str:
     """The changes from R0 inline: [-removed-]{+added+}."""
     parts = []
     for op in compute_diff(original, text):
@@ -313,7 +319,7 @@ def examples_section(rows: Sequence[Final]) -> Section:
                     row.external_id,
                     row.original,
                     row.text,
-                    _wdiff(row.original, row.text or ""),
+                    inline_diff(row.original, row.text or ""),
                     rounded(row.s_gold, 1),
                     rounded(row.s_victim, 1),
                     row.success,

@@ -82,3 +82,33 @@ def boxplots(name: str, title: str, groups: dict[str, Sequence[float]]) -> Figur
     ax.axhline(0, color="grey", linewidth=0.6)
     ax.set_title(title, fontsize=10)
     return Figure(name=name, title=title, png_base64=_png(fig))
+
+
+def estimates(
+    name: str,
+    title: str,
+    labels: Sequence[str],
+    values: Sequence[float | None],
+    lows: Sequence[float | None],
+    highs: Sequence[float | None],
+    *,
+    ylabel: str = "",
+    marks: Sequence[str] = (),
+) -> Figure:
+    """One bar per label (e.g. per judge) with its 95% interval as an error bar, and an
+    optional mark (e.g. "*" for significant) above it."""
+    fig, ax = plt.subplots(figsize=(1.8 + 1.1 * max(len(labels), 1), 3.2))
+    value = np.array([np.nan if v is None else v for v in values], dtype=float)
+    low = np.array([np.nan if v is None else v for v in lows], dtype=float)
+    high = np.array([np.nan if v is None else v for v in highs], dtype=float)
+    errors = np.nan_to_num(np.vstack([value - low, high - value]), nan=0.0).clip(min=0)
+    positions = range(len(labels))
+    ax.bar(positions, np.nan_to_num(value), yerr=errors, capsize=4, color="#2457a6")
+    for i, mark in enumerate(marks):
+        if mark:
+            top = np.nanmax([value[i], high[i], 0.0])
+            ax.text(i, top, mark, ha="center", va="bottom", fontsize=12)
+    ax.set_xticks(list(positions), labels=list(labels), rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    return Figure(name=name, title=title, png_base64=_png(fig))

@@ -190,10 +190,20 @@ def score_distribution(run: JudgeRun) -> dict[str, dict[float, int]]:
     return out
 
 
-def pairwise_verdicts(
-    run: JudgeRun,
-) -> dict[int, list[tuple[Preference | None, Preference | None]]]:
+Judgements = tuple[Preference | None, Preference | None]
+
+
+def pairwise_verdicts(run: JudgeRun) -> dict[int, list[Judgements]]:
     """Per kind: each pair's preferred text with the original first, then swapped."""
+    out: dict[int, list[Judgements]] = defaultdict(list)
+    for (kind, _), judgements in pairwise_pairs(run).items():
+        out[kind].append(judgements)
+    return out
+
+
+def pairwise_pairs(run: JudgeRun) -> dict[tuple[int, tuple], Judgements]:
+    """(kind id, (perturbation, criterion, metric, sample)) → the pair's preferred text with
+    the original first, then swapped: the same pair in another judge's run has the same key."""
     orders: dict[tuple, dict[bool, Preference | None]] = defaultdict(dict)
     kinds: dict[tuple, int] = {}
     rows = JudgeCall.objects.filter(run=run, original_first__isnull=False).values_list(
@@ -212,7 +222,7 @@ def pairwise_verdicts(
             cast(Preference, preferred) if status == "parsed" and preferred else None
         )
         kinds[key] = kind
-    out: dict[int, list[tuple[Preference | None, Preference | None]]] = defaultdict(list)
-    for key, by_order in orders.items():
-        out[kinds[key]].append((by_order.get(True), by_order.get(False)))
-    return out
+    return {
+        (kinds[key], key): (by_order.get(True), by_order.get(False))
+        for key, by_order in orders.items()
+    }

@@ -49,9 +49,9 @@ def build(run: JudgeRun) -> Report:
     paired = data.by_kind_dim()
     if data.perturbed:
         report.sections.append(discernment.section(data, paired))
-        report.sections.append(_deltas(data, paired))
+        report.sections.append(deltas_section(data, paired))
         report.sections.append(fbi_rates.failure_section(run, data, paired))
-    report.sections.append(_confusion(run, data))
+    report.sections.append(confusion_section(run, data))
     report.sections.append(_response_style(run))
     if run.strategy and run.strategy.both_orders:
         report.sections.append(fbi_rates.pairwise_section(run))
@@ -83,12 +83,12 @@ def human_cell_verdicts(run: JudgeRun) -> dict[tuple[str, str], Verdict | None]:
 Cell = tuple[int, Dim]  # (kind id, dimension)
 
 
-def _deltas(data: RunScores, paired) -> Section:
+def deltas_section(data: RunScores, paired) -> Section:
     dims = sorted(data.dims, key=lambda d: (data.dims[d].aspect, data.dims[d].label))
     kinds = sorted(data.kinds.items(), key=lambda kv: kv[1].slug)
     cells = [(k, d) for k, _ in kinds for d in dims if paired.get((k, d), ([], []))[0]]
     estimates = {cell: score_delta_estimate(*paired[cell]) for cell in cells}
-    classes = _cell_classes(data, cells)
+    classes = cell_classes(data, cells)
     rows = [_delta_row(data, c, estimates[c], classes.get(c, "neither")) for c in cells]
     groups = _s_t_s_f_groups(data, {c: e.value for c, e in estimates.items()}, classes)
     section = Section(
@@ -140,7 +140,7 @@ def _delta_row(data: RunScores, cell: Cell, estimate: Estimate, cell_class: Cell
     ]
 
 
-def _cell_classes(data: RunScores, cells: list[Cell]) -> dict[Cell, CellClass]:
+def cell_classes(data: RunScores, cells: list[Cell]) -> dict[Cell, CellClass]:
     """S_T / S_F / neither for each cell on an aspect: the kind's expected impact (the
     catalog) beside the study's pooled human verdict on that kind and aspect."""
     lineage = lineage_slugs()
@@ -221,7 +221,7 @@ def _cell_means(
     )
 
 
-def _confusion(run: JudgeRun, data: RunScores) -> Section:
+def confusion_section(run: JudgeRun, data: RunScores) -> Section:
     """Pearson correlations between aspects over the same texts: the judge beside humans."""
     from apps.analysis.reports.human_scores import human_aspect_scores
 
@@ -230,15 +230,7 @@ def _confusion(run: JudgeRun, data: RunScores) -> Section:
         "Pearson correlation between scores on different aspects over the same texts. High "
         "off-diagonal values for the judge but not for humans mean the judge confuses aspects.",
     )
-    by_type: dict[str, dict[tuple[int, int | None], dict[str, float]]] = defaultdict(
-        lambda: defaultdict(dict)
-    )
-    for (item, dim), score in data.original.items():
-        info = data.dims[dim]
-        by_type[info.description_type or "metric"][(item, None)][info.aspect or info.label] = score
-    for (item, pert, dim), (_, score) in data.perturbed.items():
-        info = data.dims[dim]
-        by_type[info.description_type or "metric"][(item, pert)][info.aspect or info.label] = score
+    by_type = judge_aspect_texts(data)
     human = human_aspect_scores(
         list({i for i, _ in data.original} | {i for i, _, _ in data.perturbed})
     )
@@ -257,6 +249,26 @@ def _confusion(run: JudgeRun, data: RunScores) -> Section:
             _correlation_figure("human", "Humans (imported ratings)", human, h_aspects)
         )
     return section
+
+
+AspectTexts = dict[tuple[int, int | None], dict[str, float]]  # text -> aspect -> score
+
+
+def judge_aspect_texts(data: RunScores) -> dict[str, AspectTexts]:
+    """description type (or "metric") → text → aspect (or metric) → the judge's score."""
+    by_type: dict[str, AspectTexts] = defaultdict(lambda: defaultdict(dict))
+    for (item, dim), score in data.original.items():
+        info = data.dims[dim]
+        by_type[info.description_type or "metric"][(item, None)][info.aspect or info.label] = score
+    for (item, pert, dim), (_, score) in data.perturbed.items():
+        info = data.dims[dim]
+        by_type[info.description_type or "metric"][(item, pert)][info.aspect or info.label] = score
+    return by_type
+
+
+def aspect_matrix(texts, aspects) -> np.ndarray:
+    """Texts x aspects scores (NaN where a text was not scored on an aspect)."""
+    return _matrix(texts, aspects)
 
 
 def _matrix(texts, aspects) -> np.ndarray:

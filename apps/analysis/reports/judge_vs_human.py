@@ -112,7 +112,7 @@ def build(study: Study) -> Report:
     sources = rating_sources(study)
     scores = {run.pk: run_scores(run) for run in runs}
     means = {run.pk: judge_means(run, scores[run.pk]) for run in runs}
-    report.sections.append(_judge_human(runs, means, sources))
+    report.sections.append(judge_human_section(runs, means, sources))
     report.sections.append(_human_consistency(sources))
     report.warnings.extend(rater_warnings(labelled(sources)))
     report.sections.append(rater_section(labelled(sources)))
@@ -131,7 +131,7 @@ def build(study: Study) -> Report:
     return report
 
 
-def _judge_human(runs, means, sources) -> Section:
+def judge_human_section(runs, means, sources) -> Section:
     rows = []
     for run in runs:
         for label, humans in sources:

@@ -101,7 +101,7 @@ def misleading_section(runs: list[JudgeRun], means: Means) -> Section:
         ]
         for cue in sorted(cues, key=lambda r: r.pk):
             assert knowledge is not None
-            rows.extend(_match_rows(cue, knowledge, means))
+            rows.extend(match_rows(cue, knowledge, means))
     return Section(
         "Misleading cue",
         "Per criterion, the share of texts whose score under the misleading-cue prompt equals "
@@ -127,7 +127,7 @@ def misleading_section(runs: list[JudgeRun], means: Means) -> Section:
     )
 
 
-def _match_rows(cue: JudgeRun, knowledge: JudgeRun, means: Means) -> list[list[object]]:
+def match_rows(cue: JudgeRun, knowledge: JudgeRun, means: Means) -> list[list[object]]:
     cue_scores, plain_scores = _by_criterion(means[cue.pk]), _by_criterion(means[knowledge.pk])
     rows = []
     pooled_cue, pooled_plain = [], []

@@ -23,12 +23,19 @@ def match_share_estimate(
     """Share of items whose misleading-cue score equals the knowledge-prompt score (pairs
     with a missing score dropped), with its Wilson interval over the complete pairs. High
     means the judge resisted the cue."""
+    return share_of(cue_matches(misleading_scores, knowledge_scores))
+
+
+def cue_matches(
+    misleading_scores: npt.ArrayLike, knowledge_scores: npt.ArrayLike
+) -> npt.NDArray[np.bool_]:
+    """Per complete pair: whether the misleading-cue score equals the knowledge score."""
     cue = np.asarray(misleading_scores, dtype=np.float64)
     plain = np.asarray(knowledge_scores, dtype=np.float64)
     if cue.shape != plain.shape:
         raise ValueError("scores must be paired (same shape)")
     complete = ~(np.isnan(cue) | np.isnan(plain))
-    return share_of(cue[complete] == plain[complete])
+    return cue[complete] == plain[complete]
 
 
 def judge_consistency(

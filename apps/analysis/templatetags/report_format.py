@@ -31,3 +31,21 @@ def words(name: str) -> str:
 def report_table(table: Any) -> dict[str, Any]:
     """`{% with shown=table|report_table %}`: labelled headers and formatted cells."""
     return table_display(table)
+
+
+#: Report columns whose values are links to the evidence (a run's calls, a text, a search).
+LINK_COLUMNS = frozenset({"evidence", "calls"})
+
+
+@register.filter
+def linked_rows(shown: dict[str, Any]) -> list[list[dict[str, str]]]:
+    """`{% for row in shown|linked_rows %}`: each cell as {"text", "href"}; the evidence
+    columns' paths become links, every other cell is text."""
+    out = []
+    for row in shown["rows"]:
+        cells = []
+        for column, value in zip(shown["columns"], row, strict=False):
+            link = column in LINK_COLUMNS and str(value).startswith("/")
+            cells.append({"text": "open" if link else value, "href": value if link else ""})
+        out.append(cells)
+    return out

@@ -1,5 +1,6 @@
-"""Judging models: judges, strategies (versioned), judge runs and every judge call."""
+"""Judging models: judges, strategies (versioned), judge runs and every judge call, audits."""
 
+from apps.judging.models.audit import AuditPart, AuditStatus, AuditSubject, JudgeAudit, PartKind
 from apps.judging.models.call import JudgeCall, ParseStatus, Preferred
 from apps.judging.models.judge import Judge, JudgeKind, MetricName
 from apps.judging.models.run import JudgeRun, RunStatus
@@ -21,6 +22,9 @@ from apps.judging.models.strategy import Family, Strategy, Technique
 
 __all__ = [
     "AdversarialSearch",
+    "AuditPart",
+    "AuditStatus",
+    "AuditSubject",
     "Candidate",
     "CandidateOrigin",
     "Direction",
@@ -28,12 +32,14 @@ __all__ = [
     "ItemStatus",
     "IterationStatus",
     "Judge",
+    "JudgeAudit",
     "JudgeCall",
     "JudgeKind",
     "JudgeRun",
     "Method",
     "MetricName",
     "ParseStatus",
+    "PartKind",
     "Preferred",
     "Role",
     "RunStatus",

@@ -1,0 +1,102 @@
+"""What a report card reads of one audit subject, in bulk (docs/cards.md).
+
+A subject's evidence is its parts (``AuditPart``): each an ordinary judge run, an
+adversarial search, or a reason it was skipped. Runs are read once each with the report
+code's bulk readers (``judge_data.run_scores``); nothing here computes a statistic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from django.urls import reverse
+
+from apps.analysis.reports.judge_data import RunScores, run_scores
+from apps.judging.models import AdversarialSearch, JudgeRun, RunStatus
+from apps.judging.models.audit import AuditPart, AuditSubject, PartKind
+
+
+def run_link(run: JudgeRun | int) -> str:
+    """The run's page: its calls, each with the request and the raw reply."""
+    return reverse("judging-run-detail", kwargs={"pk": getattr(run, "pk", run)})
+
+
+def calls_link(run: JudgeRun | int) -> str:
+    """Every call of the run as CSV (texts, prompts, replies, scores)."""
+    pk = getattr(run, "pk", run)
+    return reverse("judging-run-export", kwargs={"pk": pk, "file_format": "csv"})
+
+
+def search_link(search: AdversarialSearch | int) -> str:
+    return reverse("judging-search-detail", kwargs={"pk": getattr(search, "pk", search)})
+
+
+def perturbation_link(perturbation_id: int) -> str:
+    """The perturbed text with its original (the API's perturbation)."""
+    return f"/api/v1/perturbations/{perturbation_id}/"
+
+
+@dataclass
+class SubjectEvidence:
+    """One subject's parts, by kind, with each run's scores read once."""
+
+    subject: AuditSubject
+    parts: dict[str, AuditPart] = field(default_factory=dict)
+    _scores: dict[int, RunScores] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, subject: AuditSubject) -> SubjectEvidence:
+        parts = AuditPart.objects.filter(subject=subject).select_related(
+            "run__judge",
+            "run__strategy",
+            "run__study",
+            "baseline__judge",
+            "baseline__strategy",
+            "search",
+        )
+        return cls(subject, {p.part: p for p in parts})
+
+    @property
+    def label(self) -> str:
+        return str(self.subject)
+
+    def run(self, kind: str) -> JudgeRun | None:
+        part = self.parts.get(kind)
+        return part.run if part is not None else None
+
+    def search(self) -> AdversarialSearch | None:
+        part = self.parts.get(PartKind.ADVERSARIAL)
+        return part.search if part is not None else None
+
+    def scores(self, kind: str) -> RunScores | None:
+        run = self.run(kind)
+        if run is None:
+            return None
+        if run.pk not in self._scores:
+            self._scores[run.pk] = run_scores(run)
+        return self._scores[run.pk]
+
+    @cached_property
+    def runs(self) -> list[JudgeRun]:
+        """Every run of the subject's parts (baselines too), each once."""
+        found = {r.pk: r for p in self.parts.values() for r in (p.run, p.baseline) if r}
+        return list(found.values())
+
+    def missing(self, kind: str) -> str:
+        """Why a part gives no figure (empty when it should): skipped, not run, or unfinished."""
+        part = self.parts.get(kind)
+        label = PartKind(kind).label
+        if part is None:
+            return f"{label}: not part of this audit."
+        if part.skipped_reason:
+            return f"{label}: skipped, {part.skipped_reason}."
+        if part.run is None and part.search is None:
+            return f"{label}: nothing was run."
+        if part.run is not None and part.run.status != RunStatus.DONE:
+            run = part.run
+            state = f"{run.get_status_display().lower()}, {run.completed}/{run.total} calls"
+            if run.error:
+                state += f": {run.error}"
+            return f"{label}: run {run.pk} is {state}."
+        return ""

@@ -1,0 +1,229 @@
+"""The lines of a report card (docs/cards.md): one per figure, each as
+[figure, part, value, ci_low, ci_high, n, unit, note, evidence]."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+from django.db.models import Avg, Count, StdDev
+
+from apps.analysis.cards.evidence import SubjectEvidence, calls_link, run_link, search_link
+from apps.analysis.cards.units import MEASURES, Measure, Units, cue_baseline
+from apps.analysis.reports import discernment
+from apps.analysis.reports.base import rounded
+from apps.analysis.reports.human_scores import human_aspect_scores
+from apps.analysis.reports.judge_reliability import aspect_matrix, judge_aspect_texts
+from apps.analysis.stats.deltas import aspect_correlation_matrix
+from apps.analysis.stats.intervals import Estimate, mean_interval, share_of
+from apps.analysis.stats.sentiment import polarity
+from apps.judging.models import JudgeCall, JudgeRun
+from apps.judging.models.audit import PartKind
+
+Line = list[object]
+NO_INTERVAL = Estimate(math.nan, math.nan, math.nan, 0)
+
+
+def _line(figure: str, part: str, e: Estimate, unit: str, note: str, link: str) -> Line:
+    label = PartKind(part).label if part else "all parts"
+    return [
+        figure,
+        label,
+        rounded(e.value),
+        rounded(e.ci_low),
+        rounded(e.ci_high),
+        e.n,
+        unit,
+        note,
+        link,
+    ]
+
+
+def part_link(evidence: SubjectEvidence, part: str) -> str:
+    run = evidence.run(part) if part else None
+    if run is not None:
+        return run_link(run)
+    search = evidence.search() if part == PartKind.ADVERSARIAL else None
+    return search_link(search) if search is not None else ""
+
+
+def summarise(measure: Measure, values: Units) -> Estimate:
+    """A measure's figure over its units: a share (Wilson) or a mean (bootstrap)."""
+    data = list(values.values())
+    if measure.summary == "share":
+        return share_of(data)
+    return mean_interval([v for v in data if math.isfinite(v)])
+
+
+def lines(evidence: SubjectEvidence, units: dict[str, Units]) -> list[Line]:
+    rows = _discernment_lines(evidence, units["discernment"])
+    for measure in MEASURES:
+        if measure.key == "discernment":
+            continue
+        values = units[measure.key]
+        note = evidence.missing(measure.part) if measure.part else ""
+        if not values:
+            note = note or measure.empty
+            rows.append(
+                _line(
+                    measure.label,
+                    measure.part,
+                    NO_INTERVAL,
+                    measure.unit,
+                    note,
+                    part_link(evidence, measure.part),
+                )
+            )
+            continue
+        rows.append(
+            _line(
+                measure.label,
+                measure.part,
+                summarise(measure, values),
+                measure.unit,
+                note,
+                part_link(evidence, measure.part),
+            )
+        )
+    rows.extend(_confusion_lines(evidence))
+    rows.append(_sentiment_line(evidence))
+    rows.extend(_cost_lines(evidence))
+    return rows
+
+
+def _discernment_lines(evidence: SubjectEvidence, per_kind: Units) -> list[Line]:
+    part = PartKind.DISCERNMENT
+    data = evidence.scores(part)
+    link = part_link(evidence, part)
+    if data is None or not data.perturbed:
+        note = evidence.missing(part) or "no data: no perturbed text was scored"
+        return [_line("D_min / D_avg", part, NO_INTERVAL, "kinds", note, link)]
+    summary = discernment.section(data, data.by_kind_dim()).tables[1]
+    rows = []
+    for statistic, value, _, kinds in summary.rows:
+        weighted = "expert weights" if statistic.startswith("D_EW") else "without weights"
+        note = "no interval (a transformed p-value); " + weighted
+        if value is None:
+            note = f"undefined ({weighted}: no expert votes, or a kind without data)"
+        estimate = Estimate(value if value is not None else math.nan, math.nan, math.nan, kinds)
+        rows.append(_line(statistic, part, estimate, "kinds", note, link))
+    levels: dict[str, list[float]] = defaultdict(list)
+    level_of = {k.slug: k.level for k in data.kinds.values()}
+    for slug, d in per_kind.items():
+        levels[level_of.get(str(slug), "") or "-"].append(d)
+    for level, values in sorted(levels.items()):
+        finite = [v for v in values if math.isfinite(v)]
+        rows.append(
+            _line(
+                f"D mean, level {level}",
+                part,
+                mean_interval(finite),
+                "kinds",
+                "bootstrap over the level's kinds",
+                link,
+            )
+        )
+    return rows
+
+
+def _off_diagonal(matrix: np.ndarray) -> float:
+    mask = ~np.eye(matrix.shape[0], dtype=bool)
+    values = matrix[mask]
+    values = values[np.isfinite(values)]
+    return float(values.mean()) if values.size else math.nan
+
+
+def _confusion_lines(evidence: SubjectEvidence) -> list[Line]:
+    """Judge minus human mean off-diagonal correlation between aspects (over the aspects
+    both scored): above 0, the judge mixes aspects up more than humans do."""
+    part = PartKind.ASPECT_DELTAS
+    data = evidence.scores(part)
+    figure = "Aspect confusion (judge minus human off-diagonal r)"
+    link = part_link(evidence, part)
+    if data is None:
+        return [_line(figure, part, NO_INTERVAL, "texts", evidence.missing(part), link)]
+    items = list({i for i, _ in data.original} | {i for i, _, _ in data.perturbed})
+    human = human_aspect_scores(items)
+    h_aspects = {a for scores in human.values() for a in scores}
+    rows = []
+    for dtype, texts in sorted(judge_aspect_texts(data).items()):
+        aspects = sorted({a for s in texts.values() for a in s} & h_aspects)
+        if len(aspects) < 2:
+            continue
+        judge = _off_diagonal(aspect_correlation_matrix(aspect_matrix(texts, aspects)))
+        people = _off_diagonal(aspect_correlation_matrix(aspect_matrix(human, aspects)))
+        estimate = Estimate(judge - people, math.nan, math.nan, len(texts))
+        note = f"{dtype} criteria; judge {rounded(judge)}, humans {rounded(people)}; no interval"
+        rows.append(_line(figure, part, estimate, "texts", note, link))
+    if not rows:
+        note = "no data: fewer than two aspects scored by both the judge and humans"
+        rows.append(_line(figure, part, NO_INTERVAL, "texts", note, link))
+    return rows
+
+
+def _polarities(run: JudgeRun) -> dict[tuple, float]:
+    rows = JudgeCall.objects.filter(run=run).exclude(raw_response="")
+    keys = rows.values_list(
+        "item_id", "perturbation_id", "criterion_id", "metric_id", "sample_index", "raw_response"
+    )
+    return {tuple(r[:5]): polarity(r[5]) for r in keys.iterator()}
+
+
+def _sentiment_line(evidence: SubjectEvidence) -> Line:
+    """Mean shift of the replies' TextBlob polarity under the misleading cue, paired by text."""
+    part = PartKind.MISLEADING_CUE
+    figure = "Sentiment shift under the misleading cue"
+    cue, baseline = evidence.run(part), cue_baseline(evidence)
+    if cue is None or baseline is None or cue.judge.is_metric:
+        note = evidence.missing(part) or "no replies to read (a metric judge)"
+        return _line(figure, part, NO_INTERVAL, "texts", note, part_link(evidence, part))
+    with_cue, without = _polarities(cue), _polarities(baseline)
+    shifts = [with_cue[k] - without[k] for k in with_cue.keys() & without.keys()]
+    note = f"polarity with the cue minus without (run {baseline.pk}); bootstrap over texts"
+    return _line(figure, part, mean_interval(shifts), "texts", note, calls_link(cue))
+
+
+def _cost_lines(evidence: SubjectEvidence) -> list[Line]:
+    runs = evidence.runs
+    prompt = sum(r.prompt_tokens for r in runs)
+    completion = sum(r.completion_tokens for r in runs)
+    cost = evidence.subject.judge.cost(prompt, completion)
+    calls = sum(r.done for r in runs)
+    tokens = Estimate(float(prompt + completion), math.nan, math.nan, calls)
+    price = Estimate(float(cost) if cost is not None else math.nan, math.nan, math.nan, calls)
+    agg = JudgeCall.objects.filter(run__in=runs, cached=False, latency__isnull=False).aggregate(
+        mean=Avg("latency"), sd=StdDev("latency"), n=Count("id")
+    )
+    n = agg["n"] or 0
+    if n:
+        half = 1.96 * (agg["sd"] or 0.0) / math.sqrt(n)
+        latency = Estimate(agg["mean"], agg["mean"] - half, agg["mean"] + half, n)
+    else:
+        latency = NO_INTERVAL
+    return [
+        _line(
+            "Tokens (prompt + completion)",
+            "",
+            tokens,
+            "calls",
+            f"{prompt} prompt, {completion} completion; cached calls cost nothing",
+            "",
+        ),
+        _line(
+            "Cost (USD)",
+            "",
+            price,
+            "calls",
+            "" if cost is not None else "the judge has no prices",
+            "",
+        ),
+        _line(
+            "Latency per call (s)",
+            "",
+            latency,
+            "HTTP calls",
+            "mean with a normal 95% interval; cached calls left out",
+            "",
+        ),
+    ]

@@ -1,0 +1,138 @@
+"""`manage.py judge_audit`: plan a judge audit, print its estimate, start it, optionally wait
+for it and write its cards as JSON (docs/audit.md, "From the command line")."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from apps.accounts.models import User
+from apps.analysis.cards.snapshots import audit_json_text
+from apps.annotation.models import Study
+from apps.corpus.models import Dataset
+from apps.endpoints.models import Endpoint
+from apps.judging.models import AuditStatus, Judge, JudgeAudit, Strategy
+from apps.judging.services.audits import audit_plan, audit_refresh, audit_start
+
+
+def _subject(value: str) -> tuple[Judge, Strategy | None]:
+    judge_id, _, strategy_id = value.partition(":")
+    try:
+        judge = Judge.objects.get(pk=int(judge_id))
+        strategy = Strategy.objects.get(pk=int(strategy_id)) if strategy_id else None
+    except (ValueError, Judge.DoesNotExist, Strategy.DoesNotExist) as exc:
+        raise CommandError(
+            f"--judge {value}: no such judge or strategy (JUDGE_ID[:STRATEGY_ID])"
+        ) from exc
+    return judge, strategy
+
+
+class Command(BaseCommand):
+    help = (
+        "Audit judges on a study or a dataset: plan the standard battery, print the estimate, "
+        "start it; --wait waits for the end, --json writes every report card and the comparison."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--owner", required=True, help="The researcher's username.")
+        data = parser.add_mutually_exclusive_group(required=True)
+        data.add_argument("--study", type=int)
+        data.add_argument("--dataset", type=int)
+        parser.add_argument(
+            "--judge",
+            action="append",
+            required=True,
+            metavar="ID[:STRATEGY_ID]",
+            help="A judge to audit and, for an LLM judge, its single-score strategy (repeat).",
+        )
+        parser.add_argument("--search-budget", type=int, default=20)
+        parser.add_argument("--generator", type=int, help="The search's generator endpoint id.")
+        parser.add_argument("--gold-judge", type=int, help="The search's gold judge id.")
+        parser.add_argument("--label", default="")
+        parser.add_argument("--wait", action="store_true", help="Wait until the audit ends.")
+        parser.add_argument("--timeout", type=float, default=0, help="Seconds; 0: no limit.")
+        parser.add_argument("--json", type=Path, help="Write the audit's cards here (with --wait).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            owner = User.objects.get(username=options["owner"])
+        except User.DoesNotExist as exc:
+            raise CommandError(f"no user named '{options['owner']}'") from exc
+        study = Study.objects.filter(pk=options["study"]).first() if options["study"] else None
+        dataset = (
+            Dataset.objects.filter(pk=options["dataset"]).first() if options["dataset"] else None
+        )
+        if study is None and dataset is None:
+            raise CommandError("no such study or dataset")
+        generator = (
+            Endpoint.objects.filter(pk=options["generator"]).first()
+            if options["generator"]
+            else None
+        )
+        gold = (
+            Judge.objects.filter(pk=options["gold_judge"]).first()
+            if options["gold_judge"]
+            else None
+        )
+        try:
+            audit = audit_plan(
+                owner=owner,
+                study=study,
+                dataset=dataset,
+                subjects=[_subject(value) for value in options["judge"]],
+                search_budget=options["search_budget"],
+                generator=generator,
+                gold_judge=gold,
+                label=options["label"],
+            )
+        except ValidationError as exc:
+            problems = exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages}
+            lines = [f"{field}: {'; '.join(m)}" for field, m in problems.items()]
+            raise CommandError("The audit was not planned.\n" + "\n".join(lines)) from exc
+        self._estimate(audit)
+        audit = audit_start(audit=audit)
+        self.stdout.write(f"audit {audit.pk} started")
+        if not options["wait"]:
+            return
+        audit = self._wait(audit, options["timeout"])
+        if options["json"]:
+            options["json"].write_text(audit_json_text(audit), encoding="utf-8")
+            self.stdout.write(f"wrote {options['json']}")
+        if audit.status != AuditStatus.DONE:
+            raise CommandError(f"audit {audit.pk} ended {audit.status}: {audit.error}")
+
+    def _estimate(self, audit: JudgeAudit) -> None:
+        e = audit.estimate
+        cost = "unknown" if e.get("cost_usd") is None else f"${e['cost_usd']:.4f}"
+        self.stdout.write(
+            f"audit {audit.pk}: {e['calls']} calls, {e['cached_calls']} from the cache, "
+            f"{e['http_calls']} HTTP requests, ~{e['prompt_tokens']} prompt + "
+            f"{e['completion_tokens']} completion tokens, cost {cost}"
+        )
+        for note in e.get("notes", []):
+            self.stdout.write(f"  note: {note}")
+        for subject in audit.subjects.all():
+            for part in subject.parts.exclude(skipped_reason=""):
+                self.stdout.write(
+                    f"  {subject} · {part.get_part_display()}: skipped, {part.skipped_reason}"
+                )
+
+    def _wait(self, audit: JudgeAudit, timeout: float) -> JudgeAudit:
+        deadline = time.monotonic() + timeout if timeout else None
+        shown = -1
+        while True:
+            audit = audit_refresh(audit)
+            progress = audit.progress()
+            done = progress["done"] + progress["failed"]
+            if done != shown:
+                self.stdout.write(f"  {done} / {progress['total']} calls, {audit.status}")
+                shown = done
+            if audit.finished:
+                return audit
+            if deadline is not None and time.monotonic() > deadline:
+                raise CommandError(f"audit {audit.pk} still {audit.status} after {timeout} s")
+            time.sleep(1)

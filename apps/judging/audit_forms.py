@@ -1,0 +1,84 @@
+"""The "New audit" form (docs/audit.md): per judge, the strategy to audit it with (or none),
+the small adversarial search's generator, gold judge and budget. The service checks the rest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from apps.endpoints.models import Endpoint
+from apps.endpoints.selectors import endpoints_for_user
+from apps.judging.models import Judge, JudgeKind, Strategy
+from apps.judging.selectors import judges_for_user, strategies_for_user
+
+METRIC_CHOICE = "metric"
+
+
+def single_score_strategies(user: Any) -> list[Strategy]:
+    """Strategies that score one text (what a judge is audited with): no pairwise prompt, no
+    misleading cue (both are parts of the battery)."""
+    return [
+        s
+        for s in strategies_for_user(user).order_by("family", "name")
+        if not s.pairwise and "{{expert_rating}}" not in s.prompt_template
+    ]
+
+
+class AuditForm(forms.Form):
+    label = forms.CharField(max_length=200, required=False)
+    search_budget = forms.IntegerField(
+        min_value=2,
+        max_value=1000,
+        initial=20,
+        help_text="Victim queries per item for the small adversarial search.",
+    )
+    generator = forms.ModelChoiceField(
+        queryset=Endpoint.objects.none(),
+        required=False,
+        help_text="The search's generator; none: the search is skipped.",
+    )
+    gold_judge = forms.ModelChoiceField(
+        queryset=Judge.objects.none(),
+        required=False,
+        help_text="The search's gold judge (an LLM judge); none: the search is skipped.",
+    )
+
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        judges = list(judges_for_user(user).select_related("endpoint").order_by("kind", "name"))
+        strategies = [(str(s.pk), s.name) for s in single_score_strategies(user)]
+        self.judges = {j.pk: j for j in judges}
+        self.judge_fields = []
+        for judge in judges:
+            name = f"judge_{judge.pk}"
+            if judge.kind == JudgeKind.METRIC:
+                choices = [("", "not audited"), (METRIC_CHOICE, "audit (no strategy)")]
+            else:
+                choices = [("", "not audited"), *strategies]
+            self.fields[name] = forms.ChoiceField(choices=choices, required=False, label=judge.name)
+            self.judge_fields.append(name)
+        self.fields["generator"].queryset = endpoints_for_user(user)  # type: ignore[attr-defined]
+        gold = judges_for_user(user).filter(kind=JudgeKind.LLM)
+        self.fields["gold_judge"].queryset = gold  # type: ignore[attr-defined]
+        self.strategies = {s.pk: s for s in single_score_strategies(user)}
+
+    def judge_rows(self) -> list[Any]:
+        return [self[name] for name in self.judge_fields]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not self.subjects():
+            raise forms.ValidationError("Choose at least one judge to audit.")
+        return data
+
+    def subjects(self) -> list[tuple[Judge, Strategy | None]]:
+        chosen = []
+        for name in self.judge_fields:
+            value = self.cleaned_data.get(name)
+            if not value:
+                continue
+            judge = self.judges[int(name.removeprefix("judge_"))]
+            strategy = None if value == METRIC_CHOICE else self.strategies[int(value)]
+            chosen.append((judge, strategy))
+        return chosen

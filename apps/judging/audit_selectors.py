@@ -1,0 +1,39 @@
+"""Judge audit reads: whose audits a user reaches (their own; superusers all; anyone else a
+404 whatever the id), and what the audit page shows (docs/audit.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+
+from apps.judging.models import JudgeAudit
+from apps.judging.services.audits import audit_parts
+
+
+def audits_for_user(user: Any) -> QuerySet[JudgeAudit]:
+    return JudgeAudit.objects.for_user(user).select_related("study", "dataset", "owner")
+
+
+def audit_for_user(user: Any, pk: int) -> JudgeAudit:
+    return get_object_or_404(audits_for_user(user), pk=pk)
+
+
+def audit_context(audit: JudgeAudit) -> dict[str, Any]:
+    """The audit, its subjects with their parts in battery order, and the live counters."""
+    parts = audit_parts(audit)
+    subjects: dict[int, dict[str, Any]] = {}
+    for part in parts:
+        entry = subjects.setdefault(part.subject_id, {"subject": part.subject, "parts": []})
+        entry["parts"].append(part)
+    progress = audit.progress()
+    done = progress["done"] + progress["failed"]
+    percent = int(100 * done / progress["total"]) if progress["total"] else 0
+    return {
+        "audit": audit,
+        "subjects": list(subjects.values()),
+        "progress": progress,
+        "percent": percent,
+        "estimate": audit.estimate,
+    }

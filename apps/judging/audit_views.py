@@ -1,0 +1,98 @@
+"""Judge audit pages (researchers; an audit is its owner's): plan one from a study or a
+dataset, see the estimate, start it, follow every part live, cancel and resume it
+(docs/audit.md)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from apps.accounts.permissions import IsResearcher, allow, owned_by
+from apps.accounts.requests import AuthedRequest
+from apps.annotation.models import Study
+from apps.corpus.selectors import datasets_for_user
+from apps.judging import audit_selectors as selectors
+from apps.judging.audit_forms import AuditForm
+from apps.judging.models import AuditStatus
+from apps.judging.services import audits
+from apps.judging.views import _errors_to_form
+
+
+@allow(IsResearcher)
+def audit_list(request: AuthedRequest) -> HttpResponse:
+    found = [
+        audits.audit_refresh(a) if a.status == AuditStatus.RUNNING else a
+        for a in selectors.audits_for_user(request.user)[:200]
+    ]
+    return render(request, "judging/audit_list.html", {"audits": found})
+
+
+@allow(IsResearcher)
+def audit_new(request: AuthedRequest) -> HttpResponse:
+    """Plan an audit of ``?study=`` (yours) or ``?dataset=``; the audit page then shows the
+    estimate and a Start button."""
+    study = dataset = None
+    if study_id := request.GET.get("study"):
+        study = get_object_or_404(owned_by(Study.objects.all(), request.user), pk=_int(study_id))
+    elif dataset_id := request.GET.get("dataset"):
+        dataset = get_object_or_404(datasets_for_user(request.user), pk=_int(dataset_id))
+    form = AuditForm(request.POST or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        try:
+            audit = audits.audit_plan(
+                owner=request.user,
+                study=study,
+                dataset=dataset,
+                subjects=form.subjects(),
+                search_budget=form.cleaned_data["search_budget"],
+                generator=form.cleaned_data["generator"],
+                gold_judge=form.cleaned_data["gold_judge"],
+                label=form.cleaned_data["label"],
+            )
+        except ValidationError as error:
+            _errors_to_form(form, error)
+        else:
+            return redirect("judging-audit-detail", pk=audit.pk)
+    context = {"form": form, "study": study, "dataset": dataset}
+    return render(request, "judging/audit_new.html", context)
+
+
+@allow(IsResearcher)
+def audit_detail(request: AuthedRequest, pk: int) -> HttpResponse:
+    audit = audits.audit_refresh(selectors.audit_for_user(request.user, pk))
+    template = "judging/audit_detail.html"
+    if request.htmx:
+        template += "#live"
+    return render(request, template, selectors.audit_context(audit))
+
+
+@allow(IsResearcher)
+@require_POST
+def audit_start(request: AuthedRequest, pk: int) -> HttpResponse:
+    audit = audits.audit_start(audit=selectors.audit_for_user(request.user, pk))
+    return redirect("judging-audit-detail", pk=audit.pk)
+
+
+@allow(IsResearcher)
+@require_POST
+def audit_cancel(request: AuthedRequest, pk: int) -> HttpResponse:
+    audit = audits.audit_cancel(audit=selectors.audit_for_user(request.user, pk))
+    messages.info(request, f"Audit {audit.pk} cancelled; resume it to continue from here.")
+    return redirect("judging-audit-detail", pk=audit.pk)
+
+
+@allow(IsResearcher)
+@require_POST
+def audit_resume(request: AuthedRequest, pk: int) -> HttpResponse:
+    audit = audits.audit_resume(audit=selectors.audit_for_user(request.user, pk))
+    return redirect("judging-audit-detail", pk=audit.pk)
+
+
+def _int(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return 0

@@ -1,0 +1,53 @@
+"""`manage.py judge_audit` with a real Celery worker: it prints the estimate, starts the
+battery, waits for the end and writes the same JSON as the audit's page (docs/audit.md)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
+
+from apps.judging.models import AuditStatus, Judge, JudgeAudit
+from tests.judging.conftest import llm_judge, strategy
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def test_the_command_audits_waits_and_writes_the_pages_json(
+    celery_worker, demo, fake_openai_server, tmp_path, capsys
+):
+    demo.vetted_only_default = False
+    demo.save()
+    judge = llm_judge(fake_openai_server, user=demo.owner)
+    bleu = Judge.objects.get(metric="bleu")
+    out = tmp_path / "audit.json"
+    call_command(
+        "judge_audit",
+        "--owner", demo.owner.username,
+        "--study", str(demo.pk),
+        "--judge", f"{judge.pk}:{strategy('cd-zero-shot').pk}",
+        "--judge", str(bleu.pk),
+        "--wait", "--timeout", "240",
+        "--json", str(out),
+    )  # fmt: skip
+    printed = capsys.readouterr().out
+    audit = JudgeAudit.objects.get()
+    assert f"audit {audit.pk}: {audit.estimate['calls']} calls" in printed
+    assert "metric judges have no pairwise mode" in printed
+    assert audit.status == AuditStatus.DONE, audit.error
+    progress = audit.progress()
+    assert progress["done"] + progress["failed"] == progress["total"] > 0
+    assert progress["http_requests"] == fake_openai_server.request_count > 0
+    written = json.loads(out.read_text())
+    assert [c["subject"]["id"] for c in written["cards"]] == list(
+        audit.subjects.order_by("id").values_list("id", flat=True)
+    )
+    client = Client()
+    client.force_login(demo.owner)
+    page = client.get(reverse("audit-json", args=[audit.pk]))
+    assert page.status_code == 200
+    assert json.loads(page.content) == written  # the command writes what the page serves
+    assert page.content.decode() == out.read_text()  # byte for byte

@@ -1,0 +1,113 @@
+"""The audit pages and API (docs/audit.md): plan from the study page, read the estimate before
+starting, follow and stop the battery; nobody but the owner reaches an audit."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from apps.judging.models import AuditStatus, Judge, JudgeAudit, JudgeRun
+from tests.factories import UserFactory
+from tests.judging.conftest import llm_judge, strategy
+
+pytestmark = pytest.mark.django_db
+SINGLE = "cd-zero-shot"
+
+
+@pytest.fixture
+def study(demo):
+    demo.vetted_only_default = False
+    demo.save()
+    return demo
+
+
+def test_a_researcher_plans_reads_the_estimate_starts_and_cancels(
+    client, study, fake_openai_server
+):
+    judge = llm_judge(fake_openai_server, user=study.owner)
+    bleu = Judge.objects.get(metric="bleu")
+    client.force_login(study.owner)
+    page = client.get(f"/studies/{study.pk}/").content.decode()
+    assert f"/judging/audits/new/?study={study.pk}" in page
+    form = client.get(f"/judging/audits/new/?study={study.pk}")
+    assert form.status_code == 200 and judge.name in form.content.decode()
+    answer = client.post(
+        f"/judging/audits/new/?study={study.pk}",
+        {
+            f"judge_{judge.pk}": strategy(SINGLE).pk,
+            f"judge_{bleu.pk}": "metric",
+            "search_budget": 10,
+        },
+    )
+    audit = JudgeAudit.objects.get()
+    assert answer.status_code == 302 and answer["Location"] == f"/judging/audits/{audit.pk}/"
+    detail = client.get(answer["Location"]).content.decode()
+    assert f'id="estimate-calls">{audit.estimate["calls"]}<' in detail
+    assert 'id="audit-start"' in detail
+    assert "skipped: metric judges have no pairwise mode" in detail
+    for subject in audit.subjects.all():  # each judge's report card is a click away
+        assert reverse("audit-card", args=[audit.pk, subject.pk]) in detail
+    assert reverse("audit-compare", args=[audit.pk]) in detail
+    client.post(f"/judging/audits/{audit.pk}/start/")
+    audit.refresh_from_db()
+    assert audit.status == AuditStatus.RUNNING
+    live = client.get(f"/judging/audits/{audit.pk}/", HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="audit-cancel"' in live and "<h1>" not in live
+    client.post(f"/judging/audits/{audit.pk}/cancel/")
+    audit.refresh_from_db()
+    assert audit.status == AuditStatus.CANCELLED
+    runs = JudgeRun.objects.filter(label__startswith=f"audit {audit.pk}:")
+    assert runs.exists() and set(runs.values_list("status", flat=True)) == {"cancelled"}
+    assert 'id="audit-resume"' in client.get(f"/judging/audits/{audit.pk}/").content.decode()
+    assert audit.label in client.get("/judging/audits/").content.decode()
+
+
+def test_nobody_else_reaches_an_audit_nor_plans_on_anothers_study(
+    client, study, fake_openai_server
+):
+    judge = llm_judge(fake_openai_server, user=study.owner)
+    client.force_login(study.owner)
+    client.post(
+        f"/judging/audits/new/?study={study.pk}",
+        {f"judge_{judge.pk}": strategy(SINGLE).pk, "search_budget": 10},
+    )
+    audit = JudgeAudit.objects.get()
+    other = UserFactory(username="olga", role="researcher")
+    client.force_login(other)
+    assert client.get(f"/judging/audits/{audit.pk}/").status_code == 404
+    assert client.post(f"/judging/audits/{audit.pk}/cancel/").status_code == 404
+    assert client.get(f"/judging/audits/new/?study={study.pk}").status_code == 404
+    assert audit.label not in client.get("/judging/audits/").content.decode()
+    assert client.get(f"/api/v1/judge-audits/{audit.pk}/").status_code == 404
+
+
+def test_the_api_plans_with_the_estimate_then_starts_cancels_and_resumes(
+    api_client, study, fake_openai_server
+):
+    judge = llm_judge(fake_openai_server, user=study.owner)
+    api_client.force_authenticate(study.owner)
+    answer = api_client.post(
+        "/api/v1/judge-audits/",
+        {"study": study.pk, "subjects": [{"judge": judge.pk, "strategy": strategy(SINGLE).pk}]},
+        format="json",
+    )
+    assert answer.status_code == 201, answer.json()
+    body = answer.json()
+    assert body["status"] == "pending" and body["estimate"]["calls"] > 0
+    parts = {p["part"]: p for p in body["subjects"][0]["parts"]}
+    assert parts["human_agreement"]["skipped_reason"] == "no human ratings in this study"
+    url = f"/api/v1/judge-audits/{body['id']}/"
+    assert api_client.post(url + "start/").json()["status"] == "running"
+    progress = api_client.get(url).json()["progress"]
+    assert progress["total"] == body["estimate"]["calls"]
+    assert api_client.post(url + "cancel/").json()["status"] == "cancelled"
+    assert api_client.post(url + "resume/").json()["status"] == "running"
+    refused = api_client.post(
+        "/api/v1/judge-audits/",
+        {
+            "study": study.pk,
+            "subjects": [{"judge": judge.pk, "strategy": strategy("fbi-pairwise-vanilla").pk}],
+        },
+        format="json",
+    )
+    assert refused.status_code == 400 and "strategies" in refused.json()
