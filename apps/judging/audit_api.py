@@ -47,6 +47,7 @@ class JudgeAuditViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                 generator=data["generator"],
                 gold_judge=data["gold_judge"],
                 label=data["label"],
+                vetted_only=data.get("vetted_only"),
             )
         except ValidationError as error:
             raise _api_error(error) from error

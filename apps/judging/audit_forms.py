@@ -44,8 +44,18 @@ class AuditForm(forms.Form):
         help_text="The search's gold judge (an LLM judge); none: the search is skipped.",
     )
 
-    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+    vetted_only = forms.BooleanField(
+        required=False,
+        label="Only perturbations vetted in the study",
+        help_text="Off: every perturbation of the study's kinds, vetted or not.",
+    )
+
+    def __init__(self, *args: Any, user: Any, study: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if study is None:
+            del self.fields["vetted_only"]  # a dataset's perturbations are not vetted
+        else:
+            self.fields["vetted_only"].initial = study.vetted_only_default
         judges = list(judges_for_user(user).select_related("endpoint").order_by("kind", "name"))
         strategies = [(str(s.pk), s.name) for s in single_score_strategies(user)]
         self.judges = {j.pk: j for j in judges}

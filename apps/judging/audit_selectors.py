@@ -27,6 +27,14 @@ def audit_context(audit: JudgeAudit) -> dict[str, Any]:
     for part in parts:
         entry = subjects.setdefault(part.subject_id, {"subject": part.subject, "parts": []})
         entry["parts"].append(part)
+    left_out: dict[str, int] = {}
+    seen: set[int] = set()
+    for part in parts:
+        if part.run is not None and part.run.pk not in seen:
+            seen.add(part.run.pk)
+            for problem in part.run.problems:
+                reason = problem.get("reason", "")
+                left_out[reason] = max(left_out.get(reason, 0), problem.get("count", 0))
     progress = audit.progress()
     done = progress["done"] + progress["failed"]
     percent = int(100 * done / progress["total"]) if progress["total"] else 0
@@ -36,4 +44,6 @@ def audit_context(audit: JudgeAudit) -> dict[str, Any]:
         "progress": progress,
         "percent": percent,
         "estimate": audit.estimate,
+        #: what the runs left out and why (e.g. unvetted perturbations), the most per reason
+        "left_out": sorted(left_out.items(), key=lambda kv: -kv[1]),
     }

@@ -44,6 +44,13 @@ class AuditCreateSerializer(serializers.Serializer):
     label = serializers.CharField(  # type: ignore[assignment]  # a field, not Field.label
         max_length=200, required=False, default="", allow_blank=True
     )
+    vetted_only = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="A study's audit: only perturbations vetted in the study (null: the "
+        "study's default; false: every perturbation of its kinds).",
+    )
     start = serializers.BooleanField(
         default=False, help_text="Start at once; otherwise read the estimate, then start."
     )

@@ -39,7 +39,7 @@ def audit_new(request: AuthedRequest) -> HttpResponse:
         study = get_object_or_404(owned_by(Study.objects.all(), request.user), pk=_int(study_id))
     elif dataset_id := request.GET.get("dataset"):
         dataset = get_object_or_404(datasets_for_user(request.user), pk=_int(dataset_id))
-    form = AuditForm(request.POST or None, user=request.user)
+    form = AuditForm(request.POST or None, user=request.user, study=study)
     if request.method == "POST" and form.is_valid():
         try:
             audit = audits.audit_plan(
@@ -51,6 +51,7 @@ def audit_new(request: AuthedRequest) -> HttpResponse:
                 generator=form.cleaned_data["generator"],
                 gold_judge=form.cleaned_data["gold_judge"],
                 label=form.cleaned_data["label"],
+                vetted_only=form.cleaned_data.get("vetted_only") if study else None,
             )
         except ValidationError as error:
             _errors_to_form(form, error)

@@ -111,3 +111,31 @@ def test_the_api_plans_with_the_estimate_then_starts_cancels_and_resumes(
         format="json",
     )
     assert refused.status_code == 400 and "strategies" in refused.json()
+
+
+def test_the_audit_page_says_what_its_runs_left_out_and_the_form_can_take_unvetted_texts(
+    client, demo
+):
+    demo.vetted_only_default = True
+    demo.save()
+    bleu = Judge.objects.get(metric="bleu")
+    client.force_login(demo.owner)
+    form = client.get(f"/judging/audits/new/?study={demo.pk}").content.decode()
+    checkbox = form.split('name="vetted_only"')[1].split(">")[0]
+    assert "checked" in checkbox  # the study's default
+    vetted = client.post(
+        f"/judging/audits/new/?study={demo.pk}",
+        {f"judge_{bleu.pk}": "metric", "search_budget": 10, "vetted_only": "on"},
+    )
+    detail = client.get(vetted["Location"]).content.decode()
+    run = JudgeRun.objects.get(label__startswith="audit ")
+    assert run.vetted_only and run.problems
+    assert 'id="audit-left-out"' in detail and "not vetted" in detail
+    everything = client.post(
+        f"/judging/audits/new/?study={demo.pk}",
+        {f"judge_{bleu.pk}": "metric", "search_budget": 10},
+    )
+    second = JudgeAudit.objects.get(pk=int(everything["Location"].rstrip("/").split("/")[-1]))
+    unvetted = JudgeRun.objects.get(label__startswith=f"audit {second.pk}:")
+    assert not unvetted.vetted_only and unvetted.total > run.total
+    assert 'id="audit-left-out"' not in client.get(everything["Location"]).content.decode()

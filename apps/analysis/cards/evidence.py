@@ -83,6 +83,15 @@ class SubjectEvidence:
         found = {r.pk: r for p in self.parts.values() for r in (p.run, p.baseline) if r}
         return list(found.values())
 
+    def left_out(self, kind: str) -> str:
+        """What the part's run left out and why (e.g. perturbations not vetted), or ""."""
+        part = self.parts.get(kind)
+        run = part.run if part is not None else None
+        if run is None or not run.problems:
+            return ""
+        problems = run.problems
+        return "; ".join(f"{p.get('count', 0)} left out: {p.get('reason', '')}" for p in problems)
+
     def missing(self, kind: str) -> str:
         """Why a part gives no figure (empty when it should): skipped, not run, or unfinished."""
         part = self.parts.get(kind)

@@ -64,7 +64,9 @@ def lines(evidence: SubjectEvidence, units: dict[str, Units]) -> list[Line]:
         values = units[measure.key]
         note = evidence.missing(measure.part) if measure.part else ""
         if not values:
-            note = note or measure.empty
+            if not note:
+                left_out = evidence.left_out(measure.part) if measure.part else ""
+                note = measure.empty + (f" ({left_out})" if left_out else "")
             rows.append(
                 _line(
                     measure.label,
@@ -97,7 +99,10 @@ def _discernment_lines(evidence: SubjectEvidence, per_kind: Units) -> list[Line]
     data = evidence.scores(part)
     link = part_link(evidence, part)
     if data is None or not data.perturbed:
-        note = evidence.missing(part) or "no data: no perturbed text was scored"
+        left_out = evidence.left_out(part)
+        note = evidence.missing(part) or "no data: no perturbed text was scored" + (
+            f" ({left_out})" if left_out else ""
+        )
         return [_line("D_min / D_avg", part, NO_INTERVAL, "kinds", note, link)]
     summary = discernment.section(data, data.by_kind_dim()).tables[1]
     rows = []

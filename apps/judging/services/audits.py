@@ -194,8 +194,11 @@ def _standard(owner: Any, key: str) -> Strategy | None:
 class Planner:
     """Plans the parts of one subject (docs/audit.md, "What the battery runs")."""
 
-    def __init__(self, audit: JudgeAudit, subject: AuditSubject, data: Data) -> None:
+    def __init__(
+        self, audit: JudgeAudit, subject: AuditSubject, data: Data, vetted_only: bool | None
+    ) -> None:
         self.audit, self.subject, self.data = audit, subject, data
+        self.vetted_only = vetted_only
         self.judge, self.strategy = subject.judge, subject.strategy
         self.runs: dict[str, JudgeRun | str] = {}
 
@@ -226,6 +229,8 @@ class Planner:
         if not self.judge.is_metric and not qualities.get("criteria"):
             qualities["metrics"] = data.metrics
         vetted = study.vetted_only_default if study is not None else False
+        if self.vetted_only is not None and study is not None:
+            vetted = self.vetted_only
         # the kinds the data had when planned, never adversarial ones: an audit's search adds
         # its texts to the study, and a later audit must judge the same texts (0 HTTP again)
         if data.kinds:
@@ -386,9 +391,11 @@ def audit_plan(
     generator: Endpoint | None = None,
     gold_judge: Judge | None = None,
     label: str = "",
+    vetted_only: bool | None = None,
 ) -> JudgeAudit:
     """Record and plan an audit (nothing queued yet) with its estimate. Bad input raises
-    ValidationError naming the fields; nothing is written."""
+    ValidationError naming the fields; nothing is written. ``vetted_only`` (a study's
+    audit): judge only the perturbations vetted in the study; None: the study's default."""
     chosen = list(subjects)
     problems = _problems(owner, study, dataset, chosen, search_budget, generator, gold_judge)
     if problems:
@@ -408,7 +415,7 @@ def audit_plan(
         subject = AuditSubject.objects.create(
             audit=audit, judge=judge, strategy=strategy, label=name
         )
-        Planner(audit, subject, data).plan()
+        Planner(audit, subject, data, vetted_only).plan()
     audit.estimate = audit_estimate(audit)
     audit.save(update_fields=["estimate"])
     return audit

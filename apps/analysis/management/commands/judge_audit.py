@@ -3,6 +3,7 @@ for it and write its cards as JSON (docs/audit.md, "From the command line")."""
 
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,13 @@ class Command(BaseCommand):
         parser.add_argument("--generator", type=int, help="The search's generator endpoint id.")
         parser.add_argument("--gold-judge", type=int, help="The search's gold judge id.")
         parser.add_argument("--label", default="")
+        parser.add_argument(
+            "--vetted-only",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="A study's audit: only perturbations vetted in the study (default: the "
+            "study's setting); --no-vetted-only takes every perturbation of its kinds.",
+        )
         parser.add_argument("--wait", action="store_true", help="Wait until the audit ends.")
         parser.add_argument("--timeout", type=float, default=0, help="Seconds; 0: no limit.")
         parser.add_argument("--json", type=Path, help="Write the audit's cards here (with --wait).")
@@ -88,6 +96,7 @@ class Command(BaseCommand):
                 generator=generator,
                 gold_judge=gold,
                 label=options["label"],
+                vetted_only=options["vetted_only"],
             )
         except ValidationError as exc:
             problems = exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages}
