@@ -237,6 +237,25 @@ DISCERN_KEY_VARIABLES = env.list("DISCERN_KEY_VARIABLES", default=[])
 # HTTP transport of the LLM clients: "aiohttp" (faster, the default) or "httpx" (the SDK's own).
 DISCERN_LLM_TRANSPORT = env.str("DISCERN_LLM_TRANSPORT", default="aiohttp")
 
+# Slow imports (numpy, scipy, matplotlib, nltk, the openai SDK...) are made where they are used,
+# so that management commands start quickly; the web server (config/wsgi.py) and the worker
+# (workers/celery.py) import these at start, before their first request or task
+# (docs/deployment.md, Start-up).
+DISCERN_PRELOAD = (
+    "openai",
+    "httpx2",
+    "aiohttp",
+    "sacrebleu",
+    "rouge_score.rouge_scorer",
+    "scipy.optimize",
+    "apps.analysis.reports.human_agreement",
+    "apps.analysis.reports.expert_weights",
+    "apps.analysis.reports.judge_vs_human",
+    "apps.analysis.reports.adversarial",
+    "apps.analysis.reports.judge_reliability",
+    "apps.analysis.reports.rater_quality",
+)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

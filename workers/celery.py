@@ -5,10 +5,12 @@ import gc
 import os
 import pkgutil
 import sys
+from importlib import import_module
 from typing import Any
 
 from celery import Celery
 from celery.signals import worker_init, worker_process_init
+from django.conf import settings
 
 import workers.tasks
 
@@ -26,12 +28,17 @@ app.conf.imports = tuple(
 def tune_process(**_: Any) -> None:
     """Settings for a worker process that keeps an asyncio loop busy beside database work.
 
+    - the slow libraries of ``settings.DISCERN_PRELOAD`` (the openai SDK, numpy, scipy...) are
+      imported now, before the first task needs them and before the pool forks
+      (docs/deployment.md, Start-up);
     - ``gc.freeze()``: the objects alive after start (Django, the SDKs, every module) leave the
       collector's view, so a full collection no longer walks them all: measured in a judge run,
       two full collections of about 135 ms each stopped every call in flight.
     - a 1 ms switch interval: the event-loop thread gets the GIL back within 1 ms (not 5) while
       the task's thread saves results, so replies are read as soon as they arrive.
     """
+    for module in settings.DISCERN_PRELOAD:
+        import_module(module)
     gc.collect()
     gc.freeze()
     sys.setswitchinterval(0.001)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from apps.accounts.models import Role
 from apps.analysis.controls import excluded_people
-from apps.analysis.stats.agreement import leave_one_out_agreement
 from apps.annotation.models import Study
 from apps.annotation.services import work_types
 
 
 def annotator_agreement(study: Study | int) -> dict[int, str]:
     """{user id: "0.83 (n=40)"} for every annotator with a unit shared with someone."""
+    from apps.analysis.stats.agreement import leave_one_out_agreement  # numpy: only here
+
     if not isinstance(study, Study):
         study = Study.objects.get(pk=study)
     works = [work for work in work_types(Role.ANNOTATOR) if work.asks(study)]

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import QuerySet
 
-from apps.analysis.stats.intervals import Estimate, share_interval
 from apps.annotation.models import Judgement, Study
 from apps.annotation.selectors.controls import control_answers
+
+if TYPE_CHECKING:
+    from apps.analysis.stats.intervals import Estimate
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class ControlAccuracy:
 
 def control_accuracy(study: Study) -> list[ControlAccuracy]:
     """One row per annotator who answered a control item, by name."""
+    from apps.analysis.stats.intervals import share_interval  # scipy: only here
+
     answers: dict[tuple[int, str], list[bool]] = defaultdict(list)
     for answer in control_answers(study):
         answers[(answer.user_id, answer.username)].append(answer.right)

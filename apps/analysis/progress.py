@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from apps.analysis.annotation_agreement import annotator_agreement
-from apps.analysis.stats.discernment import expert_weights
 from apps.annotation.models import Study
 from apps.annotation.selectors.progress import StudyProgress, study_progress
 from apps.annotation.selectors.survey import survey_tasks, vote_counts
@@ -37,6 +36,8 @@ class KindWeights:
 
 def kind_weights(study: Study) -> list[KindWeights]:
     """Votes and expert weights (vote share per metric) of every surveyed (task, kind)."""
+    from apps.analysis.stats.discernment import expert_weights  # scipy: only here
+
     counts = vote_counts(study)
     rows = []
     for task, kind in survey_tasks(study):

@@ -18,7 +18,6 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from apps.analysis.models import HumanRating
-from apps.analysis.reports.rater_quality import rater_warnings
 from apps.catalog.models import Aspect, Metric
 from apps.corpus.models import Dataset, Perturbation, SourceItem
 from apps.inputs.fields import BadJson, json_loads, text_problem
@@ -119,6 +118,8 @@ def human_ratings_import(
 
 def dataset_rater_warnings(dataset: Dataset) -> list[str]:
     """Rater-quality warnings over every rating stored for the dataset, per criterion."""
+    from apps.analysis.reports.rater_quality import rater_warnings  # numpy, scipy: only here
+
     by_criterion: dict[str, dict[tuple, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     rows = HumanRating.objects.filter(item__dataset=dataset).values_list(
         "criterion_name", "item_id", "perturbation_id", "rater", "score"

@@ -34,10 +34,7 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
-
-import httpx2
-import openai
+from typing import TYPE_CHECKING, Any, Literal
 
 from apps.endpoints.cache_key import cache_key
 from apps.endpoints.key_names import key_name_problem
@@ -51,6 +48,10 @@ from apps.endpoints.retry import (
     backoff_delay,
     classify,
 )
+
+if TYPE_CHECKING:  # imported where used, so that loading the models never imports the SDK
+    import httpx2
+    import openai
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +155,8 @@ def configure_transport(name: str) -> None:
 
 
 def _http_client(timeout_s: float) -> Any:
+    import openai
+
     if _transport == "aiohttp":
         return openai.DefaultAioHttpClient(timeout=timeout_s)
     return openai.DefaultAsyncHttpxClient(timeout=timeout_s)
@@ -165,6 +168,8 @@ def client_for(endpoint: EndpointConfig, api_key: str) -> openai.AsyncOpenAI:
     digest = hashlib.sha256(api_key.encode()).hexdigest()
     key = (endpoint.base_url, digest, endpoint.timeout_s, _transport)
     if key not in clients:
+        import openai
+
         clients[key] = openai.AsyncOpenAI(
             base_url=endpoint.base_url,
             api_key=api_key,
@@ -402,6 +407,8 @@ async def _attempt(
     # errors are raised as the SDK raises them either way.
     # The SDK's own timeout bounds each wait between bytes, not the attempt: a server that
     # drips its reply would hold the call forever. The deadline covers connect + send + receive.
+    import httpx2
+
     path = "/chat/completions" if endpoint.api == "chat" else "/completions"
     try:
         async with asyncio.timeout(endpoint.timeout_s):

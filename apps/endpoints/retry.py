@@ -18,9 +18,10 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import openai
+if TYPE_CHECKING:  # imported where used, so that loading the models never imports the SDK
+    import openai
 
 ErrorKind = Literal[
     "rate_limited",  # 429
@@ -132,6 +133,8 @@ def _status_failure(error: openai.APIStatusError) -> Failure:
 
 def classify(error: BaseException, policy: RetryPolicy) -> Failure | None:
     """A ``Failure`` for errors an LLM call can meet; None for anything else (a bug: re-raise)."""
+    import openai
+
     if isinstance(error, openai.APIStatusError):
         return _status_failure(error)
     if isinstance(error, AttemptDeadline):

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
-import sacrebleu
-from rouge_score import rouge_scorer
+if TYPE_CHECKING:  # imported where used: sacrebleu and rouge-score pull in nltk and scipy
+    from rouge_score import rouge_scorer
 
 SCALE = (0, 100)
 
@@ -30,17 +31,23 @@ def _clamped(value: float) -> float:
 
 
 def bleu(text: str, reference: str) -> MetricScore:
+    import sacrebleu
+
     result = sacrebleu.sentence_bleu(text, [reference])
     return MetricScore(_clamped(result.score), str(result))
 
 
 def chrf(text: str, reference: str) -> MetricScore:
+    import sacrebleu
+
     result = sacrebleu.sentence_chrf(text, [reference])
     return MetricScore(_clamped(result.score), str(result))
 
 
 @cache
 def _rouge() -> rouge_scorer.RougeScorer:
+    from rouge_score import rouge_scorer
+
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
 
 

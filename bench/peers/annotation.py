@@ -1,0 +1,403 @@
+"""Annotation beside a peer: Discern's vetting API against Label Studio's, same data, same client.
+
+Both serve the same perturbations (bench/annotate_load.py's generated items, one negated
+perturbation each, 3 judgements wanted per perturbation) on loopback, each as its docs
+recommend for production: gunicorn with `--workers` processes and PostgreSQL. Discern is
+measured by bench/annotate_load.py itself (REST API: POST vetting/next/, POST vettings/).
+Label Studio (bench/peers/.venvs/label-studio, installed on the first run) gets the same texts
+as tasks of one project (`maximum_annotations` 3, sequential sampling), loaded through its
+import API, and the same client threads (annotate_load's `annotate`): GET
+/api/projects/<id>/next/, then POST /api/tasks/<id>/annotations/ with a choice (the verdict).
+One client, then 20 clients, without pause, for `--seconds`; rounds alternate Discern and
+Label Studio; the table shows medians and the ratios.
+
+    .venv/bin/python bench/peers/annotation.py [--perturbations 2492] [--rounds 3]
+        [--seconds 30] [--workers 4] [--port 8560]
+    .venv/bin/python bench/peers/annotation.py --perturbations 50000 --rounds 2
+
+A submit that annotate_load sends twice (a retry with the same idempotency key, one in ten) is
+sent once to Label Studio, which has no idempotency key (a second POST would add a second
+annotation); "submit" figures count first submits only, for both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(HERE))
+
+import annotate_load  # noqa: E402
+import venvs  # noqa: E402
+
+LABEL_STUDIO = ["label-studio==1.23.2", "gunicorn"]
+PG = "postgres://discern:discern@127.0.0.1:5432"
+LABEL_CONFIG = """<View>
+  <Text name="text" value="$text"/>
+  <Choices name="verdict" toName="text" choice="single" showInline="true">
+    <Choice value="valid"/><Choice value="invalid"/><Choice value="score-invariant"/>
+    <Choice value="not-relevant"/><Choice value="not-sure"/>
+  </Choices>
+</View>"""
+# Users, tokens and the organization, made in Label Studio's own Django (its manage.py shell).
+MAKE_USERS = """
+from organizations.models import Organization
+from rest_framework.authtoken.models import Token
+from users.models import User
+owner = User.objects.create_superuser(email="owner@bench.local", password="bench-password-1",
+                                      username="owner")
+org = Organization.create_organization(created_by=owner, title="bench")
+owner.active_organization = org
+owner.save()
+tokens = {"owner": Token.objects.get_or_create(user=owner)[0].key}
+for a in range(%(annotators)d):
+    user = User.objects.create_user(email=f"a{a}@bench.local", password="bench-password-1",
+                                    username=f"bench-annotator-{a}")
+    org.add_user(user)
+    user.active_organization = org
+    user.save()
+    tokens[user.username] = Token.objects.get_or_create(user=user)[0].key
+try:  # legacy tokens (Authorization: Token ...) on, if this version can turn them off
+    from jwt_auth.models import JWTSettings
+    JWTSettings.objects.update_or_create(organization=org,
+                                         defaults={"legacy_api_tokens_enabled": True})
+except ImportError:
+    pass
+import json
+print("TOKENS " + json.dumps(tokens))
+"""
+
+
+def perturbations(n: int) -> list[dict[str, str]]:
+    """annotate_load's items and perturbations: the same seed, texts and negation."""
+    rng = random.Random(7)
+    tasks = []
+    for _ in range(n):
+        original = annotate_load.text(rng)
+        words = original.split(" ")
+        at = rng.randrange(len(words))
+        words[at : at + 1] = ["not", words[at]]
+        tasks.append({"text": " ".join(words), "original": original})
+    return tasks
+
+
+# --- Label Studio -------------------------------------------------------------------------
+
+
+class LabelStudio:
+    def __init__(self, venv: Path, database: str, port: int, workers: int, data_dir: Path):
+        self.venv, self.port, self.workers = venv, port, workers
+        self.base = f"http://127.0.0.1:{port}"
+        self.package = Path(
+            subprocess.run(
+                [str(venv / "bin" / "python"), "-c",
+                 "import label_studio, os; print(os.path.dirname(label_studio.__file__))"],
+                check=True, capture_output=True, text=True,
+            ).stdout.strip()
+        )  # fmt: skip
+        name = database.rsplit("/", 1)[1]
+        self.database = database
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO", "DATABASE"))},
+            "DJANGO_SETTINGS_MODULE": "core.settings.label_studio",
+            "DJANGO_DB": "default",
+            "POSTGRE_NAME": name,
+            "POSTGRE_USER": "discern",
+            "POSTGRE_PASSWORD": "discern",
+            "POSTGRE_HOST": "127.0.0.1",
+            "POSTGRE_PORT": "5432",
+            "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir),
+            "DEBUG": "false",
+            "LOG_LEVEL": "WARNING",
+            "SECRET_KEY": "bench-only-secret",
+            "LABEL_STUDIO_HOST": self.base,
+            # no calls home from the loopback benchmark (error reports, version checks)
+            "SENTRY_DSN": "",
+            "FRONTEND_SENTRY_DSN": "",
+            "LATEST_VERSION_CHECK": "false",
+            "COLLECT_ANALYTICS": "false",
+        }
+        self.log = data_dir / "label-studio.log"
+
+    def manage(self, *args: str) -> str:
+        done = subprocess.run(
+            [str(self.venv / "bin" / "python"), str(self.package / "manage.py"), *args],
+            cwd=self.package, env=self.env, capture_output=True, text=True,
+        )  # fmt: skip
+        if done.returncode:
+            raise SystemExit(f"label studio manage.py {args[0]} failed:\n{done.stderr[-3000:]}")
+        return done.stdout
+
+    def setup(self, tasks: list[dict[str, str]], annotators: int) -> tuple[int, dict[str, str]]:
+        import json
+
+        import httpx
+
+        annotate_load.recreate(self.database)
+        started = time.perf_counter()
+        self.manage("migrate", "--no-input", "-v0")
+        out = self.manage("shell", "-c", MAKE_USERS % {"annotators": annotators})
+        tokens = json.loads(out.split("TOKENS ", 1)[1].splitlines()[0])
+        print(f"label studio: schema and users in {time.perf_counter() - started:.0f} s")
+        server = self.serve()
+        try:
+            owner = httpx.Client(
+                base_url=self.base, headers={"Authorization": f"Token {tokens['owner']}"},
+                timeout=600,
+            )  # fmt: skip
+            project = owner.post(
+                "/api/projects/",
+                json={
+                    "title": "bench",
+                    "label_config": LABEL_CONFIG,
+                    "maximum_annotations": 3,
+                    "overlap_cohort_percentage": 100,
+                    "sampling": "Sequential sampling",
+                    "show_skip_button": False,
+                },
+            )
+            project.raise_for_status()
+            pk = project.json()["id"]
+            started = time.perf_counter()
+            for at in range(0, len(tasks), 5000):
+                owner.post(
+                    f"/api/projects/{pk}/import", json=tasks[at : at + 5000]
+                ).raise_for_status()
+            print(
+                f"label studio: {len(tasks)} tasks imported through the API in "
+                f"{time.perf_counter() - started:.0f} s"
+            )
+        finally:
+            self.stop(server)
+        with __import__("psycopg").connect(self.database) as conn:
+            conn.execute("ANALYZE")
+        return pk, {k: v for k, v in tokens.items() if k != "owner"}
+
+    def serve(self) -> subprocess.Popen:
+        import httpx
+
+        server = subprocess.Popen(
+            [str(self.venv / "bin" / "gunicorn"), "core.wsgi:application",
+             "-w", str(self.workers), "-b", f"127.0.0.1:{self.port}", "--log-level", "warning",
+             "--timeout", "600"],
+            cwd=self.package, env=self.env, stdout=self.log.open("a"), stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.base}/health", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        else:
+            server.terminate()
+            raise SystemExit("Label Studio's gunicorn did not start")
+        warm = [
+            threading.Thread(target=lambda: httpx.get(f"{self.base}/health", timeout=60))
+            for _ in range(self.workers * 8)
+        ]
+        for thread in warm:
+            thread.start()
+        for thread in warm:
+            thread.join()
+        return server
+
+    @staticmethod
+    def stop(server: subprocess.Popen) -> None:
+        server.terminate()
+        server.wait(timeout=60)
+
+
+class LabelStudioAnnotator:
+    """annotate_load's annotator interface over Label Studio's API."""
+
+    def __init__(self, base: str, username: str, token: str, project: int):
+        import httpx
+
+        self.username = username
+        self.http = httpx.Client(
+            base_url=base, headers={"Authorization": f"Token {token}"}, timeout=60
+        )
+        self.project = project
+        self.keys: set[str] = set()
+
+    def next(self):
+        response = self.http.get(f"/api/projects/{self.project}/next/")
+        if response.status_code == 404:
+            return None, response
+        return (response.json()["id"] if response.status_code == 200 else -1), response
+
+    def submit(self, task: int, verdict: str, key: str):
+        if key in self.keys:  # annotate_load's retry: Label Studio would store it twice
+            return True, None
+        self.keys.add(key)
+        body = {
+            "result": [
+                {
+                    "from_name": "verdict",
+                    "to_name": "text",
+                    "type": "choices",
+                    "value": {"choices": [verdict]},
+                }
+            ],
+            "project": self.project,
+            "lead_time": 1.0,
+        }
+        response = self.http.post(f"/api/tasks/{task}/annotations/", json=body)
+        return response.status_code in (200, 201), response
+
+
+def label_studio_round(ls: LabelStudio, project: int, tokens, clients: int, seconds: float):
+    server = ls.serve()
+    try:
+        workers = [
+            LabelStudioAnnotator(ls.base, name, key, project)
+            for name, key in sorted(tokens.items())[:clients]
+        ]
+        tally = annotate_load.Tally()
+        deadline = time.monotonic() + seconds
+        started = time.monotonic()
+        threads = [
+            threading.Thread(target=annotate_load.annotate, args=(w, tally, deadline, 0.0, i))
+            for i, w in enumerate(workers)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.monotonic() - started
+    finally:
+        ls.stop(server)
+    if tally.errors:
+        print(f"  label studio errors: {dict(tally.errors)}")
+    return {
+        "items_s": len(tally.submit_ms) / elapsed,
+        "next_p50": annotate_load.percentile(tally.next_ms, 0.5),
+        "next_p95": annotate_load.percentile(tally.next_ms, 0.95),
+        "submit_p50": annotate_load.percentile(tally.submit_ms, 0.5),
+        "submit_p95": annotate_load.percentile(tally.submit_ms, 0.95),
+        "errors": sum(tally.errors.values()),
+    }
+
+
+# --- Discern ------------------------------------------------------------------------------
+
+LINE = re.compile(
+    r"^(next|submit)\s+n=\s*(\d+)\s+([\d.]+)/s\s+p50\s+([\d.na]+) ms\s+p95\s+([\d.na]+) ms", re.M
+)
+
+
+def discern_round(args, database: str, clients: int, first: bool) -> dict[str, float]:
+    command = [
+        sys.executable, str(ROOT / "bench" / "annotate_load.py"),
+        "--database", database, "--perturbations", str(args.perturbations),
+        "--annotators", str(clients), "--seconds", str(args.seconds),
+        "--workers", str(args.workers), "--port", str(args.port), "--think", "0",
+    ]  # fmt: skip
+    if not first:
+        command.append("--reuse")
+    else:  # the database gets 20 annotators; later rounds reuse it with fewer
+        command[command.index("--annotators") + 1] = "20"
+        command[command.index("--seconds") + 1] = "1"
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    found = {m.group(1): m for m in LINE.finditer(done.stdout)}
+    if set(found) != {"next", "submit"}:
+        raise SystemExit(f"unexpected output of annotate_load.py:\n{done.stdout}\n{done.stderr}")
+    errors = re.search(r"errors: (\d+)", done.stdout)
+    return {
+        "items_s": float(found["submit"].group(3)),
+        "next_p50": float(found["next"].group(4)),
+        "next_p95": float(found["next"].group(5)),
+        "submit_p50": float(found["submit"].group(4)),
+        "submit_p95": float(found["submit"].group(5)),
+        "errors": int(errors.group(1)) if errors else -1,
+    }
+
+
+# --- the comparison -----------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--perturbations", type=int, default=2492)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--port", type=int, default=8560)
+    parser.add_argument("--clients", default="1,20")
+    parser.add_argument("--database-prefix", default="discern_bench_peers")
+    args = parser.parse_args()
+    clients = [int(c) for c in args.clients.split(",")]
+    venv = venvs.ensure("label-studio", LABEL_STUDIO)
+    ls_version = venvs.version(venv, "label-studio")
+    suffix = f"{args.perturbations}"
+    discern_db = f"{PG}/{args.database_prefix}_ann_{suffix}?conn_max_age=60"
+    ls_db = f"{PG}/{args.database_prefix}_ls_{suffix}"
+    loads = [os.getloadavg()[0]]
+
+    print(f"setup: Discern, {args.perturbations} perturbations (annotate_load.py)", flush=True)
+    discern_round(args, discern_db, 20, first=True)
+    with tempfile.TemporaryDirectory() as data_dir:
+        ls = LabelStudio(venv, ls_db, args.port + 1, args.workers, Path(data_dir))
+        print(f"setup: Label Studio {ls_version}, the same texts as tasks", flush=True)
+        project, tokens = ls.setup(perturbations(args.perturbations), 20)
+        runs: dict[tuple[str, int], list[dict[str, float]]] = {}
+        for round_ in range(1, args.rounds + 1):
+            for n in clients:
+                for name in ("discern", "label-studio"):
+                    if name == "discern":
+                        result = discern_round(args, discern_db, n, first=False)
+                    else:
+                        result = label_studio_round(ls, project, tokens, n, args.seconds)
+                    runs.setdefault((name, n), []).append(result)
+                    loads.append(os.getloadavg()[0])
+                    print(
+                        f"round {round_}, {n:>2} clients, {name:<12} {result['items_s']:6.1f} "
+                        f"items/s, next p50/p95 {result['next_p50']:7.1f}/{result['next_p95']:7.1f}"
+                        f" ms, submit p50/p95 {result['submit_p50']:7.1f}/"
+                        f"{result['submit_p95']:7.1f} ms, errors {result['errors']}",
+                        flush=True,
+                    )
+
+    def med(name: str, n: int, key: str) -> float:
+        return statistics.median(r[key] for r in runs[(name, n)])
+
+    print()
+    print(f"| work | Discern | Label Studio {ls_version} | ratio |\n|---|---|---|---|")
+    for n in clients:
+        d, p = "discern", "label-studio"
+        what = (
+            f"annotation, {args.perturbations:,} perturbations, gunicorn -w {args.workers} + "
+            f"PostgreSQL, {n} client{'s' if n > 1 else ''} without pause"
+        )
+        print(
+            f"| {what}: next / submit p50, next p95, items/s "
+            f"| {med(d, n, 'next_p50'):.0f} / {med(d, n, 'submit_p50'):.0f} ms, "
+            f"{med(d, n, 'next_p95'):.0f} ms, {med(d, n, 'items_s'):.1f}/s "
+            f"| {med(p, n, 'next_p50'):.0f} / {med(p, n, 'submit_p50'):.0f} ms, "
+            f"{med(p, n, 'next_p95'):.0f} ms, {med(p, n, 'items_s'):.1f}/s "
+            f"| {med(p, n, 'next_p50') / med(d, n, 'next_p50'):.1f}x / "
+            f"{med(p, n, 'submit_p50') / med(d, n, 'submit_p50'):.1f}x, "
+            f"{med(p, n, 'next_p95') / med(d, n, 'next_p95'):.1f}x, "
+            f"{med(d, n, 'items_s') / med(p, n, 'items_s'):.1f}x |"
+        )
+    print(
+        f"\nmedians of {args.rounds} alternating rounds of {args.seconds:.0f} s; load average "
+        f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
+    )
+
+
+if __name__ == "__main__":
+    main()
