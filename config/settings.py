@@ -254,6 +254,8 @@ DISCERN_PRELOAD = (
     "apps.analysis.reports.adversarial",
     "apps.analysis.reports.judge_reliability",
     "apps.analysis.reports.rater_quality",
+    "apps.analysis.cards.comparison",
+    "apps.analysis.cards.snapshots",
 )
 
 LOGGING = {

@@ -15,13 +15,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
-from apps.analysis.cards.comparison import subjects_of
-from apps.analysis.cards.snapshots import (
-    audit_fingerprint,
-    audit_json_text,
-    card_get,
-    comparison_get,
-)
 from apps.analysis.models import CardShare
 from apps.analysis.permissions import READS_AUDIT_CARDS, SHARES_AUDIT_CARDS
 from apps.analysis.reports.base import Report
@@ -41,6 +34,11 @@ def _report(build, *args) -> tuple[Report | None, str]:
 
 
 def _context(request: AuthedRequest, pk: int, subject_pk: int | None) -> dict[str, Any]:
+    # the cards pull in numpy, scipy and matplotlib: imported when first used (the server
+    # preloads them, settings.DISCERN_PRELOAD), never by the URL conf
+    from apps.analysis.cards.comparison import subjects_of
+    from apps.analysis.cards.snapshots import audit_fingerprint, card_get, comparison_get
+
     share = request.GET.get("share", "")
     audit = audit_readable(request.user, pk, share)
     subjects = subjects_of(audit)
@@ -128,6 +126,8 @@ def audit_compare_file(request: AuthedRequest, pk: int, file_format: str):
 def audit_json_file(request: AuthedRequest, pk: int) -> HttpResponse:
     """Every card and the comparison in one JSON file: what `judge_audit --json` writes."""
     audit = audit_readable(request.user, pk, request.GET.get("share", ""))
+    from apps.analysis.cards.snapshots import audit_json_text
+
     response = HttpResponse(audit_json_text(audit), "application/json")
     response["Content-Disposition"] = f'attachment; filename="audit-{audit.pk}.json"'
     return response
