@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from apps.analysis.stats.intervals import CONFIDENCE, RESAMPLES, SEED
+from apps.analysis.stats.intervals import CONFIDENCE, RESAMPLES, SEED, mean_interval
 
 
 @dataclass(frozen=True)
@@ -78,27 +78,9 @@ def mcnemar_exact(first: Sequence[bool | None], second: Sequence[bool | None]) -
     p = 1.0 if b + c == 0 else float(stats.binomtest(b, b + c, 0.5).pvalue)
     a = np.array([float(x) for x, _ in pairs])
     d = np.array([float(y) for _, y in pairs])
-    low, high = _bootstrap_interval(a - d)
+    spread = mean_interval(a - d)
+    low, high = spread.ci_low, spread.ci_high
     return PairedResult("McNemar (exact)", (b - c) / len(pairs), low, high, len(pairs), p)
-
-
-def _bootstrap_interval(
-    differences: np.ndarray, n_resamples: int = RESAMPLES, seed: int = SEED
-) -> tuple[float, float]:
-    if differences.size < 2:
-        return math.nan, math.nan
-    if np.ptp(differences) == 0:
-        value = float(differences[0])
-        return value, value
-    result = stats.bootstrap(
-        (differences,),
-        np.mean,
-        confidence_level=CONFIDENCE,
-        n_resamples=n_resamples,
-        method="percentile",
-        rng=np.random.default_rng(seed),
-    )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 def paired_bootstrap(
@@ -161,7 +143,8 @@ def wilcoxon_paired(
         p = 1.0
     else:
         p = float(stats.wilcoxon(a, b, alternative="two-sided").pvalue)
-    low, high = _bootstrap_interval(differences, n_resamples, seed)
+    spread = mean_interval(differences, n_resamples=n_resamples, seed=seed)
+    low, high = spread.ci_low, spread.ci_high
     return PairedResult(test, float(differences.mean()), low, high, int(a.size), p)
 
 
