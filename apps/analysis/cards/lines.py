@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-import numpy as np
 from django.db.models import Avg, Count, StdDev
 
 from apps.analysis.cards.evidence import SubjectEvidence, calls_link, run_link, search_link
@@ -15,7 +14,11 @@ from apps.analysis.reports import discernment
 from apps.analysis.reports.base import rounded
 from apps.analysis.reports.human_scores import human_aspect_scores
 from apps.analysis.reports.judge_reliability import aspect_matrix, judge_aspect_texts
-from apps.analysis.stats.deltas import aspect_correlation_matrix
+from apps.analysis.stats.deltas import (
+    aspect_confusion,
+    aspect_correlation_matrix,
+    mean_off_diagonal,
+)
 from apps.analysis.stats.intervals import Estimate, mean_interval, share_of
 from apps.analysis.stats.sentiment import polarity
 from apps.judging.models import JudgeCall, JudgeRun
@@ -132,13 +135,6 @@ def _discernment_lines(evidence: SubjectEvidence, per_kind: Units) -> list[Line]
     return rows
 
 
-def _off_diagonal(matrix: np.ndarray) -> float:
-    mask = ~np.eye(matrix.shape[0], dtype=bool)
-    values = matrix[mask]
-    values = values[np.isfinite(values)]
-    return float(values.mean()) if values.size else math.nan
-
-
 def _confusion_lines(evidence: SubjectEvidence) -> list[Line]:
     """Judge minus human mean off-diagonal correlation between aspects (over the aspects
     both scored): above 0, the judge mixes aspects up more than humans do."""
@@ -156,10 +152,14 @@ def _confusion_lines(evidence: SubjectEvidence) -> list[Line]:
         aspects = sorted({a for s in texts.values() for a in s} & h_aspects)
         if len(aspects) < 2:
             continue
-        judge = _off_diagonal(aspect_correlation_matrix(aspect_matrix(texts, aspects)))
-        people = _off_diagonal(aspect_correlation_matrix(aspect_matrix(human, aspects)))
-        estimate = Estimate(judge - people, math.nan, math.nan, len(texts))
-        note = f"{dtype} criteria; judge {rounded(judge)}, humans {rounded(people)}; no interval"
+        judge_scores, human_scores = aspect_matrix(texts, aspects), aspect_matrix(human, aspects)
+        judge = mean_off_diagonal(aspect_correlation_matrix(judge_scores))
+        people = mean_off_diagonal(aspect_correlation_matrix(human_scores))
+        estimate = aspect_confusion(judge_scores, human_scores)
+        note = (
+            f"{dtype} criteria; judge {rounded(judge)}, humans {rounded(people)}; bootstrap "
+            "over the judge's and the people's texts"
+        )
         rows.append(_line(figure, part, estimate, "texts", note, link))
     if not rows:
         note = "no data: fewer than two aspects scored by both the judge and humans"

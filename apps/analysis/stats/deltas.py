@@ -138,3 +138,46 @@ def _mean_of_cells(matrix: FloatArray) -> float:
         return math.nan
     sums = np.where(valid, matrix, 0.0).sum(axis=1)
     return float((sums[counts > 0] / counts[counts > 0]).mean())
+
+
+def mean_off_diagonal(correlations: npt.ArrayLike) -> float:
+    """The mean of a correlation matrix's defined off-diagonal cells (NaN if none)."""
+    matrix = np.asarray(correlations, dtype=np.float64)
+    values = matrix[~np.eye(matrix.shape[0], dtype=bool)]
+    values = values[np.isfinite(values)]
+    return float(values.mean()) if values.size else math.nan
+
+
+def aspect_confusion(
+    judge_scores: npt.ArrayLike,
+    human_scores: npt.ArrayLike,
+    n_resamples: int = 500,
+    seed: int = 0,
+) -> Estimate:
+    """Judge minus human mean off-diagonal correlation between aspects (docs/cards.md): above
+    0, the judge mixes the aspects up more than people do. Both are texts x aspects matrices
+    over the same aspects (NaN: not scored). The 95% interval is a percentile bootstrap
+    resampling the judge's texts and the people's texts independently (seeded); N is the
+    judge's texts. Replicates where either mean is undefined are dropped."""
+    judge = np.asarray(judge_scores, dtype=np.float64)
+    human = np.asarray(human_scores, dtype=np.float64)
+    observed = mean_off_diagonal(aspect_correlation_matrix(judge)) - mean_off_diagonal(
+        aspect_correlation_matrix(human)
+    )
+    n = int(judge.shape[0])
+    if math.isnan(observed) or n < 2 or human.shape[0] < 2:
+        return Estimate(observed, math.nan, math.nan, n)
+    rng = np.random.default_rng(seed)
+    replicates = []
+    for _ in range(n_resamples):
+        j = judge[rng.integers(0, n, n)]
+        h = human[rng.integers(0, human.shape[0], human.shape[0])]
+        value = mean_off_diagonal(aspect_correlation_matrix(j)) - mean_off_diagonal(
+            aspect_correlation_matrix(h)
+        )
+        if not math.isnan(value):
+            replicates.append(value)
+    if len(replicates) < n_resamples // 2:
+        return Estimate(observed, math.nan, math.nan, n)
+    low, high = np.percentile(replicates, [2.5, 97.5])
+    return Estimate(observed, float(low), float(high), n)

@@ -5,9 +5,11 @@ import pytest
 
 from apps.analysis.stats.comparisons import AFFECTED, NOT_AFFECTED
 from apps.analysis.stats.deltas import (
+    aspect_confusion,
     aspect_correlation_matrix,
     classify_cell,
     classify_cells,
+    mean_off_diagonal,
     score_delta,
     split_deltas,
 )
@@ -91,3 +93,15 @@ def test_aspect_correlation_matches_numpy_on_complete_data():
     np.testing.assert_allclose(aspect_correlation_matrix(scores), np.corrcoef(scores.T))
     with pytest.raises(ValueError):
         aspect_correlation_matrix([1, 2, 3])
+
+
+def test_aspect_confusion_is_judge_minus_human_off_diagonal_r_with_an_interval():
+    # the judge scores two aspects in lockstep (r = 1); people rate them independently (r = 0)
+    judge = [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]]
+    human = [[1, 1], [1, -1], [-1, 1], [-1, -1]]
+    estimate = aspect_confusion(judge, human)
+    assert estimate.value == pytest.approx(1.0) and estimate.n == 5
+    assert estimate.ci_low <= 1.0 <= estimate.ci_high
+    assert mean_off_diagonal([[1, 0.2, 0.4], [0.2, 1, 0.6], [0.4, 0.6, 1]]) == pytest.approx(0.4)
+    alone = aspect_confusion([[1, 1]], human)  # one text: no correlation, no interval
+    assert math.isnan(alone.value) and math.isnan(alone.ci_low)
