@@ -88,3 +88,37 @@ def insert(row: models.Model, *, unless_conflict: bool = False) -> bool:
     row.pk = found[0][0]
     row._state.adding, row._state.db = False, DEFAULT_DB_ALIAS
     return True
+
+
+@cache
+def _pair_sql(model: type[models.Model], change: type[models.Model], link: str) -> str:
+    first, _ = _insert_sql(model, True)
+    fields = [field for field in change._meta.concrete_fields if not field.primary_key]
+    names = ", ".join(f'"{field.column}"' for field in fields)
+    values = ", ".join(
+        "new.id" if field.attname == link else f"CAST(%s AS {field.cast_db_type(connection)})"
+        for field in fields
+    )
+    return (
+        f"WITH new AS ({first}) INSERT INTO {table(change)} ({names}) "
+        f'SELECT {values} FROM new RETURNING "id", "{link}"'
+    )
+
+
+def insert_pair(row: models.Model, change: models.Model, link: str) -> bool:
+    """Insert a new row (unless it breaks a unique constraint: then nothing, False) and
+    `change`, a row whose `link` column points at it, in one statement; both get their ids.
+    A unique constraint `change` breaks raises, and the row is not inserted either."""
+    _, fields = _insert_sql(type(row), True)
+    values = [field.get_db_prep_save(field.pre_save(row, True), connection) for field in fields]
+    for field in type(change)._meta.concrete_fields:
+        if not field.primary_key and field.attname != link:
+            values.append(field.get_db_prep_save(field.pre_save(change, True), connection))
+    found = fetch(_pair_sql(type(row), type(change), link), values)
+    if not found:
+        return False
+    change.pk, row.pk = found[0]
+    setattr(change, link, row.pk)
+    for saved in (row, change):
+        saved._state.adding, saved._state.db = False, DEFAULT_DB_ALIAS
+    return True

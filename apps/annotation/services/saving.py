@@ -15,11 +15,17 @@ from typing import Any, TypeVar
 
 from django.db import IntegrityError, models, transaction
 
-from apps.annotation.models import JudgementChange
+from apps.annotation.models import Judgement, JudgementChange
 from apps.annotation.selectors import rows
 from apps.annotation.services.errors import KeyReused
 
 M = TypeVar("M", bound=models.Model)
+
+
+class Repeated(Exception):
+    """Raised inside `save` when its own read found the key already used (see `submit_once`)."""
+
+
 _SEEN = f"SELECT 1 FROM {rows.table(JudgementChange)} WHERE idempotency_key = %s"
 
 
@@ -30,6 +36,7 @@ def submit_once(
     judgement: str,
     answer: Mapping[str, Any],
     save: Callable[[], JudgementChange],
+    asked_in_save: bool = False,
 ) -> tuple[JudgementChange, bool]:
     """Run `save` (which records a JudgementChange carrying `key`) unless `key` was seen.
 
@@ -37,15 +44,17 @@ def submit_once(
     submitted, as stored in the change's `after` plus the judged object's ids in `target`) is
     refused with KeyReused (409), never answered as if the new answer had been saved. Not
     wrapped in @transaction.atomic on purpose: the unique-key violation of a racing duplicate
-    must roll back only the inner block.
+    must roll back only the inner block. `asked_in_save`: `save` looks the key up itself, in
+    a statement it sends anyway, and raises Repeated when it was seen (one statement less).
     """
-    seen = _seen(key, user, judgement, answer)
-    if seen is not None:
-        return seen, False
+    if not asked_in_save:
+        seen = _seen(key, user, judgement, answer)
+        if seen is not None:
+            return seen, False
     try:
         with transaction.atomic():
             return save(), True
-    except IntegrityError:
+    except (IntegrityError, Repeated):
         seen = _seen(key, user, judgement, answer)
         if seen is None:
             raise
@@ -107,6 +116,26 @@ def locked_or_created(
         setattr(row, name, value)
     row.save()
     return row, before
+
+
+def created_with_change(
+    model: type[Judgement],
+    *,
+    values: dict[str, Any],
+    fields: tuple[str, ...],
+    user,
+    key: uuid.UUID,
+) -> JudgementChange | None:
+    """A new judgement with `values` and the change recording it, inserted in one statement
+    (PostgreSQL); None, and nothing inserted, when the judgement was created meanwhile by a
+    concurrent request (`locked_or_created` then updates that one)."""
+    row = model(**values)
+    change = JudgementChange.of(row, user=user, key=key, before=None, after=snapshot(row, fields))
+    link = f"{row.change_field}_id"
+    if not rows.insert_pair(row, change, link):
+        return None
+    setattr(change, row.change_field, row)
+    return change
 
 
 def snapshot(row: models.Model, fields: tuple[str, ...]) -> dict[str, Any]:

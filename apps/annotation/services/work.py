@@ -32,7 +32,13 @@ from apps.annotation.models import (
 )
 from apps.annotation.selectors import rows
 from apps.annotation.services.errors import StaleJudgement, WorkRefused
-from apps.annotation.services.saving import locked_or_created, snapshot, submit_once
+from apps.annotation.services.saving import (
+    Repeated,
+    created_with_change,
+    locked_or_created,
+    snapshot,
+    submit_once,
+)
 
 J = TypeVar("J")
 Unit = dict[str, Any]  # a unit's lookup: {"perturbation_id": 3, "criterion_id": 7}
@@ -180,7 +186,9 @@ class Work:
 
         def save() -> JudgementChange:
             held = None if served else self.lock(study=study, unit=unit)
-            earlier = answer_locked(model, study=study, person=person, unit=unit)
+            earlier = answer_locked(
+                model, study=study, person=person, unit=unit, key=idempotency_key
+            )
             if based_on is not None and judgement_version(earlier) != based_on:
                 raise StaleJudgement(self.stale_message(earlier))
             slot = None
@@ -192,22 +200,33 @@ class Work:
             )
             if served is not None:
                 values["control"] = served.control
-            judgement, before = locked_or_created(
-                model,
-                lookup=lookup,
-                values=values,
-                fields=model.answer_fields,
-                locked=earlier,
-                looked_up=True,
-            )
-            after = snapshot(judgement, model.answer_fields)
-            change = JudgementChange.of(
-                judgement, user=person, key=idempotency_key, before=before, after=after
-            )
-            if rows.fast():
-                rows.insert(change)  # a repeated key still raises (IntegrityError)
-            else:
-                change.save(force_insert=True)
+            change = None
+            if earlier is None and rows.fast():  # the usual case: both rows in one statement
+                change = created_with_change(
+                    model,
+                    values={**lookup, **values},
+                    fields=model.answer_fields,
+                    user=person,
+                    key=idempotency_key,
+                )
+            if change is None:
+                judgement, before = locked_or_created(
+                    model,
+                    lookup=lookup,
+                    values=values,
+                    fields=model.answer_fields,
+                    locked=earlier,
+                    looked_up=earlier is not None or not rows.fast(),
+                )
+                after = snapshot(judgement, model.answer_fields)
+                change = JudgementChange.of(
+                    judgement, user=person, key=idempotency_key, before=before, after=after
+                )
+                if rows.fast():
+                    rows.insert(change)  # a repeated key still raises (IntegrityError)
+                else:
+                    change.save(force_insert=True)
+            judgement = change.target
             if served is None:
                 self.after_save(study=study, judgement=judgement, held=held)
             else:
@@ -222,6 +241,7 @@ class Work:
             judgement=model.judgement_kind,
             answer={name: answer[name] for name in self.answer_keys},
             save=save,
+            asked_in_save=rows.fast(),
         )
         return Saved(change.target, new)
 
@@ -316,19 +336,26 @@ def _answer_sql(model: type[Judgement], unit: tuple[str, ...]) -> str:
     person = f"{model.person_field}_id"
     where = " AND ".join(f'"{name}" = %s' for name in ("study_id", person, *unit))
     return (
-        f"SELECT {rows.columns(model, 'j').sql} FROM {rows.table(model)} j WHERE {where} FOR UPDATE"
+        f"WITH mine AS (SELECT {rows.columns(model, 'j').sql} FROM {rows.table(model)} j "
+        f"WHERE {where} FOR UPDATE) SELECT EXISTS (SELECT 1 FROM {rows.table(JudgementChange)} "
+        "WHERE idempotency_key = %s), mine.* FROM (SELECT 1) one LEFT JOIN mine ON true"
     )
 
 
-def answer_locked(model: type[Judgement], *, study: Study, person, unit: Unit) -> Any | None:
+def answer_locked(
+    model: type[Judgement], *, study: Study, person, unit: Unit, key: uuid.UUID | None = None
+) -> Any | None:
     """The person's answer on the unit (a control item's too), locked for the save: a
-    statement written once (selectors/rows.py), the ORM's on SQLite."""
+    statement written once (selectors/rows.py), the ORM's on SQLite. The same statement asks
+    whether `key` was used already: then it raises Repeated (services/saving.py)."""
     if not rows.fast():
         lookup = {"study": study, model.person_field: person, **unit}
         return model.answers.select_for_update().filter(**lookup).first()
     names = tuple(unit)
-    found = rows.fetch(_answer_sql(model, names), [study.pk, person.pk, *unit.values()])
-    return rows.columns(model, "j").load(found[0]) if found else None
+    found = rows.fetch(_answer_sql(model, names), [study.pk, person.pk, *unit.values(), key])
+    if found[0][0]:
+        raise Repeated
+    return rows.columns(model, "j").load(found[0], 1) if found[0][1] is not None else None
 
 
 def served_control(work: Work, *, study: Study, person, unit: Unit) -> ControlServe | None:
