@@ -30,14 +30,14 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 # item's page (one round trip), so it includes a "next item".
 BUDGET = {
     # "next" 5: the first time a perturbation is shown, its diff is computed and stored.
-    ("vetting", "api"): (5, 8),
-    ("vetting", "pages"): (7, 14),
-    ("comparison", "api"): (7, 6),
-    ("comparison", "pages"): (10, 14),
-    ("assessment", "api"): (7, 8),
-    ("assessment", "pages"): (10, 13),
-    ("gold_check", "api"): (7, 6),
-    ("gold_check", "pages"): (10, 13),
+    ("vetting", "api"): (5, 7),
+    ("vetting", "pages"): (7, 13),
+    ("comparison", "api"): (7, 4),
+    ("comparison", "pages"): (10, 12),
+    ("assessment", "api"): (7, 7),
+    ("assessment", "pages"): (10, 12),
+    ("gold_check", "api"): (7, 5),
+    ("gold_check", "pages"): (10, 12),
     # The survey shows every card at once: no "next"; a vote checks the survey's units.
     ("survey", "api"): (0, 13),
     ("survey", "pages"): (0, 19),

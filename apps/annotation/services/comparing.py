@@ -91,12 +91,26 @@ class ComparisonWork(Work):
             raise ValueError(f"unknown choice {answer['choice']!r}")
         return unit
 
-    def close(self, *, study: Study, person, unit: Unit, revisit: bool) -> Any | None:
-        slot = (
-            ComparisonSlot.objects.select_for_update()
-            .filter(study=study, annotator=person, **unit)
-            .first()
-        )
+    def closing(self) -> type[ComparisonSlot]:
+        return ComparisonSlot
+
+    def close(
+        self,
+        *,
+        study: Study,
+        person,
+        unit: Unit,
+        revisit: bool,
+        closed: tuple[Any | None] | None = None,
+    ) -> Any | None:
+        if closed is not None:  # marked done by the save's first read (`closing`)
+            slot = closed[0]
+        else:
+            slot = (
+                ComparisonSlot.objects.select_for_update()
+                .filter(study=study, annotator=person, **unit)
+                .first()
+            )
         if slot is None and not revisit:
             raise WorkRefused("This comparison is not assigned to you.")
         if slot is not None and slot.done_at is None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Generic, TypeVar
 
+from django.db import models
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
@@ -186,15 +187,20 @@ class Work:
 
         def save() -> JudgementChange:
             held = None if served else self.lock(study=study, unit=unit)
-            earlier = answer_locked(
-                model, study=study, person=person, unit=unit, key=idempotency_key
+            # A control item's answer closes no slot; else the slot closes in the same
+            # statement (rolled back with the rest if the save is refused below).
+            closing = None if served else self.closing()
+            earlier, closed = answer_locked(
+                model, study=study, person=person, unit=unit, key=idempotency_key, close=closing
             )
             if based_on is not None and judgement_version(earlier) != based_on:
                 raise StaleJudgement(self.stale_message(earlier))
             slot = None
             if served is None:
                 revisit = earlier is not None
-                slot = self.close(study=study, person=person, unit=unit, revisit=revisit)
+                slot = self.close(
+                    study=study, person=person, unit=unit, revisit=revisit, closed=closed
+                )
             values = self.values(
                 study=study, person=person, unit=unit, answer=answer, earlier=earlier, slot=slot
             )
@@ -254,9 +260,24 @@ class Work:
         """Lock what saves of this unit must queue on (inside the save's transaction)."""
         return None
 
-    def close(self, *, study: Study, person, unit: Unit, revisit: bool) -> Any | None:
+    def closing(self) -> type[models.Model] | None:
+        """The slot model whose row of the person and unit the save's first read marks done
+        (PostgreSQL; `close` then gets it as `closed`); None: `close` does it itself."""
+        return None
+
+    def close(
+        self,
+        *,
+        study: Study,
+        person,
+        unit: Unit,
+        revisit: bool,
+        closed: tuple[Any | None] | None = None,
+    ) -> Any | None:
         """Mark the person's slot of the unit done, or refuse work never handed to them
-        (`revisit`: they are changing an answer they gave). Returns the slot, if any."""
+        (`revisit`: they are changing an answer they gave). Returns the slot, if any.
+        `closed`: (their slot, already marked done, or None) when the save's first read did
+        it (see `closing`)."""
         return None
 
     def values(
@@ -332,30 +353,57 @@ class Work:
 
 
 @functools.cache
-def _answer_sql(model: type[Judgement], unit: tuple[str, ...]) -> str:
+def _answer_sql(
+    model: type[Judgement], unit: tuple[str, ...], slots: type[models.Model] | None
+) -> str:
     person = f"{model.person_field}_id"
     where = " AND ".join(f'"{name}" = %s' for name in ("study_id", person, *unit))
+    closed, selected = "", "mine.*"
+    if slots is not None:
+        where_slot = " AND ".join(f'"{name}" = %s' for name in ("study_id", "annotator_id", *unit))
+        returned = rows.columns(slots, "x").sql.replace('x."', '"')
+        closed = (
+            f"closed AS (UPDATE {rows.table(slots)} SET done_at = COALESCE(done_at, %s) "
+            f"WHERE {where_slot} RETURNING {returned}), "
+        )
+        selected += ", closed.*"
     return (
-        f"WITH mine AS (SELECT {rows.columns(model, 'j').sql} FROM {rows.table(model)} j "
+        f"WITH {closed}mine AS (SELECT {rows.columns(model, 'j').sql} FROM {rows.table(model)} j "
         f"WHERE {where} FOR UPDATE) SELECT EXISTS (SELECT 1 FROM {rows.table(JudgementChange)} "
-        "WHERE idempotency_key = %s), mine.* FROM (SELECT 1) one LEFT JOIN mine ON true"
+        f"WHERE idempotency_key = %s), {selected} FROM (SELECT 1) one LEFT JOIN mine ON true"
+        + (" LEFT JOIN closed ON true" if slots is not None else "")
     )
 
 
 def answer_locked(
-    model: type[Judgement], *, study: Study, person, unit: Unit, key: uuid.UUID | None = None
-) -> Any | None:
+    model: type[Judgement],
+    *,
+    study: Study,
+    person,
+    unit: Unit,
+    key: uuid.UUID | None = None,
+    close: type[models.Model] | None = None,
+) -> tuple[Any | None, tuple[Any | None] | None]:
     """The person's answer on the unit (a control item's too), locked for the save: a
     statement written once (selectors/rows.py), the ORM's on SQLite. The same statement asks
-    whether `key` was used already: then it raises Repeated (services/saving.py)."""
+    whether `key` was used already (then it raises Repeated, services/saving.py), and marks
+    the person's slot of the unit done in the `close` table: (the slot or None), else None."""
     if not rows.fast():
         lookup = {"study": study, model.person_field: person, **unit}
-        return model.answers.select_for_update().filter(**lookup).first()
+        return model.answers.select_for_update().filter(**lookup).first(), None
     names = tuple(unit)
-    found = rows.fetch(_answer_sql(model, names), [study.pk, person.pk, *unit.values(), key])
-    if found[0][0]:
+    params: list[Any] = [study.pk, person.pk, *unit.values(), key]
+    if close is not None:
+        params = [timezone.now(), study.pk, person.pk, *unit.values(), *params]
+    found = rows.fetch(_answer_sql(model, names, close), params)[0]
+    if found[0]:
         raise Repeated
-    return rows.columns(model, "j").load(found[0], 1) if found[0][1] is not None else None
+    answers = rows.columns(model, "j")
+    earlier = answers.load(found, 1) if found[1] is not None else None
+    if close is None:
+        return earlier, None
+    start = 1 + answers.width
+    return earlier, (rows.columns(close, "x").load(found, start) if found[start] else None,)
 
 
 def served_control(work: Work, *, study: Study, person, unit: Unit) -> ControlServe | None:
