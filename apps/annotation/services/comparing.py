@@ -118,7 +118,7 @@ class ComparisonWork(Work):
             slot.save(update_fields=["done_at"])
         return slot
 
-    def values(self, *, study, person, unit, answer, earlier, slot) -> dict[str, Any]:
+    def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
         # The order the annotator saw; when not given, the recorded one.
         first = answer.get("original_first")
         if first is None:

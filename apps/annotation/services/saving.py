@@ -17,7 +17,7 @@ from django.db import IntegrityError, models, transaction
 
 from apps.annotation.models import Judgement, JudgementChange
 from apps.annotation.selectors import rows
-from apps.annotation.services.errors import KeyReused
+from apps.annotation.services.errors import KeyReused, StaleJudgement
 
 M = TypeVar("M", bound=models.Model)
 
@@ -54,7 +54,7 @@ def submit_once(
     try:
         with transaction.atomic():
             return save(), True
-    except (IntegrityError, Repeated):
+    except (IntegrityError, Repeated, StaleJudgement):  # stale: the same key, twice at once
         seen = _seen(key, user, judgement, answer)
         if seen is None:
             raise

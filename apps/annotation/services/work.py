@@ -186,7 +186,7 @@ class Work:
         served = served_control(self, study=study, person=person, unit=unit)
 
         def save() -> JudgementChange:
-            held = None if served else self.lock(study=study, unit=unit)
+            held = None if served else self.lock(study=study, unit=unit, person=person)
             # A control item's answer closes no slot; else the slot closes in the same
             # statement (rolled back with the rest if the save is refused below).
             closing = None if served else self.closing()
@@ -202,7 +202,13 @@ class Work:
                     study=study, person=person, unit=unit, revisit=revisit, closed=closed
                 )
             values = self.values(
-                study=study, person=person, unit=unit, answer=answer, earlier=earlier, slot=slot
+                study=study,
+                person=person,
+                unit=unit,
+                answer=answer,
+                earlier=earlier,
+                slot=slot,
+                held=held,
             )
             if served is not None:
                 values["control"] = served.control
@@ -215,6 +221,9 @@ class Work:
                     user=person,
                     key=idempotency_key,
                 )
+            if change is None and earlier is None and rows.fast() and based_on is not None:
+                # Created meanwhile (another tab), after this request read no answer.
+                raise StaleJudgement(self.stale_message(model.answers.filter(**lookup).first()))
             if change is None:
                 judgement, before = locked_or_created(
                     model,
@@ -256,8 +265,9 @@ class Work:
         before anything is written; return the full unit."""
         return unit
 
-    def lock(self, *, study: Study, unit: Unit) -> Any:
-        """Lock what saves of this unit must queue on (inside the save's transaction)."""
+    def lock(self, *, study: Study, unit: Unit, person: Any = None) -> Any:
+        """Lock what saves of this unit must queue on (inside the save's transaction); what
+        it returns is `values`'s `held` (the row may carry what `values` needs of `person`)."""
         return None
 
     def closing(self) -> type[models.Model] | None:
@@ -289,6 +299,7 @@ class Work:
         answer: Mapping[str, Any],
         earlier: Any | None,
         slot: Any | None,
+        held: Any = None,
     ) -> dict[str, Any]:
         """The judgement's fields: from the answer, and what the earlier answer or the slot
         fixed (the group, the order the texts were shown in)."""
