@@ -30,8 +30,8 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 # item's page (one round trip), so it includes a "next item".
 BUDGET = {
     # "next" 5: the first time a perturbation is shown, its diff is computed and stored.
-    ("vetting", "api"): (5, 6),
-    ("vetting", "pages"): (7, 12),
+    ("vetting", "api"): (5, 5),
+    ("vetting", "pages"): (7, 11),
     ("comparison", "api"): (7, 4),
     ("comparison", "pages"): (10, 12),
     ("assessment", "api"): (7, 7),

@@ -10,7 +10,7 @@ same judgement (different keys) end with one row, the later save updating it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from django.db import IntegrityError, models, transaction
@@ -125,17 +125,20 @@ def created_with_change(
     fields: tuple[str, ...],
     user,
     key: uuid.UUID,
-) -> JudgementChange | None:
+    extra: tuple[str, Sequence[Any]] | None = None,
+) -> tuple[JudgementChange, Any] | None:
     """A new judgement with `values` and the change recording it, inserted in one statement
     (PostgreSQL); None, and nothing inserted, when the judgement was created meanwhile by a
-    concurrent request (`locked_or_created` then updates that one)."""
+    concurrent request (`locked_or_created` then updates that one). Returns the change and
+    the value of `extra` (rows.insert_pair)."""
     row = model(**values)
     change = JudgementChange.of(row, user=user, key=key, before=None, after=snapshot(row, fields))
     link = f"{row.change_field}_id"
-    if not rows.insert_pair(row, change, link):
+    inserted = rows.insert_pair(row, change, link, extra)
+    if inserted is None:
         return None
     setattr(change, row.change_field, row)
-    return change
+    return change, inserted[0]
 
 
 def snapshot(row: models.Model, fields: tuple[str, ...]) -> dict[str, Any]:

@@ -39,6 +39,14 @@ _LOCK = (
 )
 
 
+_COUNTED = (
+    "(SELECT COALESCE(json_object_agg(c.verdict, c.n), '{}') FROM "
+    "(SELECT verdict, count(*) AS n FROM "
+    f"{rows.table(Vetting)} WHERE study_id = %s AND perturbation_id = %s "
+    "AND control_id IS NULL GROUP BY verdict) c)"
+)
+
+
 class VettingWork(PooledWork):
     slug, name, action = "vetting", "Vetting", "Vet perturbations"
     position = 1
@@ -98,8 +106,16 @@ class VettingWork(PooledWork):
         )
         return {"verdict": answer["verdict"], "note": answer["note"], "edited_version": edit}
 
-    def after_save(self, *, study: Study, judgement: Any, held: Any) -> None:
-        if comparable_refresh_one(study=study, row=held):
+    def counted_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]]:
+        # The other verdicts on the perturbation (the plan row's lock makes them final).
+        return _COUNTED, [study.pk, unit["perturbation_id"]]
+
+    def after_save(self, *, study: Study, judgement: Any, held: Any, counted: Any = None) -> None:
+        counts = None
+        if counted is not None:  # the others' verdicts, and this new one
+            counts = dict(counted)
+            counts[judgement.verdict] = counts.get(judgement.verdict, 0) + 1
+        if comparable_refresh_one(study=study, row=held, counts=counts):
             comparison_slots_sync(study=study, perturbation_ids=[judgement.perturbation_id])
 
     def label(self, judgement: Any) -> str:

@@ -212,15 +212,18 @@ class Work:
             )
             if served is not None:
                 values["control"] = served.control
-            change = None
+            change, counted = None, None
             if earlier is None and rows.fast():  # the usual case: both rows in one statement
-                change = created_with_change(
+                created = created_with_change(
                     model,
                     values={**lookup, **values},
                     fields=model.answer_fields,
                     user=person,
                     key=idempotency_key,
+                    extra=None if served else self.counted_sql(study=study, unit=unit),
                 )
+                if created is not None:
+                    change, counted = created
             if change is None and earlier is None and rows.fast() and based_on is not None:
                 # Created meanwhile (another tab), after this request read no answer.
                 raise StaleJudgement(self.stale_message(model.answers.filter(**lookup).first()))
@@ -243,7 +246,7 @@ class Work:
                     change.save(force_insert=True)
             judgement = change.target
             if served is None:
-                self.after_save(study=study, judgement=judgement, held=held)
+                self.after_save(study=study, judgement=judgement, held=held, counted=counted)
             else:
                 ControlServe.objects.filter(pk=served.pk, answered_at__isnull=True).update(
                     answered_at=timezone.now()
@@ -305,8 +308,14 @@ class Work:
         fixed (the group, the order the texts were shown in)."""
         raise NotImplementedError
 
-    def after_save(self, *, study: Study, judgement: Any, held: Any) -> None:
-        """What else changes with the answer (in the same transaction)."""
+    def counted_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]] | None:
+        """What `after_save` counts, as a scalar subquery (and its parameters) sent with the
+        insert of a new answer (PostgreSQL): it does not see that answer."""
+        return None
+
+    def after_save(self, *, study: Study, judgement: Any, held: Any, counted: Any = None) -> None:
+        """What else changes with the answer (in the same transaction); `counted`: the
+        value of `counted_sql` when the answer is new, else None."""
 
     def label(self, judgement: Any) -> str:
         """The answer in words, for messages."""
