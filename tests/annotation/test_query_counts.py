@@ -43,7 +43,7 @@ BUDGET = {
     ("survey", "pages"): (0, 19),
 }
 # A retry (a key already saved) reads the first save back: a few statements more.
-RETRY = 10
+RETRY = 8
 
 
 @contextmanager

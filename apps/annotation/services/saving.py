@@ -54,17 +54,18 @@ def submit_once(
     try:
         with transaction.atomic():
             return save(), True
-    except (IntegrityError, Repeated, StaleJudgement):  # stale: the same key, twice at once
-        seen = _seen(key, user, judgement, answer)
+    except (IntegrityError, Repeated, StaleJudgement) as refused:  # stale: same key, at once
+        seen = _seen(key, user, judgement, answer, known=isinstance(refused, Repeated))
         if seen is None:
             raise
         return seen, False
 
 
 def _seen(
-    key: uuid.UUID, user, judgement: str, answer: Mapping[str, Any]
+    key: uuid.UUID, user, judgement: str, answer: Mapping[str, Any], known: bool = False
 ) -> JudgementChange | None:
-    if rows.fast() and not rows.fetch(_SEEN, [key]):
+    """The change that used `key`, if any (`known`: it was found already)."""
+    if not known and rows.fast() and not rows.fetch(_SEEN, [key]):
         return None  # the usual case, in a statement written once
     change = JudgementChange.objects.filter(idempotency_key=key).first()
     if change is None:
