@@ -88,3 +88,45 @@ def insert(row: models.Model, *, unless_conflict: bool = False) -> bool:
     row.pk = found[0][0]
     row._state.adding, row._state.db = False, DEFAULT_DB_ALIAS
     return True
+
+
+@cache
+def _pair_sql(model: type[models.Model], change: type[models.Model], link: str, extra: str) -> str:
+    first, _ = _insert_sql(model, True)
+    fields = [field for field in change._meta.concrete_fields if not field.primary_key]
+    names = ", ".join(f'"{field.column}"' for field in fields)
+    values = ", ".join(
+        "new.id" if field.attname == link else f"CAST(%s AS {field.cast_db_type(connection)})"
+        for field in fields
+    )
+    return (
+        f"WITH new AS ({first}) INSERT INTO {table(change)} ({names}) "
+        f'SELECT {values} FROM new RETURNING "id", "{link}"' + (f", {extra}" if extra else "")
+    )
+
+
+def insert_pair(
+    row: models.Model,
+    change: models.Model,
+    link: str,
+    extra: tuple[str, Sequence[Any]] | None = None,
+) -> tuple[Any] | None:
+    """Insert a new row (unless it breaks a unique constraint: then nothing, None) and
+    `change`, a row whose `link` column points at it, in one statement; both get their ids.
+    A unique constraint `change` breaks raises, and the row is not inserted either. `extra`:
+    a scalar subquery (and its parameters) read by the same statement, its value returned
+    as (value,) (it does not see the rows inserted)."""
+    _, fields = _insert_sql(type(row), True)
+    values = [field.get_db_prep_save(field.pre_save(row, True), connection) for field in fields]
+    for field in type(change)._meta.concrete_fields:
+        if not field.primary_key and field.attname != link:
+            values.append(field.get_db_prep_save(field.pre_save(change, True), connection))
+    sql, params = extra or ("", ())
+    found = fetch(_pair_sql(type(row), type(change), link, sql), [*values, *params])
+    if not found:
+        return None
+    change.pk, row.pk = found[0][:2]
+    setattr(change, link, row.pk)
+    for saved in (row, change):
+        saved._state.adding, saved._state.db = False, DEFAULT_DB_ALIAS
+    return (found[0][2] if extra else None,)

@@ -54,7 +54,7 @@ class AssessmentWork(PooledWork):
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return assessment_item(study=study, annotator=person, **unit, held=held)
 
-    def values(self, *, study, person, unit, answer, earlier, slot) -> dict[str, Any]:
+    def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
         low, high = (
             AssessmentUnit.objects.filter(pk=unit["unit_id"])
             .values_list("criterion__scale_min", "criterion__scale_max")

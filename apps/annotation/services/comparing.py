@@ -91,12 +91,26 @@ class ComparisonWork(Work):
             raise ValueError(f"unknown choice {answer['choice']!r}")
         return unit
 
-    def close(self, *, study: Study, person, unit: Unit, revisit: bool) -> Any | None:
-        slot = (
-            ComparisonSlot.objects.select_for_update()
-            .filter(study=study, annotator=person, **unit)
-            .first()
-        )
+    def closing(self) -> type[ComparisonSlot]:
+        return ComparisonSlot
+
+    def close(
+        self,
+        *,
+        study: Study,
+        person,
+        unit: Unit,
+        revisit: bool,
+        closed: tuple[Any | None] | None = None,
+    ) -> Any | None:
+        if closed is not None:  # marked done by the save's first read (`closing`)
+            slot = closed[0]
+        else:
+            slot = (
+                ComparisonSlot.objects.select_for_update()
+                .filter(study=study, annotator=person, **unit)
+                .first()
+            )
         if slot is None and not revisit:
             raise WorkRefused("This comparison is not assigned to you.")
         if slot is not None and slot.done_at is None:
@@ -104,7 +118,7 @@ class ComparisonWork(Work):
             slot.save(update_fields=["done_at"])
         return slot
 
-    def values(self, *, study, person, unit, answer, earlier, slot) -> dict[str, Any]:
+    def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
         # The order the annotator saw; when not given, the recorded one.
         first = answer.get("original_first")
         if first is None:

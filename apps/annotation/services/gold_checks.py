@@ -63,13 +63,13 @@ class GoldCheckWork(PooledWork):
             raise ValueError("the label is good (true) or not good (false)")
         return unit
 
-    def lock(self, *, study: Study, unit: Unit) -> StudyPerturbation:
+    def lock(self, *, study: Study, unit: Unit, person: Any = None) -> StudyPerturbation:
         row = adversarial_plan(study).select_for_update().filter(**unit).first()
         if row is None:
             raise WorkRefused("This text is not one of the study's adversarial texts.")
         return row
 
-    def values(self, *, study, person, unit, answer, earlier, slot) -> dict[str, Any]:
+    def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
         return {"good": answer["good"]}
 
     def label(self, judgement: Any) -> str:

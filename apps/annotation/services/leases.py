@@ -181,7 +181,18 @@ class PooledWork(Work):
             study=study, annotator=person, done_at__isnull=True
         ).update(annotator=None, leased_until=None)
 
-    def close(self, *, study: Study, person, unit: Unit, revisit: bool) -> None:
+    def closing(self) -> type[LeasedSlot]:
+        return self.slot_model
+
+    def close(
+        self,
+        *,
+        study: Study,
+        person,
+        unit: Unit,
+        revisit: bool,
+        closed: tuple[Any | None] | None = None,
+    ) -> None:
         """Mark this annotator's slot of the unit done (inside the saving transaction).
 
         An answer already saved (`revisit`) just changes. An annotator whose lease ran out
@@ -189,9 +200,15 @@ class PooledWork(Work):
         the unit if there is one, else the answer is kept as an extra one, never dropped.
         Anyone else, for a unit they were never handed, is refused.
         """
+        if closed is not None and closed[0] is not None:
+            return  # closed now or before, by the save's first read (`closing`)
         now = timezone.now()
-        if rows.fast() and rows.fetch(
-            _close_sql(self.slot_model, tuple(unit)), [now, study.pk, person.pk, *unit.values()]
+        if (
+            closed is None
+            and rows.fast()
+            and rows.fetch(
+                _close_sql(self.slot_model, tuple(unit)), [now, study.pk, person.pk, *unit.values()]
+            )
         ):
             return  # the usual case, in a statement written once
         slots = self.slot_model._default_manager.filter(study=study, **unit)

@@ -196,9 +196,14 @@ def comparable_refresh(*, study: Study, perturbation_ids: Sequence[int] | None =
     return [row.perturbation_id for row in changed]
 
 
-def comparable_refresh_one(*, study: Study, row: StudyPerturbation) -> bool:
-    """`comparable_refresh` for one (locked) plan row; True when it changed."""
-    if plain.fast():  # after every vetting: statements written once (selectors/rows.py)
+def comparable_refresh_one(
+    *, study: Study, row: StudyPerturbation, counts: dict[str, int] | None = None
+) -> bool:
+    """`comparable_refresh` for one (locked) plan row; True when it changed. `counts`: the
+    perturbation's verdicts, when the caller counted them already."""
+    if counts is not None:
+        pass
+    elif plain.fast():  # after every vetting: statements written once (selectors/rows.py)
         counts = dict(plain.fetch(_CONSENSUS, [study.pk, row.perturbation_id]))
     else:
         counts = dict(

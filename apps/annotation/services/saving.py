@@ -10,16 +10,22 @@ same judgement (different keys) end with one row, the later save updating it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from django.db import IntegrityError, models, transaction
 
-from apps.annotation.models import JudgementChange
+from apps.annotation.models import Judgement, JudgementChange
 from apps.annotation.selectors import rows
-from apps.annotation.services.errors import KeyReused
+from apps.annotation.services.errors import KeyReused, StaleJudgement
 
 M = TypeVar("M", bound=models.Model)
+
+
+class Repeated(Exception):
+    """Raised inside `save` when its own read found the key already used (see `submit_once`)."""
+
+
 _SEEN = f"SELECT 1 FROM {rows.table(JudgementChange)} WHERE idempotency_key = %s"
 
 
@@ -30,6 +36,7 @@ def submit_once(
     judgement: str,
     answer: Mapping[str, Any],
     save: Callable[[], JudgementChange],
+    asked_in_save: bool = False,
 ) -> tuple[JudgementChange, bool]:
     """Run `save` (which records a JudgementChange carrying `key`) unless `key` was seen.
 
@@ -37,25 +44,28 @@ def submit_once(
     submitted, as stored in the change's `after` plus the judged object's ids in `target`) is
     refused with KeyReused (409), never answered as if the new answer had been saved. Not
     wrapped in @transaction.atomic on purpose: the unique-key violation of a racing duplicate
-    must roll back only the inner block.
+    must roll back only the inner block. `asked_in_save`: `save` looks the key up itself, in
+    a statement it sends anyway, and raises Repeated when it was seen (one statement less).
     """
-    seen = _seen(key, user, judgement, answer)
-    if seen is not None:
-        return seen, False
+    if not asked_in_save:
+        seen = _seen(key, user, judgement, answer)
+        if seen is not None:
+            return seen, False
     try:
         with transaction.atomic():
             return save(), True
-    except IntegrityError:
-        seen = _seen(key, user, judgement, answer)
+    except (IntegrityError, Repeated, StaleJudgement) as refused:  # stale: same key, at once
+        seen = _seen(key, user, judgement, answer, known=isinstance(refused, Repeated))
         if seen is None:
             raise
         return seen, False
 
 
 def _seen(
-    key: uuid.UUID, user, judgement: str, answer: Mapping[str, Any]
+    key: uuid.UUID, user, judgement: str, answer: Mapping[str, Any], known: bool = False
 ) -> JudgementChange | None:
-    if rows.fast() and not rows.fetch(_SEEN, [key]):
+    """The change that used `key`, if any (`known`: it was found already)."""
+    if not known and rows.fast() and not rows.fetch(_SEEN, [key]):
         return None  # the usual case, in a statement written once
     change = JudgementChange.objects.filter(idempotency_key=key).first()
     if change is None:
@@ -107,6 +117,29 @@ def locked_or_created(
         setattr(row, name, value)
     row.save()
     return row, before
+
+
+def created_with_change(
+    model: type[Judgement],
+    *,
+    values: dict[str, Any],
+    fields: tuple[str, ...],
+    user,
+    key: uuid.UUID,
+    extra: tuple[str, Sequence[Any]] | None = None,
+) -> tuple[JudgementChange, Any] | None:
+    """A new judgement with `values` and the change recording it, inserted in one statement
+    (PostgreSQL); None, and nothing inserted, when the judgement was created meanwhile by a
+    concurrent request (`locked_or_created` then updates that one). Returns the change and
+    the value of `extra` (rows.insert_pair)."""
+    row = model(**values)
+    change = JudgementChange.of(row, user=user, key=key, before=None, after=snapshot(row, fields))
+    link = f"{row.change_field}_id"
+    inserted = rows.insert_pair(row, change, link, extra)
+    if inserted is None:
+        return None
+    setattr(change, row.change_field, row)
+    return change, inserted[0]
 
 
 def snapshot(row: models.Model, fields: tuple[str, ...]) -> dict[str, Any]:

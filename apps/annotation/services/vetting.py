@@ -29,13 +29,21 @@ from apps.annotation.services.plan import comparable_refresh_one, comparison_slo
 from apps.annotation.services.work import PlanPart, Saved, Unit, register
 from apps.corpus.models import Perturbation, PerturbationVersion
 
+# The plan row, locked, with the annotator's latest edit of the text (see `values`).
 _LOCK = (
-    f"SELECT {rows.columns(StudyPerturbation, 'sp').sql} FROM {rows.table(StudyPerturbation)} sp "
-    "WHERE sp.study_id = %s AND sp.perturbation_id = %s FOR UPDATE"
+    f"SELECT {rows.columns(StudyPerturbation, 'sp').sql}, (SELECT v.id FROM "
+    f"{rows.table(PerturbationVersion)} v WHERE v.perturbation_id = sp.perturbation_id "
+    "AND v.author_id = %s ORDER BY v.number DESC LIMIT 1) "
+    f"FROM {rows.table(StudyPerturbation)} sp "
+    "WHERE sp.study_id = %s AND sp.perturbation_id = %s FOR UPDATE OF sp"
 )
-_EDIT = (
-    f"SELECT id FROM {rows.table(PerturbationVersion)} WHERE perturbation_id = %s "
-    "AND author_id = %s ORDER BY number DESC LIMIT 1"
+
+
+_COUNTED = (
+    "(SELECT COALESCE(json_object_agg(c.verdict, c.n), '{}') FROM "
+    "(SELECT verdict, count(*) AS n FROM "
+    f"{rows.table(Vetting)} WHERE study_id = %s AND perturbation_id = %s "
+    "AND control_id IS NULL GROUP BY verdict) c)"
 )
 
 
@@ -68,27 +76,27 @@ class VettingWork(PooledWork):
             raise ValueError(f"unknown verdict {answer['verdict']!r}")
         return unit
 
-    def lock(self, *, study: Study, unit: Unit) -> StudyPerturbation:
+    def lock(self, *, study: Study, unit: Unit, person: Any = None) -> StudyPerturbation:
         # Vettings of one perturbation queue up on its plan row, so the consensus computed
         # after the save always counts every committed vetting.
         if rows.fast():
-            found = rows.fetch(_LOCK, [study.pk, unit["perturbation_id"]])
+            found = rows.fetch(_LOCK, [person.pk, study.pk, unit["perturbation_id"]])
             row = rows.columns(StudyPerturbation, "sp").load(found[0]) if found else None
+            if row is not None:
+                row.edit_by_person = found[0][-1]
         else:
             row = StudyPerturbation.objects.select_for_update().filter(study=study, **unit).first()
         if row is None:
             raise WorkRefused("This perturbation is not part of the study.")
         return row
 
-    def values(self, *, study, person, unit, answer, earlier, slot) -> dict[str, Any]:
+    def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
         # The vetting points at the annotator's own latest edit of the text, if they made one.
-        if rows.fast():
-            found = rows.fetch(_EDIT, [unit["perturbation_id"], person.pk])
-            edit_id = found[0][0] if found else None
+        if held is not None and hasattr(held, "edit_by_person"):  # read with the lock
             return {
                 "verdict": answer["verdict"],
                 "note": answer["note"],
-                "edited_version_id": edit_id,
+                "edited_version_id": held.edit_by_person,
             }
         edit = (
             PerturbationVersion.objects.filter(perturbation_id=unit["perturbation_id"])
@@ -98,8 +106,16 @@ class VettingWork(PooledWork):
         )
         return {"verdict": answer["verdict"], "note": answer["note"], "edited_version": edit}
 
-    def after_save(self, *, study: Study, judgement: Any, held: Any) -> None:
-        if comparable_refresh_one(study=study, row=held):
+    def counted_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]]:
+        # The other verdicts on the perturbation (the plan row's lock makes them final).
+        return _COUNTED, [study.pk, unit["perturbation_id"]]
+
+    def after_save(self, *, study: Study, judgement: Any, held: Any, counted: Any = None) -> None:
+        counts = None
+        if counted is not None:  # the others' verdicts, and this new one
+            counts = dict(counted)
+            counts[judgement.verdict] = counts.get(judgement.verdict, 0) + 1
+        if comparable_refresh_one(study=study, row=held, counts=counts):
             comparison_slots_sync(study=study, perturbation_ids=[judgement.perturbation_id])
 
     def label(self, judgement: Any) -> str:

@@ -40,7 +40,7 @@ class SurveyWork(Work):
             raise WorkRefused("This task and kind are not part of the study's survey.")
         return unit
 
-    def values(self, *, study, person, unit, answer, earlier, slot) -> dict[str, Any]:
+    def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
         return {"metric_id": answer["metric"]}
 
     def label(self, judgement: Any) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Generic, TypeVar
 
+from django.db import models
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
@@ -32,7 +33,13 @@ from apps.annotation.models import (
 )
 from apps.annotation.selectors import rows
 from apps.annotation.services.errors import StaleJudgement, WorkRefused
-from apps.annotation.services.saving import locked_or_created, snapshot, submit_once
+from apps.annotation.services.saving import (
+    Repeated,
+    created_with_change,
+    locked_or_created,
+    snapshot,
+    submit_once,
+)
 
 J = TypeVar("J")
 Unit = dict[str, Any]  # a unit's lookup: {"perturbation_id": 3, "criterion_id": 7}
@@ -179,37 +186,67 @@ class Work:
         served = served_control(self, study=study, person=person, unit=unit)
 
         def save() -> JudgementChange:
-            held = None if served else self.lock(study=study, unit=unit)
-            earlier = answer_locked(model, study=study, person=person, unit=unit)
+            held = None if served else self.lock(study=study, unit=unit, person=person)
+            # A control item's answer closes no slot; else the slot closes in the same
+            # statement (rolled back with the rest if the save is refused below).
+            closing = None if served else self.closing()
+            earlier, closed = answer_locked(
+                model, study=study, person=person, unit=unit, key=idempotency_key, close=closing
+            )
             if based_on is not None and judgement_version(earlier) != based_on:
                 raise StaleJudgement(self.stale_message(earlier))
             slot = None
             if served is None:
                 revisit = earlier is not None
-                slot = self.close(study=study, person=person, unit=unit, revisit=revisit)
+                slot = self.close(
+                    study=study, person=person, unit=unit, revisit=revisit, closed=closed
+                )
             values = self.values(
-                study=study, person=person, unit=unit, answer=answer, earlier=earlier, slot=slot
+                study=study,
+                person=person,
+                unit=unit,
+                answer=answer,
+                earlier=earlier,
+                slot=slot,
+                held=held,
             )
             if served is not None:
                 values["control"] = served.control
-            judgement, before = locked_or_created(
-                model,
-                lookup=lookup,
-                values=values,
-                fields=model.answer_fields,
-                locked=earlier,
-                looked_up=True,
-            )
-            after = snapshot(judgement, model.answer_fields)
-            change = JudgementChange.of(
-                judgement, user=person, key=idempotency_key, before=before, after=after
-            )
-            if rows.fast():
-                rows.insert(change)  # a repeated key still raises (IntegrityError)
-            else:
-                change.save(force_insert=True)
+            change, counted = None, None
+            if earlier is None and rows.fast():  # the usual case: both rows in one statement
+                created = created_with_change(
+                    model,
+                    values={**lookup, **values},
+                    fields=model.answer_fields,
+                    user=person,
+                    key=idempotency_key,
+                    extra=None if served else self.counted_sql(study=study, unit=unit),
+                )
+                if created is not None:
+                    change, counted = created
+            if change is None and earlier is None and rows.fast() and based_on is not None:
+                # Created meanwhile (another tab), after this request read no answer.
+                raise StaleJudgement(self.stale_message(model.answers.filter(**lookup).first()))
+            if change is None:
+                judgement, before = locked_or_created(
+                    model,
+                    lookup=lookup,
+                    values=values,
+                    fields=model.answer_fields,
+                    locked=earlier,
+                    looked_up=earlier is not None or not rows.fast(),
+                )
+                after = snapshot(judgement, model.answer_fields)
+                change = JudgementChange.of(
+                    judgement, user=person, key=idempotency_key, before=before, after=after
+                )
+                if rows.fast():
+                    rows.insert(change)  # a repeated key still raises (IntegrityError)
+                else:
+                    change.save(force_insert=True)
+            judgement = change.target
             if served is None:
-                self.after_save(study=study, judgement=judgement, held=held)
+                self.after_save(study=study, judgement=judgement, held=held, counted=counted)
             else:
                 ControlServe.objects.filter(pk=served.pk, answered_at__isnull=True).update(
                     answered_at=timezone.now()
@@ -222,6 +259,7 @@ class Work:
             judgement=model.judgement_kind,
             answer={name: answer[name] for name in self.answer_keys},
             save=save,
+            asked_in_save=rows.fast(),
         )
         return Saved(change.target, new)
 
@@ -230,13 +268,29 @@ class Work:
         before anything is written; return the full unit."""
         return unit
 
-    def lock(self, *, study: Study, unit: Unit) -> Any:
-        """Lock what saves of this unit must queue on (inside the save's transaction)."""
+    def lock(self, *, study: Study, unit: Unit, person: Any = None) -> Any:
+        """Lock what saves of this unit must queue on (inside the save's transaction); what
+        it returns is `values`'s `held` (the row may carry what `values` needs of `person`)."""
         return None
 
-    def close(self, *, study: Study, person, unit: Unit, revisit: bool) -> Any | None:
+    def closing(self) -> type[models.Model] | None:
+        """The slot model whose row of the person and unit the save's first read marks done
+        (PostgreSQL; `close` then gets it as `closed`); None: `close` does it itself."""
+        return None
+
+    def close(
+        self,
+        *,
+        study: Study,
+        person,
+        unit: Unit,
+        revisit: bool,
+        closed: tuple[Any | None] | None = None,
+    ) -> Any | None:
         """Mark the person's slot of the unit done, or refuse work never handed to them
-        (`revisit`: they are changing an answer they gave). Returns the slot, if any."""
+        (`revisit`: they are changing an answer they gave). Returns the slot, if any.
+        `closed`: (their slot, already marked done, or None) when the save's first read did
+        it (see `closing`)."""
         return None
 
     def values(
@@ -248,13 +302,20 @@ class Work:
         answer: Mapping[str, Any],
         earlier: Any | None,
         slot: Any | None,
+        held: Any = None,
     ) -> dict[str, Any]:
         """The judgement's fields: from the answer, and what the earlier answer or the slot
         fixed (the group, the order the texts were shown in)."""
         raise NotImplementedError
 
-    def after_save(self, *, study: Study, judgement: Any, held: Any) -> None:
-        """What else changes with the answer (in the same transaction)."""
+    def counted_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]] | None:
+        """What `after_save` counts, as a scalar subquery (and its parameters) sent with the
+        insert of a new answer (PostgreSQL): it does not see that answer."""
+        return None
+
+    def after_save(self, *, study: Study, judgement: Any, held: Any, counted: Any = None) -> None:
+        """What else changes with the answer (in the same transaction); `counted`: the
+        value of `counted_sql` when the answer is new, else None."""
 
     def label(self, judgement: Any) -> str:
         """The answer in words, for messages."""
@@ -312,23 +373,57 @@ class Work:
 
 
 @functools.cache
-def _answer_sql(model: type[Judgement], unit: tuple[str, ...]) -> str:
+def _answer_sql(
+    model: type[Judgement], unit: tuple[str, ...], slots: type[models.Model] | None
+) -> str:
     person = f"{model.person_field}_id"
     where = " AND ".join(f'"{name}" = %s' for name in ("study_id", person, *unit))
+    closed, selected = "", "mine.*"
+    if slots is not None:
+        where_slot = " AND ".join(f'"{name}" = %s' for name in ("study_id", "annotator_id", *unit))
+        returned = rows.columns(slots, "x").sql.replace('x."', '"')
+        closed = (
+            f"closed AS (UPDATE {rows.table(slots)} SET done_at = COALESCE(done_at, %s) "
+            f"WHERE {where_slot} RETURNING {returned}), "
+        )
+        selected += ", closed.*"
     return (
-        f"SELECT {rows.columns(model, 'j').sql} FROM {rows.table(model)} j WHERE {where} FOR UPDATE"
+        f"WITH {closed}mine AS (SELECT {rows.columns(model, 'j').sql} FROM {rows.table(model)} j "
+        f"WHERE {where} FOR UPDATE) SELECT EXISTS (SELECT 1 FROM {rows.table(JudgementChange)} "
+        f"WHERE idempotency_key = %s), {selected} FROM (SELECT 1) one LEFT JOIN mine ON true"
+        + (" LEFT JOIN closed ON true" if slots is not None else "")
     )
 
 
-def answer_locked(model: type[Judgement], *, study: Study, person, unit: Unit) -> Any | None:
+def answer_locked(
+    model: type[Judgement],
+    *,
+    study: Study,
+    person,
+    unit: Unit,
+    key: uuid.UUID | None = None,
+    close: type[models.Model] | None = None,
+) -> tuple[Any | None, tuple[Any | None] | None]:
     """The person's answer on the unit (a control item's too), locked for the save: a
-    statement written once (selectors/rows.py), the ORM's on SQLite."""
+    statement written once (selectors/rows.py), the ORM's on SQLite. The same statement asks
+    whether `key` was used already (then it raises Repeated, services/saving.py), and marks
+    the person's slot of the unit done in the `close` table: (the slot or None), else None."""
     if not rows.fast():
         lookup = {"study": study, model.person_field: person, **unit}
-        return model.answers.select_for_update().filter(**lookup).first()
+        return model.answers.select_for_update().filter(**lookup).first(), None
     names = tuple(unit)
-    found = rows.fetch(_answer_sql(model, names), [study.pk, person.pk, *unit.values()])
-    return rows.columns(model, "j").load(found[0]) if found else None
+    params: list[Any] = [study.pk, person.pk, *unit.values(), key]
+    if close is not None:
+        params = [timezone.now(), study.pk, person.pk, *unit.values(), *params]
+    found = rows.fetch(_answer_sql(model, names, close), params)[0]
+    if found[0]:
+        raise Repeated
+    answers = rows.columns(model, "j")
+    earlier = answers.load(found, 1) if found[1] is not None else None
+    if close is None:
+        return earlier, None
+    start = 1 + answers.width
+    return earlier, (rows.columns(close, "x").load(found, start) if found[start] else None,)
 
 
 def served_control(work: Work, *, study: Study, person, unit: Unit) -> ControlServe | None:
