@@ -50,7 +50,6 @@ from apps.endpoints.retry import (
 )
 
 if TYPE_CHECKING:  # imported where used, so that loading the models never imports the SDK
-    import httpx2
     import openai
 
 logger = logging.getLogger(__name__)
@@ -220,10 +219,12 @@ class Poster:
                 content = await response.read()
                 status, headers = response.status, response.headers
         except TimeoutError as exc:  # aiohttp's own, between bytes (the deadline is ours)
-            raise openai.APITimeoutError(request=httpx2.Request("POST", url)) from exc
+            raise _sdk_error("timeout", url) from exc
         except (aiohttp.ClientError, OSError) as exc:
-            raise openai.APIConnectionError(request=httpx2.Request("POST", url)) from exc
+            raise _sdk_error("connection", url) from exc
         if not 200 <= status < 300:
+            import httpx2
+
             failed = httpx2.Response(
                 status,
                 headers=list(headers.items()),
@@ -235,6 +236,17 @@ class Poster:
 
     async def close(self) -> None:
         await self.session.close()
+
+
+def _sdk_error(kind: Literal["timeout", "connection"], url: str) -> Exception:
+    """The SDK's own exception for a failed POST (``retry.classify`` reads it)."""
+    import httpx2
+    import openai
+
+    request = httpx2.Request("POST", url)
+    if kind == "timeout":
+        return openai.APITimeoutError(request=request)
+    return openai.APIConnectionError(request=request)
 
 
 def poster_for(endpoint: EndpointConfig, api_key: str) -> Poster:
