@@ -15,6 +15,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OURS = {"apps", "config", "workers", "tests", "bench", "manage", "scripts", "__future__"}
 APPLICATION = ("apps", "config", "workers")
+#: The peers' benchmarks run partly in the peers' own virtual environments, with what
+#: bench/peers/venvs.py installs there, never ours.
+PEERS = ROOT / "bench" / "peers"
 
 
 def _names(requirements: list[str]) -> set[str]:
@@ -29,7 +32,7 @@ def _imports(folder: str) -> set[str]:
     """Top-level modules imported anywhere under ``folder`` (absolute imports)."""
     found = set()
     for path in (ROOT / folder).rglob("*.py"):
-        if "migrations" in path.parts:
+        if "migrations" in path.parts or PEERS in path.parents:
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
