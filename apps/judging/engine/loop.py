@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,11 @@ from apps.judging.models import JudgeCall, JudgeRun
 from apps.judging.scoring import ReplyReader
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
+#: How long each step of closing a loop may take (the cancelled tasks, then the clients and
+#: limiters) before the work ends anyway: every finished call is saved by then, and reserved
+#: slots lapse with their lease.
+SHUTDOWN_S = 20.0
 
 
 def sampling_params(run: JudgeRun, sample_index: int) -> SamplingParams:
@@ -63,15 +69,27 @@ class AsyncLoop:
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in tasks:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            await cleanup()
+            if tasks:
+                done, pending = await asyncio.wait(tasks, timeout=SHUTDOWN_S)
+                for task in done:  # retrieved, so that none is logged as never retrieved
+                    if not task.cancelled():
+                        task.exception()
+                if pending:
+                    logger.warning("%d judge-call tasks did not stop; left", len(pending))
+            try:
+                await asyncio.wait_for(cleanup(), SHUTDOWN_S)
+            except TimeoutError:
+                logger.warning("closing the judge-call clients took over %.0f s", SHUTDOWN_S)
 
         try:
-            self.call(shutdown())
+            self.call(shutdown(), timeout=2 * SHUTDOWN_S + 10)
+        except concurrent.futures.TimeoutError:
+            logger.warning("the judge-call loop did not close; its thread is left to end")
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(10)
-            self.loop.close()
+            if not self.loop.is_running():
+                self.loop.close()
 
 
 @dataclass
