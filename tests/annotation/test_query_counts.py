@@ -96,12 +96,18 @@ def test_vetting_through_the_pages(client):
     next_budget, submit_budget = BUDGET["vetting", "pages"]
     with statements(next_budget, "vetting page next"):
         item = client.get(page, **HTMX).context["item"]
+    vetted = []
     for _ in range(2):
         answer = {"verdict": "valid", "note": "", "idempotency_key": key()}
+        vetted.insert(0, item.perturbation)
         with statements(submit_budget, "vetting page submit and next"):
             response = client.post(f"{page}{item.perturbation.pk}/verdict/", answer, **HTMX)
         assert response.status_code == 200 and response.context["item"] is not None
         item = response.context["item"]
+        # The page lists their last verdicts, latest first (read with the item).
+        shown = [(v.perturbation_id, v.perturbation.kind.name) for v in item.recent]
+        assert shown == [(p.pk, p.kind.name) for p in vetted]
+        assert f"{vetted[0].kind.name} #{vetted[0].pk}</a>: Valid" in response.content.decode()
     assert Vetting.objects.count() == 2
 
 
