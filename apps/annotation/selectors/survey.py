@@ -104,9 +104,13 @@ def _asked_sql(task: str, kind: str, kind_task: str) -> str:
     )
 
 
+def _question_columns() -> tuple[rows.Columns, rows.Columns, rows.Columns]:
+    return rows.columns(Metric, "m"), rows.columns(Task, "t"), rows.columns(PerturbationKind, "k")
+
+
 @cache
 def _question_sql() -> str:
-    m, t, k = rows.columns(Metric, "m"), rows.columns(Task, "t"), rows.columns(PerturbationKind, "k")
+    m, t, k = _question_columns()
     kinds, metrics, votes = (
         rows.table(PerturbationKind),
         rows.table(Metric),
@@ -136,7 +140,7 @@ def survey_question(study: Study, *, expert, kind_id: int, metric_id: int) -> Su
     found = rows.fetch(_question_sql(), params)
     if not found:
         return None
-    m, t, k = rows.columns(Metric, "m"), rows.columns(Task, "t"), rows.columns(PerturbationKind, "k")
+    m, t, k = _question_columns()
     first = found[0]
     task = t.load(first, m.width)
     kind = k.load(first, m.width + t.width) if first[m.width + t.width] is not None else None
