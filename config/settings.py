@@ -213,6 +213,21 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 
+# Sessions: with Redis, read from it (Django's `cached_db`: written to both, read from Redis,
+# the database when Redis has lost one), so a page's authentication is one statement (the
+# user) as the API's; logging out deletes both. The embedded default keeps them in the
+# database: a cache in each process's memory would let a session logged out in one process
+# live on in another.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if REDIS_URL:
+    CACHES["sessions"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "discern",
+    }
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_CACHE_ALIAS = "sessions"
+
 # Imports: a field longer than this is rejected with an error naming file, row and field.
 # The published data of the five papers, read in place by tests and benchmarks (never copied):
 # they skip what needs it when the folder is absent.

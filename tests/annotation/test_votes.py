@@ -7,7 +7,7 @@ import pytest
 
 from apps.annotation.models import ExpertVote
 from apps.annotation.services import WorkRefused, expert_vote_submit
-from apps.catalog.models import Metric
+from apps.catalog.models import Metric, Task
 from tests.annotation.factories import study_setup
 from tests.factories import KindFactory
 
@@ -38,3 +38,29 @@ def test_kinds_outside_the_study_are_refused():
             metric_id=metric.pk,
             idempotency_key=uuid.uuid4(),
         )
+
+
+def test_votes_on_questions_the_survey_does_not_ask_are_refused():
+    """A metric of a task the study has no text of, a kind made for another task, a
+    metric that does not exist: nothing is saved."""
+    setup = study_setup(perturbations=1, experts=1)
+    kind = setup.kinds[0]
+    elsewhere = Task.objects.create(slug="qa-elsewhere", name="Question answering")
+    other_task = Metric.objects.create(task=elsewhere, slug="exactness", name="Exactness")
+    summary = Metric.objects.filter(task__slug="summarization").first()
+    kind_elsewhere = KindFactory(task=other_task.task)
+    setup.study.kinds.add(kind_elsewhere)
+    for kind_id, metric_id, why in (
+        (kind.pk, other_task.pk, "not part of the study's survey"),
+        (kind_elsewhere.pk, summary.pk, "not part of the study's survey"),
+        (kind.pk, 0, "No such metric"),
+    ):
+        with pytest.raises(WorkRefused, match=why):
+            expert_vote_submit(
+                study=setup.study,
+                expert=setup.experts[0],
+                kind_id=kind_id,
+                metric_id=metric_id,
+                idempotency_key=uuid.uuid4(),
+            )
+    assert not ExpertVote.objects.exists()

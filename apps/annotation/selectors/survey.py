@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from functools import cache
+
+from django.db import models
 
 from apps.annotation.models import ExpertVote, Study
+from apps.annotation.selectors import rows
 from apps.catalog.models import Metric, PerturbationKind, Task
-from apps.corpus.models import SourceItem
+from apps.corpus.models import Dataset, SourceItem
 
 
 def study_tasks(study: Study) -> list[Task]:
@@ -55,6 +59,116 @@ def survey_cards(study: Study, expert) -> list[SurveyCard]:
         SurveyCard(task, kind, list(task.metrics.all()), votes.get((task.pk, kind.pk)))
         for task, kind in survey_tasks(study)
     ]
+
+
+@dataclass
+class SurveyQuestion:
+    """One question of the survey as a vote names it (a kind, a metric): the metric's task,
+    the kind, the task's metrics (in order), whether the study's survey asks it, and how
+    many other questions the expert has answered."""
+
+    task: Task
+    kind: PerturbationKind | None
+    metrics: list[Metric]
+    asked: bool
+    answered_elsewhere: int
+
+    @property
+    def unit(self) -> dict[str, int]:
+        assert self.kind is not None
+        return {"task_id": self.task.pk, "kind_id": self.kind.pk}
+
+
+def _m2m(name: str) -> tuple[str, str, str]:
+    """A many-to-many field of Study: its table, the study's column and the other one."""
+    field = Study._meta.get_field(name)
+    assert isinstance(field, models.ManyToManyField)
+    through = field.remote_field.through._meta.db_table  # type: ignore[union-attr]
+    return f'"{through}"', field.m2m_column_name(), field.m2m_reverse_name()
+
+
+def _asked_sql(task: str, kind: str, kind_task: str) -> str:
+    """`survey_tasks`'s condition on a (task, kind) pair as SQL: a kind of the study, made
+    for any task or this one, and a task of the study's items or datasets."""
+    kinds, kinds_study, kinds_kind = _m2m("kinds")
+    sets, sets_study, sets_set = _m2m("datasets")
+    return (
+        f"({kind_task} IS NULL OR {kind_task} = {task}) "
+        f"AND EXISTS (SELECT 1 FROM {kinds} sk WHERE sk.{kinds_study} = %(study)s "
+        f"AND sk.{kinds_kind} = {kind}) "
+        f"AND (EXISTS (SELECT 1 FROM {rows.table(SourceItem)} si JOIN {sets} sd "
+        f"ON sd.{sets_set} = si.dataset_id WHERE sd.{sets_study} = %(study)s "
+        f"AND si.task_id = {task}) "
+        f"OR EXISTS (SELECT 1 FROM {rows.table(Dataset)} ds JOIN {sets} sd "
+        f"ON sd.{sets_set} = ds.id WHERE sd.{sets_study} = %(study)s AND ds.task_id = {task}))"
+    )
+
+
+def _question_columns() -> tuple[rows.Columns, rows.Columns, rows.Columns]:
+    return rows.columns(Metric, "m"), rows.columns(Task, "t"), rows.columns(PerturbationKind, "k")
+
+
+@cache
+def _question_sql() -> str:
+    m, t, k = _question_columns()
+    kinds, metrics, votes = (
+        rows.table(PerturbationKind),
+        rows.table(Metric),
+        rows.table(ExpertVote),
+    )
+    asked = _asked_sql("t.id", "k.id", "k.task_id")
+    elsewhere = _asked_sql("v.task_id", "v.kind_id", "vk.task_id")
+    return (
+        f"SELECT {m.sql}, {t.sql}, {k.sql}, k.id IS NOT NULL AND {asked}, "
+        f"(SELECT count(*) FROM {votes} v JOIN {kinds} vk ON vk.id = v.kind_id "
+        "WHERE v.study_id = %(study)s AND v.expert_id = %(expert)s "
+        "AND NOT (v.task_id = t.id AND v.kind_id = %(kind)s) "
+        f"AND EXISTS (SELECT 1 FROM {metrics} vm WHERE vm.task_id = v.task_id) AND {elsewhere}) "
+        f"FROM {metrics} m JOIN {rows.table(Task)} t ON t.id = m.task_id "
+        f"LEFT JOIN {kinds} k ON k.id = %(kind)s "
+        f"WHERE m.task_id = (SELECT task_id FROM {metrics} WHERE id = %(metric)s) "
+        'ORDER BY m."position", m."slug"'
+    )
+
+
+def survey_question(study: Study, *, expert, kind_id: int, metric_id: int) -> SurveyQuestion | None:
+    """The question a vote for `metric_id` on `kind_id` answers (None: no such metric): one
+    statement written once (selectors/rows.py), the ORM's on SQLite."""
+    if not rows.fast():
+        return _survey_question_orm(study, expert=expert, kind_id=kind_id, metric_id=metric_id)
+    params = {"study": study.pk, "expert": expert.pk, "kind": kind_id, "metric": metric_id}
+    found = rows.fetch(_question_sql(), params)
+    if not found:
+        return None
+    m, t, k = _question_columns()
+    first = found[0]
+    task = t.load(first, m.width)
+    kind = k.load(first, m.width + t.width) if first[m.width + t.width] is not None else None
+    metrics = [m.load(row) for row in found]
+    for metric in metrics:
+        metric.task = task
+    asked, elsewhere = first[-2:]
+    return SurveyQuestion(task, kind, metrics, bool(asked), elsewhere)
+
+
+def _survey_question_orm(
+    study: Study, *, expert, kind_id: int, metric_id: int
+) -> SurveyQuestion | None:
+    metric = Metric.objects.select_related("task").filter(pk=metric_id).first()
+    if metric is None:
+        return None
+    pair = (metric.task_id, kind_id)
+    cards = survey_cards(study, expert)
+    chosen = {(card.task.pk, card.kind.pk): card for card in cards}
+    return SurveyQuestion(
+        task=metric.task,
+        kind=PerturbationKind.objects.filter(pk=kind_id).first(),
+        metrics=list(metric.task.metrics.all()),
+        asked=pair in chosen,
+        answered_elsewhere=sum(
+            card.chosen_metric_id is not None for key, card in chosen.items() if key != pair
+        ),
+    )
 
 
 def vote_counts(study: Study) -> dict[tuple[int, int], Counter[int]]:

@@ -3,8 +3,10 @@ text to rate (direct assessment), or one adversarial text to label (gold validat
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cache
 
 from django.http import Http404
@@ -90,7 +92,8 @@ class VettingItem:
 @cache
 def _item_sql() -> str:
     """`_brief_sql` with, for the annotator: their answer on it, the latest version's
-    author, whether they hold an open slot of it, and the counts of the page's queue line."""
+    author, whether they hold an open slot of it, the counts of the page's queue line and
+    their last verdicts."""
     v = rows.columns(Vetting, "v")
     slots, vettings = rows.table(VettingSlot), rows.table(Vetting)
     versions = rows.table(PerturbationVersion)
@@ -107,31 +110,37 @@ def _item_sql() -> str:
         "AND done_at IS NULL), "
         f"(SELECT count(*) FROM {vettings} WHERE {mine}), "
         f"(SELECT count(*) FROM {rows.table(ComparisonSlot)} WHERE {mine} AND done_at IS NULL), "
-        f"(SELECT count(*) FROM {rows.table(Comparison)} WHERE {mine}) "
+        f"(SELECT count(*) FROM {rows.table(Comparison)} WHERE {mine}), "
+        f"({_recent_sql()}) "
         f"FROM {joins} WHERE p.id = %(perturbation)s"
     )
 
 
-@cache
 def _recent_sql() -> str:
-    kinds = rows.table(PerturbationKind)
+    """The annotator's last verdicts as one JSON array (read with the item): each
+    [id, perturbation, verdict, created at, kind id, kind name], latest first."""
     return (
-        f"SELECT v.id, v.perturbation_id, v.verdict, v.created_at, k.id, k.name "
-        f"FROM {rows.table(Vetting)} v "
-        f"JOIN {rows.table(Perturbation)} p ON p.id = v.perturbation_id "
-        f"JOIN {kinds} k ON k.id = p.kind_id WHERE v.study_id = %s AND v.annotator_id = %s "
-        f"ORDER BY v.created_at DESC, v.id DESC LIMIT {RECENT}"
+        "SELECT json_agg(json_build_array(r.id, r.perturbation_id, r.verdict, r.created_at, "
+        "r.kind_id, r.kind_name) ORDER BY r.created_at DESC, r.id DESC) FROM "
+        "(SELECT rv.id, rv.perturbation_id, rv.verdict, rv.created_at, rk.id AS kind_id, "
+        f"rk.name AS kind_name FROM {rows.table(Vetting)} rv "
+        f"JOIN {rows.table(Perturbation)} rp ON rp.id = rv.perturbation_id "
+        f"JOIN {rows.table(PerturbationKind)} rk ON rk.id = rp.kind_id "
+        "WHERE rv.study_id = %(study)s AND rv.annotator_id = %(person)s "
+        f"ORDER BY rv.created_at DESC, rv.id DESC LIMIT {RECENT}) r"
     )
 
 
-def _recent(study: Study, annotator) -> list[Vetting]:
-    """The annotator's last verdicts, with what the page shows of them (kind name)."""
+def _recent(found: list | str | None) -> list[Vetting]:
+    """The annotator's last verdicts (`_recent_sql`'s array), with what the page shows of
+    them (the kind's name)."""
     recent = []
-    names = ["id", "perturbation_id", "verdict", "created_at"]
-    for vid, pid, verdict, created, kid, kind_name in rows.fetch(
-        _recent_sql(), [study.pk, annotator.pk]
-    ):
-        vetting = Vetting.from_db(None, names, [vid, pid, verdict, created])
+    # `from_db` takes a part of the columns in the model's order (whatever the names' order).
+    names = ["id", "created_at", "perturbation_id", "verdict"]
+    listed = json.loads(found) if isinstance(found, str) else found or []
+    for vid, pid, verdict, created, kid, kind_name in listed:
+        created = datetime.fromisoformat(created)
+        vetting = Vetting.from_db(None, names, [vid, created, pid, verdict])
         vetting.perturbation = Perturbation(id=pid, kind=PerturbationKind(id=kid, name=kind_name))
         recent.append(vetting)
     return recent
@@ -149,14 +158,14 @@ def _vetting_item_fast(
     text_name, version = row[at], row[at + 1]
     answer = rows.columns(Vetting, "v")
     vetting = answer.load(row, at + 2) if row[at + 2] is not None else None
-    author, holds, vetted, waiting, compared = row[at + 2 + answer.width :]
+    author, holds, vetted, waiting, compared, recent_found = row[at + 2 + answer.width :]
     if held is None:
         held = holds or holds_control(
             study=study, annotator=annotator, work="vetting", perturbation_id=perturbation_id
         )
     if not held and vetting is None:
         raise Http404("This item is not assigned to you.")
-    recent = _recent(study, annotator)
+    recent = _recent(recent_found)
     progress = annotator_progress(study, annotator)
     progress.counted("vetting", done=vetted)
     progress.counted("comparison", done=compared, waiting=waiting)

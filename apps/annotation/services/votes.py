@@ -12,10 +12,9 @@ from typing import Any
 
 from apps.accounts.models import Role
 from apps.annotation.models import ExpertVote, Study
-from apps.annotation.selectors.survey import survey_tasks
+from apps.annotation.selectors.survey import SurveyQuestion, survey_question
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.work import Saved, Unit, Work, register
-from apps.catalog.models import Metric
 
 
 class SurveyWork(Work):
@@ -27,18 +26,42 @@ class SurveyWork(Work):
     answer_noun = "vote"
     answers_figure = ("votes", "Expert votes", "vote-count")
 
-    def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
-        """The vote's unit is the (metric's task, kind): refused unless the survey asks it."""
-        metric = Metric.objects.filter(pk=answer["metric"]).values_list("task_id").first()
-        if metric is None:
+    def submit(
+        self,
+        *,
+        study: Study,
+        person,
+        unit: Unit,
+        answer: Mapping[str, Any],
+        idempotency_key: uuid.UUID,
+        based_on: int | None = None,
+    ) -> Saved[Any]:
+        """The shared submit, on the vote's question: (the metric's task, the kind), refused
+        unless the survey asks it. The question is read once (with what the page shows of
+        it) and the saved vote carries it (`question_of`)."""
+        question = survey_question(
+            study, expert=person, kind_id=unit["kind_id"], metric_id=answer["metric"]
+        )
+        if question is None:
             raise WorkRefused("No such metric.")
-        unit = {"task_id": metric[0], "kind_id": unit["kind_id"]}
-        if not any(
-            (task.pk, kind.pk) == (unit["task_id"], unit["kind_id"])
-            for task, kind in survey_tasks(study)
-        ):
+        if not question.asked:
             raise WorkRefused("This task and kind are not part of the study's survey.")
-        return unit
+        saved = super().submit(
+            study=study,
+            person=person,
+            unit=question.unit,
+            answer=answer,
+            idempotency_key=idempotency_key,
+            based_on=based_on,
+        )
+        vote = saved.judgement
+        if (vote.task_id, vote.kind_id) == (question.task.pk, question.unit["kind_id"]):
+            # What the answer shows of the vote, without reading it again.
+            metric = next((m for m in question.metrics if m.pk == vote.metric_id), None)
+            if metric is not None:
+                vote.task, vote.kind, vote.metric = question.task, question.kind, metric
+                vote.survey_question = question
+        return saved
 
     def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
         return {"metric_id": answer["metric"]}
@@ -48,6 +71,11 @@ class SurveyWork(Work):
 
 
 SURVEY = register(SurveyWork())
+
+
+def question_of(vote: ExpertVote) -> SurveyQuestion | None:
+    """The question a vote just saved answers (read by the submit), if it carries it."""
+    return getattr(vote, "survey_question", None)
 
 
 def expert_vote_submit(

@@ -11,8 +11,9 @@ from django.shortcuts import render
 from apps.accounts.requests import AuthedRequest
 from apps.annotation.forms import VoteForm
 from apps.annotation.models import Study
-from apps.annotation.selectors.survey import survey_cards
+from apps.annotation.selectors.survey import SurveyCard, survey_cards
 from apps.annotation.services import SURVEY, Saved
+from apps.annotation.services.votes import question_of
 from apps.annotation.views.work import WorkPage
 
 TEMPLATE = "annotation/survey.html"
@@ -20,14 +21,15 @@ TEMPLATE = "annotation/survey.html"
 
 def _card(request: AuthedRequest, study: Study, saved: Saved[Any]) -> HttpResponse:
     vote = saved.judgement
-    cards = survey_cards(study, request.user)
-    card = next(c for c in cards if (c.task.pk, c.kind.pk) == (vote.task_id, vote.kind_id))
-    context = {
-        "study": study,
-        "card": card,
-        "key": uuid.uuid4(),
-        "answered_oob": sum(c.chosen_metric_id is not None for c in cards),
-    }
+    question = question_of(vote)
+    if question is not None:  # read by the submit: the card and the count, no statement
+        card = SurveyCard(question.task, vote.kind, question.metrics, vote.metric_id)
+        answered = question.answered_elsewhere + 1
+    else:
+        cards = survey_cards(study, request.user)
+        card = next(c for c in cards if (c.task.pk, c.kind.pk) == (vote.task_id, vote.kind_id))
+        answered = sum(c.chosen_metric_id is not None for c in cards)
+    context = {"study": study, "card": card, "key": uuid.uuid4(), "answered_oob": answered}
     return render(request, f"{TEMPLATE}#card", context)
 
 
