@@ -34,11 +34,11 @@ BUDGET = {
     ("vetting", "pages"): (7, 11),
     # Comparison slots are owned: "next" needs no lock (3 through the API).
     ("comparison", "api"): (3, 4),
-    ("comparison", "pages"): (6, 8),
+    ("comparison", "pages"): (5, 7),
     ("assessment", "api"): (4, 4),
-    ("assessment", "pages"): (7, 9),
+    ("assessment", "pages"): (6, 8),
     ("gold_check", "api"): (4, 5),
-    ("gold_check", "pages"): (7, 10),
+    ("gold_check", "pages"): (6, 9),
     # The survey shows every card at once: no "next"; a vote checks the survey's units.
     ("survey", "api"): (0, 13),
     ("survey", "pages"): (0, 19),

@@ -124,3 +124,44 @@ def test_someone_elses_unit_is_not_shown(client):
     client.force_login(second)
     assert client.get(f"/studies/{study.pk}/assess/{unit}/").status_code == 404
     assert client.get(f"/studies/{study.pk}/assess/999999/").status_code == 404
+
+
+def test_the_pages_list_the_last_answers_and_go_back_to_them(client):
+    setup = study_setup(
+        perturbations=2, annotators=1, aspects=1, assess=True, comparisons_need_vetting=False
+    )
+    person, study = setup.annotators[0], setup.study
+    client.force_login(person)
+    hx = {"HTTP_HX_REQUEST": "true"}
+    # A comparison, then the next pair lists it (with its criterion's aspect) and goes back.
+    shown = client.get(f"/studies/{study.pk}/compare/", **hx).context["item"]
+    pair = f"{shown.perturbation.pk}/{shown.criterion.pk}/"
+    choice = {"choice": "A", "original_first": "1", "idempotency_key": str(uuid.uuid4())}
+    page = client.post(f"/studies/{study.pk}/compare/{pair}choice/", choice, **hx)
+    html = page.content.decode()
+    assert f"pair #{shown.perturbation.pk}, {shown.criterion.aspect.name}</a>: A" in html
+    assert page.context["nav"]["back"] == f"/studies/{study.pk}/compare/{pair}"
+    assert page.context["progress"].compared == 1
+    # A rating, likewise.
+    unit = client.get(f"/studies/{study.pk}/assess/", **hx).context["item"].unit
+    rating = {"score": 2, "idempotency_key": str(uuid.uuid4()), "based_on": 0}
+    page = client.post(f"/studies/{study.pk}/assess/{unit.pk}/rating/", rating, **hx)
+    assert f"text #{unit.pk}, {unit.criterion.aspect.name}</a>: 2" in page.content.decode()
+    assert page.context["nav"]["back"] == f"/studies/{study.pk}/assess/{unit.pk}/"
+
+
+def test_the_gold_check_page_lists_the_last_labels(client):
+    setup = study_setup(perturbations=2, annotators=1, build=False)
+    PerturbationKind.objects.filter(pk__in=[k.pk for k in setup.kinds]).update(
+        family=KindFamily.ADVERSARIAL
+    )
+    study_plan_build(study=setup.study)
+    person, study = setup.annotators[0], setup.study
+    client.force_login(person)
+    hx = {"HTTP_HX_REQUEST": "true"}
+    pid = client.get(f"/studies/{study.pk}/gold-check/", **hx).context["item"].perturbation.pk
+    label = {"good": "0", "idempotency_key": str(uuid.uuid4())}
+    page = client.post(f"/studies/{study.pk}/gold-check/{pid}/label/", label, **hx)
+    assert f"text #{pid}</a>: not good" in page.content.decode()
+    assert page.context["nav"]["back"] == f"/studies/{study.pk}/gold-check/{pid}/"
+    assert page.context["progress"]["gold_check"].done == 1

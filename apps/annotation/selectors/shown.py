@@ -1,10 +1,10 @@
 """What a comparison, a text to rate and an adversarial text to label show, read by plain SQL
 written once (PostgreSQL; docs/annotation.md, "Speed"): the API's item with the statement that
-hands the unit out, the page's (with the person's answer, whether they hold the unit and their
-counts) in one statement, their recent answers in one more. Vetting's are in selectors/work.py.
+hands the unit out, the page's (with the person's answer, whether they hold the unit, their
+counts and their recent answers) in one statement. Vetting's are in selectors/work.py.
 
-Each `*_parts` is a select list and its tables (`FROM <tables>`; `on` joins the first table to
-what comes before it, or is a WHERE condition), each `*_load` turns a row back into model
+Each `*_parts` is a select list and the tables it reads (a comparison's follow a JOIN, on the
+conditions given; the others' follow FROM), each `*_load` turns a row back into model
 instances from a position in it, and says where the row goes on.
 """
 
@@ -68,6 +68,32 @@ def _version_handed_out(model: type, link: str, unit: str) -> str:
     )
 
 
+def _recent(select: str, tables: str) -> str:
+    """The person's last answers (`h`, in `tables`), newest first: a JSON array of `select`
+    arrays (only what the page's list shows of them)."""
+    return (
+        "(SELECT COALESCE(json_agg(r.a ORDER BY r.created_at DESC, r.id DESC), '[]') "
+        f"FROM (SELECT json_build_array({select}) AS a, h.created_at, h.id FROM {tables} "
+        "WHERE h.study_id = %(study)s AND h.annotator_id = %(person)s "
+        f"ORDER BY h.created_at DESC, h.id DESC LIMIT {RECENT}) r)"
+    )
+
+
+def _criterion(criterion: int, aspect: int, name: str) -> Criterion:
+    """A criterion as a list of recent answers shows it: its aspect's name."""
+    loaded = Criterion.from_db(None, ["id", "aspect_id"], [criterion, aspect])
+    loaded.aspect = Aspect.from_db(None, ["id", "name"], [aspect, name])
+    return loaded
+
+
+def _aspect_of(criterion: str) -> str:
+    """The criterion (hc) and its aspect (ha) of a recent answer."""
+    return (
+        f"JOIN {rows.table(Criterion)} hc ON hc.id = {criterion} "
+        f"JOIN {rows.table(Aspect)} ha ON ha.id = hc.aspect_id"
+    )
+
+
 # --- comparison --------------------------------------------------------------------------------
 
 
@@ -112,8 +138,8 @@ def comparison_next_sql() -> str:
 
 @cache
 def comparison_item_sql() -> str:
-    """A pair x criterion with the person's answer, whether they hold its slot, and their
-    answers and open slots (the page's queue line)."""
+    """A pair x criterion with the person's answer, whether they hold its slot, their
+    answers and open slots (the page's queue line), and their recent answers."""
     select, tables = comparison_parts("p.id = %(perturbation)s", "c.id = %(criterion)s")
     slots, answers = rows.table(ComparisonSlot), rows.table(Comparison)
     unit = "perturbation_id = p.id AND criterion_id = c.id"
@@ -121,32 +147,23 @@ def comparison_item_sql() -> str:
         f"SELECT {select}, {rows.columns(Comparison, 'j').sql}, "
         f"EXISTS (SELECT 1 FROM {slots} WHERE {MINE} AND {unit} AND done_at IS NULL), "
         f"(SELECT count(*) FROM {answers} WHERE {MINE}), "
-        f"(SELECT count(*) FROM {slots} WHERE {MINE} AND done_at IS NULL) "
-        f"FROM (SELECT 1) one JOIN {tables} LEFT JOIN {answers} j ON j.study_id = %(study)s "
+        f"(SELECT count(*) FROM {slots} WHERE {MINE} AND done_at IS NULL), "
+        + _recent(
+            "h.id, h.perturbation_id, h.criterion_id, h.choice, ha.id, ha.name",
+            f"{answers} h " + _aspect_of("h.criterion_id"),
+        )
+        + f" FROM (SELECT 1) one JOIN {tables} LEFT JOIN {answers} j ON j.study_id = %(study)s "
         "AND j.annotator_id = %(person)s AND j.perturbation_id = p.id AND j.criterion_id = c.id"
     )
 
 
-@cache
-def comparison_recent_sql() -> str:
-    j, c, a = (rows.columns(model, alias) for model, alias in _COMPARISON_RECENT)
-    return (
-        f"SELECT {j.sql}, {c.sql}, {a.sql} FROM {rows.table(Comparison)} j "
-        f"JOIN {rows.table(Criterion)} c ON c.id = j.criterion_id "
-        f"JOIN {rows.table(Aspect)} a ON a.id = c.aspect_id "
-        f"WHERE j.study_id = %s AND j.annotator_id = %s "
-        f"ORDER BY j.created_at DESC, j.id DESC LIMIT {RECENT}"
-    )
-
-
-_COMPARISON_RECENT = ((Comparison, "j"), (Criterion, "c"), (Aspect, "a"))
-
-
-def comparison_recent(study_id: int, person_id: int) -> list[Comparison]:
+def comparison_recent(value: list[list[Any]]) -> list[Comparison]:
+    """The recent answers of `comparison_item_sql`."""
     recent = []
-    for row in rows.fetch(comparison_recent_sql(), [study_id, person_id]):
-        (answer, criterion, aspect), _ = _load(row, 0, *_COMPARISON_RECENT)
-        criterion.aspect, answer.criterion = aspect, criterion
+    for pk, perturbation, criterion, choice, aspect, name in value:
+        names = ["id", "perturbation_id", "criterion_id", "choice"]
+        answer = Comparison.from_db(None, names, [pk, perturbation, criterion, choice])
+        answer.criterion = _criterion(criterion, aspect, name)
         recent.append(answer)
     return recent
 
@@ -195,40 +212,31 @@ def assessment_shown_sql() -> tuple[str, str]:
 
 @cache
 def assessment_item_sql() -> str:
-    """A unit with the person's rating (and its version), whether they hold its slot, and
-    how many texts they rated."""
+    """A unit with the person's rating (and its version), whether they hold its slot, how
+    many texts they rated, and their recent ratings."""
     select, tables = assessment_parts()
     j, slots = rows.columns(Assessment, "j"), rows.table(AssessmentSlot)
     return (
         f"SELECT {select}, {j.sql}, {_version('assessment')}, "
         f"EXISTS (SELECT 1 FROM {slots} WHERE {MINE} AND unit_id = u.id AND done_at IS NULL), "
-        f"(SELECT count(*) FROM {rows.table(Assessment)} WHERE {MINE}) "
-        f"FROM {tables} LEFT JOIN {rows.table(Assessment)} j ON j.study_id = %(study)s "
+        f"(SELECT count(*) FROM {rows.table(Assessment)} WHERE {MINE}), "
+        + _recent(
+            "h.id, h.unit_id, h.score, hu.criterion_id, ha.id, ha.name",
+            f"{rows.table(Assessment)} h JOIN {rows.table(AssessmentUnit)} hu "
+            "ON hu.id = h.unit_id " + _aspect_of("hu.criterion_id"),
+        )
+        + f" FROM {tables} LEFT JOIN {rows.table(Assessment)} j ON j.study_id = %(study)s "
         "AND j.annotator_id = %(person)s AND j.unit_id = u.id WHERE u.id = %(unit)s"
     )
 
 
-_ASSESSMENT_RECENT = ((Assessment, "j"), (AssessmentUnit, "u"), (Criterion, "c"), (Aspect, "a"))
-
-
-@cache
-def assessment_recent_sql() -> str:
-    j, u, c, a = (rows.columns(model, alias) for model, alias in _ASSESSMENT_RECENT)
-    return (
-        f"SELECT {j.sql}, {u.sql}, {c.sql}, {a.sql} FROM {rows.table(Assessment)} j "
-        f"JOIN {rows.table(AssessmentUnit)} u ON u.id = j.unit_id "
-        f"JOIN {rows.table(Criterion)} c ON c.id = u.criterion_id "
-        f"JOIN {rows.table(Aspect)} a ON a.id = c.aspect_id "
-        f"WHERE j.study_id = %s AND j.annotator_id = %s "
-        f"ORDER BY j.created_at DESC, j.id DESC LIMIT {RECENT}"
-    )
-
-
-def assessment_recent(study_id: int, person_id: int) -> list[Assessment]:
+def assessment_recent(value: list[list[Any]]) -> list[Assessment]:
+    """The recent ratings of `assessment_item_sql`."""
     recent = []
-    for row in rows.fetch(assessment_recent_sql(), [study_id, person_id]):
-        (answer, unit, criterion, aspect), _ = _load(row, 0, *_ASSESSMENT_RECENT)
-        criterion.aspect, unit.criterion, answer.unit = aspect, criterion, unit
+    for pk, unit, score, criterion, aspect, name in value:
+        answer = Assessment.from_db(None, ["id", "unit_id", "score"], [pk, unit, score])
+        answer.unit = AssessmentUnit.from_db(None, ["id", "criterion_id"], [unit, criterion])
+        answer.unit.criterion = _criterion(criterion, aspect, name)
         recent.append(answer)
     return recent
 
@@ -270,29 +278,22 @@ def gold_check_shown_sql() -> tuple[str, str]:
 @cache
 def gold_check_item_sql() -> str:
     """An adversarial text with the person's label (and its version), whether they hold its
-    slot, and how many texts they labelled."""
+    slot, how many texts they labelled, and their recent labels."""
     select, tables = gold_check_parts()
     j, slots = rows.columns(GoldCheck, "j"), rows.table(GoldCheckSlot)
     return (
         f"SELECT {select}, {j.sql}, {_version('gold_check')}, "
         f"EXISTS (SELECT 1 FROM {slots} WHERE {MINE} AND perturbation_id = p.id "
         "AND done_at IS NULL), "
-        f"(SELECT count(*) FROM {rows.table(GoldCheck)} WHERE {MINE}) "
-        f"FROM {tables} LEFT JOIN {rows.table(GoldCheck)} j ON j.study_id = %(study)s "
+        f"(SELECT count(*) FROM {rows.table(GoldCheck)} WHERE {MINE}), "
+        + _recent("h.id, h.perturbation_id, h.good", f"{rows.table(GoldCheck)} h")
+        + f" FROM {tables} LEFT JOIN {rows.table(GoldCheck)} j ON j.study_id = %(study)s "
         "AND j.annotator_id = %(person)s AND j.perturbation_id = p.id "
         "WHERE p.id = %(perturbation)s"
     )
 
 
-@cache
-def gold_check_recent_sql() -> str:
-    return (
-        f"SELECT {rows.columns(GoldCheck, 'j').sql} FROM {rows.table(GoldCheck)} j "
-        f"WHERE j.study_id = %s AND j.annotator_id = %s "
-        f"ORDER BY j.created_at DESC, j.id DESC LIMIT {RECENT}"
-    )
-
-
-def gold_check_recent(study_id: int, person_id: int) -> list[GoldCheck]:
-    answers = rows.columns(GoldCheck, "j")
-    return [answers.load(row) for row in rows.fetch(gold_check_recent_sql(), [study_id, person_id])]
+def gold_check_recent(value: list[list[Any]]) -> list[GoldCheck]:
+    """The recent labels of `gold_check_item_sql`."""
+    names = ["id", "perturbation_id", "good"]
+    return [GoldCheck.from_db(None, names, row) for row in value]

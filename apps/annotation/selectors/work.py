@@ -309,8 +309,8 @@ def comparison_item(
 def _comparison_item_fast(
     study: Study, annotator, perturbation_id: int, criterion_id: int, held: bool | None
 ) -> ComparisonItem:
-    """`comparison_item` in two statements written once (selectors/shown.py): the pair,
-    criterion, answer, whether it is held and the queue line's counts; the recent choices."""
+    """`comparison_item` in a statement written once (selectors/shown.py): the pair,
+    criterion, answer, whether it is held, the queue line's counts and the recent choices."""
     unit = {"perturbation_id": perturbation_id, "criterion_id": criterion_id}
     params = {"study": study.pk, "person": annotator.pk, "perturbation": perturbation_id}
     found = rows.fetch(shown.comparison_item_sql(), {**params, "criterion": criterion_id})
@@ -319,7 +319,7 @@ def _comparison_item_fast(
     perturbation, criterion, name, at = shown.comparison_load(found[0])
     answers = rows.columns(Comparison, "j")
     comparison = answers.load(found[0], at) if found[0][at] is not None else None
-    holds, done, waiting = found[0][at + answers.width :]
+    holds, done, waiting, recent = found[0][at + answers.width :]
     held = (
         held or holds or holds_control(study=study, annotator=annotator, work="comparison", **unit)
     )
@@ -328,7 +328,7 @@ def _comparison_item_fast(
     first = comparison.original_first if comparison else None
     item = _comparison_shown(study, annotator, unit, perturbation, criterion, name, first)
     item.comparison, item.held = comparison, held
-    item.recent = shown.comparison_recent(study.pk, annotator.pk)
+    item.recent = shown.comparison_recent(recent)
     mine_all = Comparison.answers.filter(study=study, annotator=annotator)
     item.previous = _previous(mine_all, comparison) if comparison else next(iter(item.recent), None)
     item.progress.counted("comparison", done=done, waiting=waiting)
@@ -517,8 +517,8 @@ def assessment_item(
 def _assessment_item_fast(
     study: Study, annotator, unit_id: int, held: bool | None
 ) -> AssessmentItem:
-    """`assessment_item` in two statements written once (selectors/shown.py): the unit,
-    the rating and its version, whether it is held, their count; the recent ratings."""
+    """`assessment_item` in a statement written once (selectors/shown.py): the unit, the
+    rating and its version, whether it is held, their count and their recent ratings."""
     params = {"study": study.pk, "person": annotator.pk, "unit": unit_id}
     found = rows.fetch(shown.assessment_item_sql(), params)
     if not found:
@@ -526,7 +526,7 @@ def _assessment_item_fast(
     unit, name, at = shown.assessment_load(found[0])
     answers = rows.columns(Assessment, "j")
     assessment = answers.load(found[0], at) if found[0][at] is not None else None
-    version, holds, done = found[0][at + answers.width :]
+    version, holds, done, recent = found[0][at + answers.width :]
     held = held or holds
     held = held or holds_control(
         study=study, annotator=annotator, work="assessment", unit_id=unit_id
@@ -535,7 +535,7 @@ def _assessment_item_fast(
         raise Http404("This text is not assigned to you.")
     item = _assessment_shown(study, annotator, unit, name, version)
     item.assessment, item.held = assessment, held
-    item.recent = shown.assessment_recent(study.pk, annotator.pk)
+    item.recent = shown.assessment_recent(recent)
     mine_all = Assessment.answers.filter(study=study, annotator=annotator)
     item.previous = _previous(mine_all, assessment) if assessment else next(iter(item.recent), None)
     item.progress.counted("assessment", done=done)
@@ -625,8 +625,8 @@ def gold_check_item(
 def _gold_check_item_fast(
     study: Study, annotator, perturbation_id: int, held: bool | None
 ) -> GoldCheckItem:
-    """`gold_check_item` in two statements written once (selectors/shown.py): the text,
-    the label and its version, whether it is held, their count; the recent labels."""
+    """`gold_check_item` in a statement written once (selectors/shown.py): the text,
+    the label and its version, whether it is held, their count and their recent labels."""
     params = {"study": study.pk, "person": annotator.pk, "perturbation": perturbation_id}
     found = rows.fetch(shown.gold_check_item_sql(), params)
     if not found:
@@ -634,13 +634,13 @@ def _gold_check_item_fast(
     perturbation, names, at = shown.gold_check_load(found[0])
     answers = rows.columns(GoldCheck, "j")
     gold_check = answers.load(found[0], at) if found[0][at] is not None else None
-    version, holds, done = found[0][at + answers.width :]
+    version, holds, done, recent = found[0][at + answers.width :]
     held = held or holds
     if not held and gold_check is None:
         raise Http404("This text is not assigned to you.")
     item = _gold_check_shown(study, annotator, perturbation, names, version)
     item.gold_check, item.held = gold_check, held
-    item.recent = shown.gold_check_recent(study.pk, annotator.pk)
+    item.recent = shown.gold_check_recent(recent)
     mine_all = GoldCheck.answers.filter(study=study, annotator=annotator)
     item.previous = _previous(mine_all, gold_check) if gold_check else next(iter(item.recent), None)
     item.progress.counted("gold_check", done=done)
