@@ -13,7 +13,12 @@ from apps.annotation import serializers as s
 from apps.annotation.api.work import WorkAPI, refusals, valid, work_api
 from apps.annotation.models import Study
 from apps.annotation.permissions import IsStudyAnnotator, study_access
-from apps.annotation.selectors.work import vetting_brief
+from apps.annotation.selectors.work import (
+    assessment_brief,
+    comparison_brief,
+    gold_check_brief,
+    vetting_brief,
+)
 from apps.annotation.services import (
     ASSESSMENT,
     COMPARISON,
@@ -30,6 +35,21 @@ class _VettingAPI(WorkAPI):
         return vetting_brief(slot)  # the stored diff, no HTML
 
 
+class _ComparisonAPI(WorkAPI):
+    def brief(self, study: Study, slot: Any) -> Any:
+        return comparison_brief(study=study, annotator=self.request.user, slot=slot)
+
+
+class _AssessmentAPI(WorkAPI):
+    def brief(self, study: Study, slot: Any) -> Any:
+        return assessment_brief(study=study, annotator=self.request.user, slot=slot)
+
+
+class _GoldCheckAPI(WorkAPI):
+    def brief(self, study: Study, slot: Any) -> Any:
+        return gold_check_brief(study=study, annotator=self.request.user, slot=slot)
+
+
 VettingAPI = work_api(
     VETTING,
     judgement=s.VettingSerializer,
@@ -44,6 +64,7 @@ ComparisonAPI = work_api(
     answer=s.ComparisonInSerializer,
     item=s.ComparisonItemSerializer,
     unit=s.ComparisonUnitSerializer,
+    base=_ComparisonAPI,
 )
 SurveyAPI = work_api(
     SURVEY,
@@ -58,6 +79,7 @@ AssessmentAPI = work_api(
     item=s.AssessmentItemSerializer,
     unit=s.AssessmentUnitSerializer,
     related=("unit__criterion",),
+    base=_AssessmentAPI,
 )
 GoldCheckAPI = work_api(
     GOLD_CHECK,
@@ -65,6 +87,7 @@ GoldCheckAPI = work_api(
     answer=s.GoldCheckInSerializer,
     item=s.GoldCheckItemSerializer,
     unit=s.VettingUnitSerializer,
+    base=_GoldCheckAPI,
 )
 
 

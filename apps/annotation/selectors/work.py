@@ -8,6 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
+from typing import Any
 
 from django.http import Http404
 
@@ -26,7 +27,7 @@ from apps.annotation.models import (
     judgement_version,
     original_shown_first,
 )
-from apps.annotation.selectors import rows
+from apps.annotation.selectors import rows, shown
 from apps.annotation.services.work import AnnotatorProgress, annotator_progress
 from apps.catalog.models import Aspect, Criterion, PerturbationKind, Task
 from apps.corpus.diff import compute_diff, render_inline_html, render_side_by_side
@@ -256,6 +257,8 @@ def comparison_item(
     *, study: Study, annotator, perturbation_id: int, criterion_id: int, held: bool | None = None
 ) -> ComparisonItem:
     """One pair x criterion as this annotator compares it; 404 unless it is theirs."""
+    if rows.fast():
+        return _comparison_item_fast(study, annotator, perturbation_id, criterion_id, held)
     mine = {
         "study": study,
         "perturbation_id": perturbation_id,
@@ -310,6 +313,75 @@ def comparison_item(
         recent=recent,
         progress=annotator_progress(study, annotator),
     )
+
+
+def _comparison_item_fast(
+    study: Study, annotator, perturbation_id: int, criterion_id: int, held: bool | None
+) -> ComparisonItem:
+    """`comparison_item` in a statement written once (selectors/shown.py): the pair,
+    criterion, answer, whether it is held, the queue line's counts and the recent choices."""
+    unit = {"perturbation_id": perturbation_id, "criterion_id": criterion_id}
+    params = {"study": study.pk, "person": annotator.pk, "perturbation": perturbation_id}
+    found = rows.fetch(shown.comparison_item_sql(), {**params, "criterion": criterion_id})
+    if not found:
+        raise Http404("This comparison is not assigned to you.")
+    perturbation, criterion, name, at = shown.comparison_load(found[0])
+    answers = rows.columns(Comparison, "j")
+    comparison = answers.load(found[0], at) if found[0][at] is not None else None
+    holds, done, waiting, recent = found[0][at + answers.width :]
+    held = (
+        held or holds or holds_control(study=study, annotator=annotator, work="comparison", **unit)
+    )
+    if not held and comparison is None:
+        raise Http404("This comparison is not assigned to you.")
+    first = comparison.original_first if comparison else None
+    item = _comparison_shown(study, annotator, unit, perturbation, criterion, name, first)
+    item.comparison, item.held = comparison, held
+    item.recent = shown.comparison_recent(recent)
+    mine_all = Comparison.answers.filter(study=study, annotator=annotator)
+    item.previous = _previous(mine_all, comparison) if comparison else next(iter(item.recent), None)
+    item.progress.counted("comparison", done=done, waiting=waiting)
+    return item
+
+
+def _comparison_shown(
+    study: Study,
+    annotator,
+    unit: dict[str, int],
+    perturbation: Perturbation,
+    criterion: Criterion,
+    name: str,
+    original_first: bool | None,
+) -> ComparisonItem:
+    """What a pair x criterion shows (the API's item): no answer, no history yet."""
+    if original_first is None:
+        original_first = original_shown_first(study_id=study.pk, user_id=annotator.pk, **unit)
+    original, perturbed = perturbation.item.original, perturbation.text
+    return ComparisonItem(
+        perturbation=perturbation,
+        criterion=criterion,
+        criterion_text=criterion.render(name),
+        text_name=name,
+        first_text=original if original_first else perturbed,
+        second_text=perturbed if original_first else original,
+        original_first=original_first,
+        comparison=None,
+        held=True,
+        previous=None,
+        recent=[],
+        progress=annotator_progress(study, annotator),
+    )
+
+
+def comparison_brief(*, study: Study, annotator, slot: ComparisonSlot | ControlServe) -> Any:
+    """The API's comparison: read with the slot when it was handed out (PostgreSQL), else
+    the page's item."""
+    unit = {"perturbation_id": slot.perturbation_id, "criterion_id": slot.criterion_id}
+    row = getattr(slot, "shown", None)
+    if row is None:
+        return comparison_item(study=study, annotator=annotator, **unit, held=True)
+    perturbation, criterion, name, at = shown.comparison_load(row)
+    return _comparison_shown(study, annotator, unit, perturbation, criterion, name, row[at])
 
 
 @dataclass
@@ -417,6 +489,8 @@ def assessment_item(
 ) -> AssessmentItem:
     """One text x criterion as this annotator rates it; 404 unless they hold it or rated it.
     Whether the text is an original or a perturbed one is not shown."""
+    if rows.fast():
+        return _assessment_item_fast(study, annotator, unit_id, held)
     mine = {"study": study, "unit_id": unit_id, "annotator": annotator}
     held = held or AssessmentSlot.objects.filter(**mine, done_at__isnull=True).exists()
     held = held or holds_control(
@@ -449,6 +523,64 @@ def assessment_item(
     )
 
 
+def _assessment_item_fast(
+    study: Study, annotator, unit_id: int, held: bool | None
+) -> AssessmentItem:
+    """`assessment_item` in a statement written once (selectors/shown.py): the unit, the
+    rating and its version, whether it is held, their count and their recent ratings."""
+    params = {"study": study.pk, "person": annotator.pk, "unit": unit_id}
+    found = rows.fetch(shown.assessment_item_sql(), params)
+    if not found:
+        raise Http404("This text is not assigned to you.")
+    unit, name, at = shown.assessment_load(found[0])
+    answers = rows.columns(Assessment, "j")
+    assessment = answers.load(found[0], at) if found[0][at] is not None else None
+    version, holds, done, recent = found[0][at + answers.width :]
+    held = held or holds
+    held = held or holds_control(
+        study=study, annotator=annotator, work="assessment", unit_id=unit_id
+    )
+    if not held and assessment is None:
+        raise Http404("This text is not assigned to you.")
+    item = _assessment_shown(study, annotator, unit, name, version)
+    item.assessment, item.held = assessment, held
+    item.recent = shown.assessment_recent(recent)
+    mine_all = Assessment.answers.filter(study=study, annotator=annotator)
+    item.previous = _previous(mine_all, assessment) if assessment else next(iter(item.recent), None)
+    item.progress.counted("assessment", done=done)
+    return item
+
+
+def _assessment_shown(
+    study: Study, annotator, unit: AssessmentUnit, name: str, version: int
+) -> AssessmentItem:
+    """What a text to rate shows (the API's item): no answer, no history yet."""
+    criterion = unit.criterion
+    return AssessmentItem(
+        unit=unit,
+        text=unit.perturbation.text if unit.perturbation else unit.item.original,
+        text_name=name,
+        criterion_text=criterion.render(name),
+        scale=list(range(criterion.scale_min, criterion.scale_max + 1)),
+        assessment=None,
+        held=True,
+        previous=None,
+        recent=[],
+        progress=annotator_progress(study, annotator),
+        based_on=version,
+    )
+
+
+def assessment_brief(*, study: Study, annotator, slot: AssessmentSlot | ControlServe) -> Any:
+    """The API's text to rate: read with the slot when it was handed out (PostgreSQL), else
+    the page's item."""
+    row = getattr(slot, "shown", None)
+    if row is None:
+        return assessment_item(study=study, annotator=annotator, unit_id=slot.unit_id, held=True)
+    unit, name, at = shown.assessment_load(row)
+    return _assessment_shown(study, annotator, unit, name, row[at])
+
+
 @dataclass
 class GoldCheckItem:
     perturbation: Perturbation
@@ -471,6 +603,8 @@ def gold_check_item(
     """One adversarial text as this annotator labels it; 404 unless they hold it or labelled
     it. The task, the source and the search's criterion are shown; the judges' scores and the
     search's direction are not."""
+    if rows.fast():
+        return _gold_check_item_fast(study, annotator, perturbation_id, held)
     mine = {"study": study, "perturbation_id": perturbation_id, "annotator": annotator}
     held = held or GoldCheckSlot.objects.filter(**mine, done_at__isnull=True).exists()
     gold_check = GoldCheck.answers.filter(**mine).first()
@@ -495,3 +629,60 @@ def gold_check_item(
         progress=annotator_progress(study, annotator),
         based_on=judgement_version(gold_check),
     )
+
+
+def _gold_check_item_fast(
+    study: Study, annotator, perturbation_id: int, held: bool | None
+) -> GoldCheckItem:
+    """`gold_check_item` in a statement written once (selectors/shown.py): the text,
+    the label and its version, whether it is held, their count and their recent labels."""
+    params = {"study": study.pk, "person": annotator.pk, "perturbation": perturbation_id}
+    found = rows.fetch(shown.gold_check_item_sql(), params)
+    if not found:
+        raise Http404("This text is not assigned to you.")
+    perturbation, names, at = shown.gold_check_load(found[0])
+    answers = rows.columns(GoldCheck, "j")
+    gold_check = answers.load(found[0], at) if found[0][at] is not None else None
+    version, holds, done, recent = found[0][at + answers.width :]
+    held = held or holds
+    if not held and gold_check is None:
+        raise Http404("This text is not assigned to you.")
+    item = _gold_check_shown(study, annotator, perturbation, names, version)
+    item.gold_check, item.held = gold_check, held
+    item.recent = shown.gold_check_recent(recent)
+    mine_all = GoldCheck.answers.filter(study=study, annotator=annotator)
+    item.previous = _previous(mine_all, gold_check) if gold_check else next(iter(item.recent), None)
+    item.progress.counted("gold_check", done=done)
+    return item
+
+
+def _gold_check_shown(
+    study: Study, annotator, perturbation: Perturbation, names: tuple[str, str, str], version: int
+) -> GoldCheckItem:
+    """What an adversarial text shows (the API's item): no answer, no history yet."""
+    text_name, task_name, task_description = names
+    return GoldCheckItem(
+        perturbation=perturbation,
+        task_name=task_name,
+        task_description=task_description,
+        text_name=text_name,
+        criterion_text=str((perturbation.parameters or {}).get("criterion_text") or ""),
+        gold_check=None,
+        held=True,
+        previous=None,
+        recent=[],
+        progress=annotator_progress(study, annotator),
+        based_on=version,
+    )
+
+
+def gold_check_brief(*, study: Study, annotator, slot: GoldCheckSlot) -> Any:
+    """The API's adversarial text: read with the slot when it was handed out (PostgreSQL),
+    else the page's item."""
+    row = getattr(slot, "shown", None)
+    if row is None:
+        return gold_check_item(
+            study=study, annotator=annotator, perturbation_id=slot.perturbation_id, held=True
+        )
+    perturbation, names, at = shown.gold_check_load(row)
+    return _gold_check_shown(study, annotator, perturbation, names, row[at])

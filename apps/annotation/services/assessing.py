@@ -22,9 +22,12 @@ from apps.annotation.models import (
     Study,
     StudyPerturbation,
 )
+from apps.annotation.selectors import rows
+from apps.annotation.selectors.shown import assessment_shown_sql
 from apps.annotation.selectors.work import assessment_item
 from apps.annotation.services.leases import BATCH, PooledWork
 from apps.annotation.services.work import PlanPart, Unit, register
+from apps.catalog.models import Criterion
 from apps.corpus.models import SourceItem
 
 Text = tuple[int, int | None]  # (item, perturbation or None for the original)
@@ -51,24 +54,50 @@ class AssessmentWork(PooledWork):
         units = AssessmentUnit.objects.filter(study=study, active=True)
         return PlanPart(self.slots_sync(study=study, units=units, key="id"))
 
+    def shown_sql(self) -> tuple[str, str]:
+        return assessment_shown_sql()
+
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return assessment_item(study=study, annotator=person, **unit, held=held)
 
+    def read_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]]:
+        # The criterion's scale and what the answer shows of the unit, read by the save's
+        # first statement.
+        return _UNIT, [unit["unit_id"]]
+
     def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
-        low, high = (
-            AssessmentUnit.objects.filter(pk=unit["unit_id"])
-            .values_list("criterion__scale_min", "criterion__scale_max")
-            .get()
-        )
+        if held is not None:  # read by `read_sql`
+            low, high = held[:2]
+        else:
+            low, high = (
+                AssessmentUnit.objects.filter(pk=unit["unit_id"])
+                .values_list("criterion__scale_min", "criterion__scale_max")
+                .get()
+            )
         score = answer["score"]
         if not low <= score <= high:
             raise ValueError(f"score {score} is outside this criterion's scale, {low} to {high}")
         return {"score": score, "scale_min": low, "scale_max": high}
 
+    def after_save(self, *, study: Study, judgement: Any, held: Any, counted: Any = None) -> None:
+        if held is not None:  # the unit as the answer shows it (its criterion's key)
+            _, _, item, perturbation, criterion, key = held
+            judgement.unit = AssessmentUnit.from_db(
+                None,
+                ["id", "study_id", "item_id", "perturbation_id", "criterion_id"],
+                [judgement.unit_id, study.pk, item, perturbation, criterion],
+            )
+            judgement.unit.criterion = Criterion.from_db(None, ["id", "key"], [criterion, key])
+
     def label(self, judgement: Any) -> str:
         return f"{judgement.score} (on {judgement.scale_min}-{judgement.scale_max})"
 
 
+_UNIT = (
+    "(SELECT json_build_array(c.scale_min, c.scale_max, u.item_id, u.perturbation_id, "
+    f"u.criterion_id, c.key) FROM {rows.table(AssessmentUnit)} u "
+    f"JOIN {rows.table(Criterion)} c ON c.id = u.criterion_id WHERE u.id = %s)"
+)
 ASSESSMENT = register(AssessmentWork())
 
 

@@ -24,6 +24,8 @@ from apps.annotation.models import (
     original_shown_first,
     outcome_of,
 )
+from apps.annotation.selectors import rows
+from apps.annotation.selectors.shown import comparison_next_sql
 from apps.annotation.selectors.work import comparison_item
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.plan import (
@@ -63,6 +65,14 @@ class ComparisonWork(Work):
     def next(self, *, study: Study, person, now: datetime | None = None) -> Any | None:
         if study.archived:
             return None
+        if rows.fast():  # the slot and what the API shows of it, in one statement
+            found = rows.fetch(comparison_next_sql(), {"study": study.pk, "person": person.pk})
+            if not found:
+                return None
+            columns = rows.columns(ComparisonSlot, "s")
+            slot = columns.load(found[0])
+            slot.shown = found[0][columns.width :]
+            return slot
         return (
             ComparisonSlot.objects.filter(study=study, annotator=person, done_at__isnull=True)
             .order_by("skipped", "position", "criterion_id")

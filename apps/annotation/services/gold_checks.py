@@ -21,6 +21,7 @@ from apps.annotation.models import (
     Study,
     StudyPerturbation,
 )
+from apps.annotation.selectors.shown import gold_check_shown_sql
 from apps.annotation.selectors.work import gold_check_item
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import PooledWork
@@ -54,6 +55,9 @@ class GoldCheckWork(PooledWork):
     def plan(self, *, study: Study) -> PlanPart:
         units = adversarial_plan(study)
         return PlanPart(self.slots_sync(study=study, units=units, key="perturbation_id"))
+
+    def shown_sql(self) -> tuple[str, str]:
+        return gold_check_shown_sql()
 
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return gold_check_item(study=study, annotator=person, **unit, held=held)

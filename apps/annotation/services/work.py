@@ -190,9 +190,18 @@ class Work:
             # A control item's answer closes no slot; else the slot closes in the same
             # statement (rolled back with the rest if the save is refused below).
             closing = None if served else self.closing()
-            earlier, closed = answer_locked(
-                model, study=study, person=person, unit=unit, key=idempotency_key, close=closing
+            read = self.read_sql(study=study, unit=unit) if rows.fast() else None
+            earlier, closed, value = answer_locked(
+                model,
+                study=study,
+                person=person,
+                unit=unit,
+                key=idempotency_key,
+                close=closing,
+                read=read,
             )
+            if read is not None:
+                held = value
             if based_on is not None and judgement_version(earlier) != based_on:
                 raise StaleJudgement(self.stale_message(earlier))
             slot = None
@@ -271,6 +280,12 @@ class Work:
     def lock(self, *, study: Study, unit: Unit, person: Any = None) -> Any:
         """Lock what saves of this unit must queue on (inside the save's transaction); what
         it returns is `values`'s `held` (the row may carry what `values` needs of `person`)."""
+        return None
+
+    def read_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]] | None:
+        """What `values` needs of the unit, as a scalar subquery (and its parameters) read by
+        the save's first statement (PostgreSQL), its value given to `values` as `held` (for
+        a type whose `lock` holds nothing); None: `values` reads it."""
         return None
 
     def closing(self) -> type[models.Model] | None:
@@ -374,7 +389,7 @@ class Work:
 
 @functools.cache
 def _answer_sql(
-    model: type[Judgement], unit: tuple[str, ...], slots: type[models.Model] | None
+    model: type[Judgement], unit: tuple[str, ...], slots: type[models.Model] | None, read: str
 ) -> str:
     person = f"{model.person_field}_id"
     where = " AND ".join(f'"{name}" = %s' for name in ("study_id", person, *unit))
@@ -390,7 +405,8 @@ def _answer_sql(
     return (
         f"WITH {closed}mine AS (SELECT {rows.columns(model, 'j').sql} FROM {rows.table(model)} j "
         f"WHERE {where} FOR UPDATE) SELECT EXISTS (SELECT 1 FROM {rows.table(JudgementChange)} "
-        f"WHERE idempotency_key = %s), {selected} FROM (SELECT 1) one LEFT JOIN mine ON true"
+        f"WHERE idempotency_key = %s), {selected}{', ' + read if read else ''} "
+        "FROM (SELECT 1) one LEFT JOIN mine ON true"
         + (" LEFT JOIN closed ON true" if slots is not None else "")
     )
 
@@ -403,27 +419,32 @@ def answer_locked(
     unit: Unit,
     key: uuid.UUID | None = None,
     close: type[models.Model] | None = None,
-) -> tuple[Any | None, tuple[Any | None] | None]:
+    read: tuple[str, list[Any]] | None = None,
+) -> tuple[Any | None, tuple[Any | None] | None, Any]:
     """The person's answer on the unit (a control item's too), locked for the save: a
     statement written once (selectors/rows.py), the ORM's on SQLite. The same statement asks
-    whether `key` was used already (then it raises Repeated, services/saving.py), and marks
-    the person's slot of the unit done in the `close` table: (the slot or None), else None."""
+    whether `key` was used already (then it raises Repeated, services/saving.py), marks
+    the person's slot of the unit done in the `close` table: (the slot or None), else None,
+    and reads `read` (a scalar subquery and its parameters: its value, else None)."""
     if not rows.fast():
         lookup = {"study": study, model.person_field: person, **unit}
-        return model.answers.select_for_update().filter(**lookup).first(), None
+        return model.answers.select_for_update().filter(**lookup).first(), None, None
     names = tuple(unit)
     params: list[Any] = [study.pk, person.pk, *unit.values(), key]
     if close is not None:
         params = [timezone.now(), study.pk, person.pk, *unit.values(), *params]
-    found = rows.fetch(_answer_sql(model, names, close), params)[0]
+    extra, extra_params = read or ("", [])
+    found = rows.fetch(_answer_sql(model, names, close, extra), [*params, *extra_params])[0]
     if found[0]:
         raise Repeated
     answers = rows.columns(model, "j")
     earlier = answers.load(found, 1) if found[1] is not None else None
+    value = found[-1] if read else None
     if close is None:
-        return earlier, None
+        return earlier, None, value
     start = 1 + answers.width
-    return earlier, (rows.columns(close, "x").load(found, start) if found[start] else None,)
+    slot = rows.columns(close, "x").load(found, start) if found[start] else None
+    return earlier, (slot,), value
 
 
 def served_control(work: Work, *, study: Study, person, unit: Unit) -> ControlServe | None:
