@@ -117,7 +117,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",  # refuses a locked-out user before the password check
-    "django.contrib.auth.backends.ModelBackend",
+    "apps.accounts.backends.UserBackend",  # ModelBackend, the signed-in user read in one statement
 ]
 # Login throttling (django-axes), for the login page and POST /api/v1/auth/token/: after
 # AXES_FAILURE_LIMIT wrong passwords for one user name from one address, every attempt (even

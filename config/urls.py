@@ -29,7 +29,7 @@ urlpatterns = [
             auth_views.PasswordResetConfirmView.as_view(
                 template_name="registration/invite_accept.html",
                 post_reset_login=True,
-                post_reset_login_backend="django.contrib.auth.backends.ModelBackend",
+                post_reset_login_backend="apps.accounts.backends.UserBackend",
                 success_url="/",
             )
         ),

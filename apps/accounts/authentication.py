@@ -13,31 +13,29 @@ from django.db import DEFAULT_DB_ALIAS, connection
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
+from apps.accounts.backends import user_columns, user_from_row
 from apps.accounts.models import User
 
 
 @cache
-def _statement() -> tuple[str, list[str]]:
-    fields = User._meta.concrete_fields
-    names = ", ".join(f'u."{field.column}"' for field in fields)
-    sql = (
-        f'SELECT t."created", {names} FROM "{Token._meta.db_table}" t '
+def _statement() -> str:
+    columns, _ = user_columns("u")
+    return (
+        f'SELECT t."created", {columns} FROM "{Token._meta.db_table}" t '
         f'JOIN "{User._meta.db_table}" u ON u."id" = t."user_id" WHERE t."key" = %s'
     )
-    return sql, [field.attname for field in fields]
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
     """`Authorization: Token <key>`, as DRF's, in one statement written once."""
 
     def authenticate_credentials(self, key: str) -> tuple[User, Token]:
-        sql, names = _statement()
         with connection.cursor() as cursor:
-            cursor.execute(sql, [key])
+            cursor.execute(_statement(), [key])
             row = cursor.fetchone()
         if row is None:
             raise exceptions.AuthenticationFailed("Invalid token.")
-        user = User.from_db(DEFAULT_DB_ALIAS, names, list(row[1:]))
+        user = user_from_row(row[1:])
         if not user.is_active:
             raise exceptions.AuthenticationFailed("User inactive or deleted.")
         token = Token(key=key, user=user, created=row[0])
