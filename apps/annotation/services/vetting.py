@@ -29,7 +29,8 @@ from apps.annotation.services.plan import comparable_refresh_one, comparison_slo
 from apps.annotation.services.work import PlanPart, Saved, Unit, register
 from apps.corpus.models import Perturbation, PerturbationVersion
 
-# The plan row, locked, with the annotator's latest edit of the text (see `values`).
+# The plan row, locked, with the annotator's latest edit of the text (see `values`): taken
+# by the save's first statement (`lock_sql`).
 _LOCK = (
     f"SELECT {rows.columns(StudyPerturbation, 'sp').sql}, (SELECT v.id FROM "
     f"{rows.table(PerturbationVersion)} v WHERE v.perturbation_id = sp.perturbation_id "
@@ -37,6 +38,7 @@ _LOCK = (
     f"FROM {rows.table(StudyPerturbation)} sp "
     "WHERE sp.study_id = %s AND sp.perturbation_id = %s FOR UPDATE OF sp"
 )
+_NOT_IN_STUDY = "This perturbation is not part of the study."
 
 
 _COUNTED = (
@@ -79,16 +81,20 @@ class VettingWork(PooledWork):
     def lock(self, *, study: Study, unit: Unit, person: Any = None) -> StudyPerturbation:
         # Vettings of one perturbation queue up on its plan row, so the consensus computed
         # after the save always counts every committed vetting.
-        if rows.fast():
-            found = rows.fetch(_LOCK, [person.pk, study.pk, unit["perturbation_id"]])
-            row = rows.columns(StudyPerturbation, "sp").load(found[0]) if found else None
-            if row is not None:
-                row.edit_by_person = found[0][-1]
-        else:
-            row = StudyPerturbation.objects.select_for_update().filter(study=study, **unit).first()
+        row = StudyPerturbation.objects.select_for_update().filter(study=study, **unit).first()
         if row is None:
-            raise WorkRefused("This perturbation is not part of the study.")
+            raise WorkRefused(_NOT_IN_STUDY)
         return row
+
+    def lock_sql(self, *, study: Study, unit: Unit, person: Any) -> tuple[str, list[Any]]:
+        return _LOCK, [person.pk, study.pk, unit["perturbation_id"]]
+
+    def locked(self, row: tuple[Any, ...] | None) -> StudyPerturbation:
+        if row is None:
+            raise WorkRefused(_NOT_IN_STUDY)
+        plan = rows.columns(StudyPerturbation, "sp").load(row)
+        plan.edit_by_person = row[-1]
+        return plan
 
     def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
         # The vetting points at the annotator's own latest edit of the text, if they made one.
