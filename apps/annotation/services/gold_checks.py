@@ -22,14 +22,13 @@ from apps.annotation.models import (
     StudyPerturbation,
 )
 from apps.annotation.selectors import rows
-from apps.annotation.selectors.shown import gold_check_shown_sql
-from apps.annotation.selectors.work import gold_check_item
+from apps.annotation.selectors.shown import gold_check_item_sql, gold_check_shown_sql
+from apps.annotation.selectors.work import gold_check_item, gold_check_page_item
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import PooledWork
 from apps.annotation.services.work import PlanPart, Saved, Unit, register
 from apps.catalog.models import KindFamily, PerturbationKind
 from apps.corpus.models import Perturbation
-
 
 _NOT_ADVERSARIAL = "This text is not one of the study's adversarial texts."
 # The plan row of an adversarial text, locked (saves of one text queue on it): taken by the
@@ -74,6 +73,12 @@ class GoldCheckWork(PooledWork):
 
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return gold_check_item(study=study, annotator=person, **unit, held=held)
+
+    def page_sql(self) -> str:
+        return gold_check_item_sql()
+
+    def page_item(self, *, study: Study, person, row: Any) -> Any:
+        return gold_check_page_item(study, person, row, held=True)
 
     def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
         if not isinstance(answer["good"], bool):

@@ -22,7 +22,12 @@ from apps.annotation.models import (
     VettingSlot,
 )
 from apps.annotation.selectors import rows
-from apps.annotation.selectors.work import vetting_item, vetting_shown_sql
+from apps.annotation.selectors.work import (
+    vetting_item,
+    vetting_page_item,
+    vetting_page_sql,
+    vetting_shown_sql,
+)
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import PooledWork
 from apps.annotation.services.plan import comparable_refresh_one, comparison_slots_sync
@@ -72,6 +77,12 @@ class VettingWork(PooledWork):
 
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return vetting_item(study=study, annotator=person, **unit, held=held)
+
+    def page_sql(self) -> str:
+        return vetting_page_sql()
+
+    def page_item(self, *, study: Study, person, row: Any) -> Any:
+        return vetting_page_item(study, person, row, held=True)
 
     def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
         if answer["verdict"] not in Verdict.values:

@@ -125,8 +125,12 @@ class Work:
 
     # --- handing out -----------------------------------------------------------------------
 
-    def next(self, *, study: Study, person, now: datetime | None = None) -> Any | None:
-        """The unit (a slot) this person should do now, or None when nothing is left."""
+    def next(
+        self, *, study: Study, person, now: datetime | None = None, page: bool = False
+    ) -> Any | None:
+        """The unit (a slot) this person should do now, or None when nothing is left.
+        `page`: a page shows it (a type may read the page's item with the hand-out, as the
+        slot's `item`)."""
         return None
 
     def holds(self, *, study: Study, person) -> bool:
