@@ -31,23 +31,25 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 # (type of work, through) -> (next item, submit). Pages: "submit" answers with the next
 # item's page (one round trip), so it includes a "next item".
 BUDGET = {
-    # "next" 5: the first time a perturbation is shown, its diff is computed and stored.
-    ("vetting", "api"): (5, 5),
-    ("vetting", "pages"): (5, 9),
+    # "next" 5: the first time a perturbation is shown, its diff is computed and stored
+    # (a page's "submit" 7: the next text shown for the first time). A page's hand-out
+    # reads the page's item; a submit locks the plan row in its first statement.
+    ("vetting", "api"): (5, 4),
+    ("vetting", "pages"): (4, 7),
     # Comparison slots are owned: "next" needs no lock (3 through the API).
     ("comparison", "api"): (3, 4),
     ("comparison", "pages"): (4, 6),
     ("assessment", "api"): (4, 4),
     ("assessment", "pages"): (5, 7),
-    ("gold_check", "api"): (4, 5),
-    ("gold_check", "pages"): (5, 8),
+    ("gold_check", "api"): (4, 4),
+    ("gold_check", "pages"): (4, 6),
     # The survey shows every card at once: no "next"; a vote reads its question (the survey
     # asks it; the task's metrics and the expert's other answers for the page) in one.
     ("survey", "api"): (0, 5),
     ("survey", "pages"): (0, 5),
 }
 # A retry (a key already saved) reads the first save back: a few statements more.
-RETRY = 8
+RETRY = 7
 
 
 @contextmanager

@@ -154,8 +154,18 @@ def _vetting_item_fast(
     found = rows.fetch(_item_sql(), params)
     if not found:
         raise Http404("This item is not assigned to you.")
-    row = found[0]
+    return vetting_page_item(study, annotator, found[0], held)
+
+
+def vetting_page_sql() -> str:
+    """The page's vetting item statement (read by a page's hand-out, services/leases.py)."""
+    return _item_sql()
+
+
+def vetting_page_item(study: Study, annotator, row: Any, held: bool | None) -> VettingItem:
+    """The page's vetting item from a row of `_item_sql`; 404 unless it is theirs."""
     perturbation, at = _brief_load(row)
+    perturbation_id = perturbation.pk
     text_name, version = row[at], row[at + 1]
     answer = rows.columns(Vetting, "v")
     vetting = answer.load(row, at + 2) if row[at + 2] is not None else None
@@ -640,10 +650,16 @@ def _gold_check_item_fast(
     found = rows.fetch(shown.gold_check_item_sql(), params)
     if not found:
         raise Http404("This text is not assigned to you.")
-    perturbation, names, at = shown.gold_check_load(found[0])
+    return gold_check_page_item(study, annotator, found[0], held)
+
+
+def gold_check_page_item(study: Study, annotator, row: Any, held: bool | None) -> GoldCheckItem:
+    """The page's adversarial text from a row of `gold_check_item_sql`; 404 unless it is
+    theirs."""
+    perturbation, names, at = shown.gold_check_load(row)
     answers = rows.columns(GoldCheck, "j")
-    gold_check = answers.load(found[0], at) if found[0][at] is not None else None
-    version, holds, done, recent = found[0][at + answers.width :]
+    gold_check = answers.load(row, at) if row[at] is not None else None
+    version, holds, done, recent = row[at + answers.width :]
     held = held or holds
     if not held and gold_check is None:
         raise Http404("This text is not assigned to you.")

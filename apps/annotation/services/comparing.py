@@ -62,7 +62,9 @@ class ComparisonWork(Work):
         comparison_slots_sync(study=study)
         return PlanPart(ComparisonSlot.objects.filter(study=study).count(), problem)
 
-    def next(self, *, study: Study, person, now: datetime | None = None) -> Any | None:
+    def next(
+        self, *, study: Study, person, now: datetime | None = None, page: bool = False
+    ) -> Any | None:
         if study.archived:
             return None
         if rows.fast():  # the slot and what the API shows of it, in one statement

@@ -54,9 +54,12 @@ def queue_seed(study: Study, work: Work, person) -> str:
     return f"{study.pk}:{work.slug}:{person.pk}"
 
 
-def hand_out(work: Work, *, study: Study, person, now: datetime | None = None) -> Any | None:
+def hand_out(
+    work: Work, *, study: Study, person, now: datetime | None = None, page: bool = False
+) -> Any | None:
     """The unit this person should do now: a control item when one is due (a `ControlServe`,
-    which reads like a slot), else the type's own `next`. What the pages and API call."""
+    which reads like a slot), else the type's own `next`. What the pages and API call
+    (`page`: a page, see `Work.next`)."""
     if study.archived:
         return None
     now = now or timezone.now()
@@ -67,7 +70,7 @@ def hand_out(work: Work, *, study: Study, person, now: datetime | None = None) -
             served = _control_now(work, study, person, now)
         if served is not None:
             return served
-    return work.next(study=study, person=person, now=now)
+    return work.next(study=study, person=person, now=now, page=page)
 
 
 def _control_now(work: Work, study: Study, person, now: datetime) -> ControlServe | None:

@@ -21,12 +21,24 @@ from apps.annotation.models import (
     Study,
     StudyPerturbation,
 )
-from apps.annotation.selectors.shown import gold_check_shown_sql
-from apps.annotation.selectors.work import gold_check_item
+from apps.annotation.selectors import rows
+from apps.annotation.selectors.shown import gold_check_item_sql, gold_check_shown_sql
+from apps.annotation.selectors.work import gold_check_item, gold_check_page_item
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import PooledWork
 from apps.annotation.services.work import PlanPart, Saved, Unit, register
-from apps.catalog.models import KindFamily
+from apps.catalog.models import KindFamily, PerturbationKind
+from apps.corpus.models import Perturbation
+
+_NOT_ADVERSARIAL = "This text is not one of the study's adversarial texts."
+# The plan row of an adversarial text, locked (saves of one text queue on it): taken by the
+# save's first statement (`lock_sql`).
+_LOCK = (
+    f"SELECT {rows.columns(StudyPerturbation, 'sp').sql} FROM {rows.table(StudyPerturbation)} sp "
+    f"JOIN {rows.table(Perturbation)} p ON p.id = sp.perturbation_id "
+    f"JOIN {rows.table(PerturbationKind)} k ON k.id = p.kind_id "
+    "WHERE sp.study_id = %s AND sp.perturbation_id = %s AND k.family = %s FOR UPDATE OF sp"
+)
 
 
 def adversarial_plan(study: Study) -> Any:
@@ -62,6 +74,12 @@ class GoldCheckWork(PooledWork):
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return gold_check_item(study=study, annotator=person, **unit, held=held)
 
+    def page_sql(self) -> str:
+        return gold_check_item_sql()
+
+    def page_item(self, *, study: Study, person, row: Any) -> Any:
+        return gold_check_page_item(study, person, row, held=True)
+
     def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
         if not isinstance(answer["good"], bool):
             raise ValueError("the label is good (true) or not good (false)")
@@ -70,8 +88,16 @@ class GoldCheckWork(PooledWork):
     def lock(self, *, study: Study, unit: Unit, person: Any = None) -> StudyPerturbation:
         row = adversarial_plan(study).select_for_update().filter(**unit).first()
         if row is None:
-            raise WorkRefused("This text is not one of the study's adversarial texts.")
+            raise WorkRefused(_NOT_ADVERSARIAL)
         return row
+
+    def lock_sql(self, *, study: Study, unit: Unit, person: Any) -> tuple[str, list[Any]]:
+        return _LOCK, [study.pk, unit["perturbation_id"], KindFamily.ADVERSARIAL]
+
+    def locked(self, row: tuple[Any, ...] | None) -> StudyPerturbation:
+        if row is None:
+            raise WorkRefused(_NOT_ADVERSARIAL)
+        return rows.columns(StudyPerturbation, "sp").load(row)
 
     def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
         return {"good": answer["good"]}

@@ -53,26 +53,30 @@ class PooledWork(Work):
         """k: how many people answer each unit."""
         raise NotImplementedError
 
-    def next(self, *, study: Study, person, now: datetime | None = None) -> Any | None:
+    def next(
+        self, *, study: Study, person, now: datetime | None = None, page: bool = False
+    ) -> Any | None:
         """The slot this annotator should do now, leased to them; None when no work is left
-        (or the study is archived)."""
+        (or the study is archived). `page`: the page's item is read with it (`page_sql`)."""
         if study.archived:
             return None
         now = now or timezone.now()
         for _ in range(CLAIM_ATTEMPTS):
             try:
                 with transaction.atomic():
-                    slot, settled = self._next(study, person, now)
+                    slot, settled = self._next(study, person, now, page)
             except IntegrityError:  # this annotator took a sibling slot in another session
                 continue
             if settled:
                 return slot
         return None
 
-    def _next(self, study: Study, annotator, now: datetime) -> tuple[Any | None, bool]:
+    def _next(
+        self, study: Study, annotator, now: datetime, page: bool = False
+    ) -> tuple[Any | None, bool]:
         until = now + timedelta(minutes=study.lease_minutes)
         if rows.fast():
-            return self._next_fast(study, annotator, now, until), True
+            return self._next_fast(study, annotator, now, until, page), True
         # One request per annotator at a time (two tabs): the second then finds the first's.
         list(StudyMembership.objects.select_for_update().filter(study=study, user=annotator))
         held = (
@@ -104,12 +108,16 @@ class PooledWork(Work):
             return slot, True
         return None, True
 
-    def _next_fast(self, study: Study, annotator, now: datetime, until: datetime) -> Any | None:
+    def _next_fast(
+        self, study: Study, annotator, now: datetime, until: datetime, page: bool = False
+    ) -> Any | None:
         """`_next` on PostgreSQL in two statements written once (selectors/rows.py): the
         membership lock (a statement of its own, so the next one sees what a request of
         another tab committed meanwhile), then the held slot renewed, or else the first open
-        one claimed (skipped units last), in one."""
-        lock, claim = _statements(self)
+        one claimed (skipped units last), in one, with what the API shows of it (`shown_sql`)
+        or, for a page, the page's item (`page_sql`, as `slot.item`)."""
+        page = page and self.page_sql() is not None
+        lock, claim = _statements(self, page)
         params = {"study": study.pk, "person": annotator.pk, "now": now, "until": until}
         rows.fetch(lock, params)
         found = rows.fetch(claim, params)
@@ -121,7 +129,13 @@ class PooledWork(Work):
             self.skip_model._default_manager.filter(
                 study=study, annotator=annotator, **self._unit_of(slot)
             ).delete()
-        slot.shown = found[0][columns.width + 1 :] if self.shown_sql() else None
+        rest = found[0][columns.width + 1 :]
+        if page:
+            slot.shown = None
+            if rest[0] is not None:
+                slot.item = self.page_item(study=study, person=annotator, row=rest)
+        else:
+            slot.shown = rest if self.shown_sql() else None
         return slot
 
     def shown_sql(self) -> tuple[str, str] | None:
@@ -129,6 +143,16 @@ class PooledWork(Work):
         list and its tables (as `FROM got, <tables> WHERE <join>`: `got` is the slot), with
         the condition joining them; None to read it apart."""
         return None
+
+    def page_sql(self) -> str | None:
+        """The page's item statement (`item`'s, PostgreSQL), its unit given as
+        `%(<unit field>)s`, `%(study)s` and `%(person)s`: read by the hand-out of a page for
+        the unit handed out, its row given to `page_item`. None: `item` reads it."""
+        return None
+
+    def page_item(self, *, study: Study, person, row: Any) -> Any:
+        """The page's item from a row of `page_sql`, the unit held by the person."""
+        raise NotImplementedError
 
     def _unit_of(self, slot: Any) -> Unit:
         field = f"{self.slot_model.unit_field}_id"
@@ -284,9 +308,10 @@ class PooledWork(Work):
 
 
 @functools.cache
-def _statements(work: PooledWork) -> tuple[str, str]:
+def _statements(work: PooledWork, page: bool = False) -> tuple[str, str]:
     """The membership lock, and the held-or-claim statement of a type of pooled work (its
-    conditions are `open_slots`'s, under the same partial index of open slots)."""
+    conditions are `open_slots`'s, under the same partial index of open slots), reading
+    what the API shows of the unit or (`page`) the page's item."""
     slots, unit = rows.table(work.slot_model), f'"{work.slot_model.unit_field}_id"'
     answers = rows.table(work.model)
     person = f'"{work.model.person_field}_id"'
@@ -335,7 +360,12 @@ def _statements(work: PooledWork) -> tuple[str, str]:
         "got AS (SELECT * FROM renewed UNION ALL SELECT * FROM claimed) "
     )
     shown = work.shown_sql()
-    if shown is None:
+    item = work.page_sql() if page else None
+    if item is not None:  # the item's statement, of the unit handed out
+        field = work.slot_model.unit_field
+        item = item.replace(f"%({field})s", f"got.{field}_id")
+        claim += f"SELECT got.*, item.* FROM got LEFT JOIN LATERAL ({item}) item ON true"
+    elif shown is None:
         claim += "SELECT * FROM got"
     else:
         select, tables = shown

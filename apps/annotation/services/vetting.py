@@ -22,14 +22,20 @@ from apps.annotation.models import (
     VettingSlot,
 )
 from apps.annotation.selectors import rows
-from apps.annotation.selectors.work import vetting_item, vetting_shown_sql
+from apps.annotation.selectors.work import (
+    vetting_item,
+    vetting_page_item,
+    vetting_page_sql,
+    vetting_shown_sql,
+)
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import PooledWork
 from apps.annotation.services.plan import comparable_refresh_one, comparison_slots_sync
 from apps.annotation.services.work import PlanPart, Saved, Unit, register
 from apps.corpus.models import Perturbation, PerturbationVersion
 
-# The plan row, locked, with the annotator's latest edit of the text (see `values`).
+# The plan row, locked, with the annotator's latest edit of the text (see `values`): taken
+# by the save's first statement (`lock_sql`).
 _LOCK = (
     f"SELECT {rows.columns(StudyPerturbation, 'sp').sql}, (SELECT v.id FROM "
     f"{rows.table(PerturbationVersion)} v WHERE v.perturbation_id = sp.perturbation_id "
@@ -37,6 +43,7 @@ _LOCK = (
     f"FROM {rows.table(StudyPerturbation)} sp "
     "WHERE sp.study_id = %s AND sp.perturbation_id = %s FOR UPDATE OF sp"
 )
+_NOT_IN_STUDY = "This perturbation is not part of the study."
 
 
 _COUNTED = (
@@ -71,6 +78,12 @@ class VettingWork(PooledWork):
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return vetting_item(study=study, annotator=person, **unit, held=held)
 
+    def page_sql(self) -> str:
+        return vetting_page_sql()
+
+    def page_item(self, *, study: Study, person, row: Any) -> Any:
+        return vetting_page_item(study, person, row, held=True)
+
     def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
         if answer["verdict"] not in Verdict.values:
             raise ValueError(f"unknown verdict {answer['verdict']!r}")
@@ -79,16 +92,20 @@ class VettingWork(PooledWork):
     def lock(self, *, study: Study, unit: Unit, person: Any = None) -> StudyPerturbation:
         # Vettings of one perturbation queue up on its plan row, so the consensus computed
         # after the save always counts every committed vetting.
-        if rows.fast():
-            found = rows.fetch(_LOCK, [person.pk, study.pk, unit["perturbation_id"]])
-            row = rows.columns(StudyPerturbation, "sp").load(found[0]) if found else None
-            if row is not None:
-                row.edit_by_person = found[0][-1]
-        else:
-            row = StudyPerturbation.objects.select_for_update().filter(study=study, **unit).first()
+        row = StudyPerturbation.objects.select_for_update().filter(study=study, **unit).first()
         if row is None:
-            raise WorkRefused("This perturbation is not part of the study.")
+            raise WorkRefused(_NOT_IN_STUDY)
         return row
+
+    def lock_sql(self, *, study: Study, unit: Unit, person: Any) -> tuple[str, list[Any]]:
+        return _LOCK, [person.pk, study.pk, unit["perturbation_id"]]
+
+    def locked(self, row: tuple[Any, ...] | None) -> StudyPerturbation:
+        if row is None:
+            raise WorkRefused(_NOT_IN_STUDY)
+        plan = rows.columns(StudyPerturbation, "sp").load(row)
+        plan.edit_by_person = row[-1]
+        return plan
 
     def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
         # The vetting points at the annotator's own latest edit of the text, if they made one.

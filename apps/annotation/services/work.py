@@ -125,8 +125,12 @@ class Work:
 
     # --- handing out -----------------------------------------------------------------------
 
-    def next(self, *, study: Study, person, now: datetime | None = None) -> Any | None:
-        """The unit (a slot) this person should do now, or None when nothing is left."""
+    def next(
+        self, *, study: Study, person, now: datetime | None = None, page: bool = False
+    ) -> Any | None:
+        """The unit (a slot) this person should do now, or None when nothing is left.
+        `page`: a page shows it (a type may read the page's item with the hand-out, as the
+        slot's `item`)."""
         return None
 
     def holds(self, *, study: Study, person) -> bool:
@@ -186,7 +190,10 @@ class Work:
         served = served_control(self, study=study, person=person, unit=unit)
 
         def save() -> JudgementChange:
-            held = None if served else self.lock(study=study, unit=unit, person=person)
+            # The lock is taken by the first statement where the type writes it (PostgreSQL).
+            fast_lock = not served and rows.fast()
+            lock = self.lock_sql(study=study, unit=unit, person=person) if fast_lock else None
+            held = None if served or lock else self.lock(study=study, unit=unit, person=person)
             # A control item's answer closes no slot; else the slot closes in the same
             # statement (rolled back with the rest if the save is refused below).
             closing = None if served else self.closing()
@@ -199,8 +206,11 @@ class Work:
                 key=idempotency_key,
                 close=closing,
                 read=read,
+                lock=lock,
             )
-            if read is not None:
+            if lock is not None:
+                held = self.locked(value)
+            elif read is not None:
                 held = value
             if based_on is not None and judgement_version(earlier) != based_on:
                 raise StaleJudgement(self.stale_message(earlier))
@@ -281,6 +291,16 @@ class Work:
         """Lock what saves of this unit must queue on (inside the save's transaction); what
         it returns is `values`'s `held` (the row may carry what `values` needs of `person`)."""
         return None
+
+    def lock_sql(self, *, study: Study, unit: Unit, person: Any) -> tuple[str, list[Any]] | None:
+        """`lock` as a `SELECT ... FOR UPDATE` of one row (and its parameters), taken by the
+        save's first statement before it closes the slot or locks the answer (PostgreSQL);
+        its row, or None, goes to `locked`. None: `lock` is called."""
+        return None
+
+    def locked(self, row: tuple[Any, ...] | None) -> Any:
+        """`lock`'s value (`held`) from the row `lock_sql` read, or its refusal (no row)."""
+        return row
 
     def read_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]] | None:
         """What `values` needs of the unit, as a scalar subquery (and its parameters) read by
@@ -389,24 +409,36 @@ class Work:
 
 @functools.cache
 def _answer_sql(
-    model: type[Judgement], unit: tuple[str, ...], slots: type[models.Model] | None, read: str
+    model: type[Judgement],
+    unit: tuple[str, ...],
+    slots: type[models.Model] | None,
+    read: str,
+    lock: str = "",
 ) -> str:
     person = f"{model.person_field}_id"
     where = " AND ".join(f'"{name}" = %s' for name in ("study_id", person, *unit))
     closed, selected = "", "mine.*"
+    # The row saves of the unit queue on is locked first: the slot's update and the answer's
+    # lock wait for it (a condition on it alone, checked before they touch a row).
+    locking, after_lock = "", ""
+    if lock:
+        locking, after_lock = f"unit_lock AS ({lock}), ", " AND EXISTS (SELECT 1 FROM unit_lock)"
     if slots is not None:
         where_slot = " AND ".join(f'"{name}" = %s' for name in ("study_id", "annotator_id", *unit))
         returned = rows.columns(slots, "x").sql.replace('x."', '"')
         closed = (
             f"closed AS (UPDATE {rows.table(slots)} SET done_at = COALESCE(done_at, %s) "
-            f"WHERE {where_slot} RETURNING {returned}), "
+            f"WHERE {where_slot}{after_lock} RETURNING {returned}), "
         )
         selected += ", closed.*"
     return (
-        f"WITH {closed}mine AS (SELECT {rows.columns(model, 'j').sql} FROM {rows.table(model)} j "
-        f"WHERE {where} FOR UPDATE) SELECT EXISTS (SELECT 1 FROM {rows.table(JudgementChange)} "
-        f"WHERE idempotency_key = %s), {selected}{', ' + read if read else ''} "
-        "FROM (SELECT 1) one LEFT JOIN mine ON true"
+        f"WITH {locking}{closed}mine AS (SELECT {rows.columns(model, 'j').sql} "
+        f"FROM {rows.table(model)} j WHERE {where}{after_lock} FOR UPDATE) "
+        f"SELECT EXISTS (SELECT 1 FROM {rows.table(JudgementChange)} "
+        f"WHERE idempotency_key = %s), {selected}{', ' + read if read else ''}"
+        f"{', unit_lock.*' if lock else ''} FROM (SELECT 1) one"
+        + (" LEFT JOIN unit_lock ON true" if lock else "")
+        + " LEFT JOIN mine ON true"
         + (" LEFT JOIN closed ON true" if slots is not None else "")
     )
 
@@ -420,12 +452,15 @@ def answer_locked(
     key: uuid.UUID | None = None,
     close: type[models.Model] | None = None,
     read: tuple[str, list[Any]] | None = None,
+    lock: tuple[str, list[Any]] | None = None,
 ) -> tuple[Any | None, tuple[Any | None] | None, Any]:
     """The person's answer on the unit (a control item's too), locked for the save: a
     statement written once (selectors/rows.py), the ORM's on SQLite. The same statement asks
     whether `key` was used already (then it raises Repeated, services/saving.py), marks
     the person's slot of the unit done in the `close` table: (the slot or None), else None,
-    and reads `read` (a scalar subquery and its parameters: its value, else None)."""
+    and reads `read` (a scalar subquery and its parameters: its value, else None). `lock`
+    (a `SELECT ... FOR UPDATE` of one row and its parameters) is taken first: its row, or
+    None (then nothing else is done, nor Repeated raised), is the value instead of `read`'s."""
     if not rows.fast():
         lookup = {"study": study, model.person_field: person, **unit}
         return model.answers.select_for_update().filter(**lookup).first(), None, None
@@ -434,12 +469,23 @@ def answer_locked(
     if close is not None:
         params = [timezone.now(), study.pk, person.pk, *unit.values(), *params]
     extra, extra_params = read or ("", [])
-    found = rows.fetch(_answer_sql(model, names, close, extra), [*params, *extra_params])[0]
+    lock_sql, lock_params = lock or ("", [])
+    sql = _answer_sql(model, names, close, extra, lock_sql)
+    found = rows.fetch(sql, [*lock_params, *params, *extra_params])[0]
+    locked = None
+    if lock is not None:
+        width = len(found) - (1 + rows.columns(model, "j").width) - (1 if read else 0)
+        if close is not None:
+            width -= rows.columns(close, "x").width
+        locked = found[-width:]
+        if locked[0] is None:  # no such row: the caller refuses the save
+            return None, None, None
+        found = found[:-width]
     if found[0]:
         raise Repeated
     answers = rows.columns(model, "j")
     earlier = answers.load(found, 1) if found[1] is not None else None
-    value = found[-1] if read else None
+    value = locked if lock is not None else (found[-1] if read else None)
     if close is None:
         return earlier, None, value
     start = 1 + answers.width

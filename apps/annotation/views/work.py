@@ -89,18 +89,26 @@ class WorkPage:
         return study_access(request, pk).study
 
     def next_page(self, request: AuthedRequest, study: Study) -> HttpResponse:
-        slot = hand_out(self.work, study=study, person=request.user)
+        slot = hand_out(self.work, study=study, person=request.user, page=True)
         unit = unit_of(slot, self.work.model.unit_fields) if slot else None
-        return self.unit_page(request, study, unit, held=True)
+        # The item, when the hand-out read it (services/leases.py, `page_sql`).
+        item = getattr(slot, "item", None)
+        return self.unit_page(request, study, unit, held=True, item=item)
 
     def unit_page(
-        self, request: AuthedRequest, study: Study, unit: Unit | None, held: bool | None = None
+        self,
+        request: AuthedRequest,
+        study: Study,
+        unit: Unit | None,
+        held: bool | None = None,
+        item: Any = None,
     ) -> HttpResponse:
         context: dict[str, object] = {"study": study, "work": self.work}
         if unit is None:
             context.update(item=None, progress=annotator_progress(study, request.user, fresh=True))
         else:
-            item = self.work.item(study=study, person=request.user, unit=unit, held=held)
+            if item is None:
+                item = self.work.item(study=study, person=request.user, unit=unit, held=held)
             context.update(item=item, progress=item.progress, nav=self.nav(study, unit, item))
         template = f"{self.template}#work" if request.htmx else self.template
         return render(request, template, context)
