@@ -38,7 +38,8 @@ BUDGET = {
     ("comparison", "api"): (3, 4),
     ("comparison", "pages"): (4, 6),
     ("assessment", "api"): (4, 4),
-    ("assessment", "pages"): (5, 7),
+    # A page's text is read with its hand-out (the API reads the same row).
+    ("assessment", "pages"): (4, 6),
     ("gold_check", "api"): (4, 5),
     ("gold_check", "pages"): (5, 8),
     # The survey shows every card at once: no "next"; a vote reads its question (the survey
@@ -165,7 +166,14 @@ def test_assessment_through_the_api_and_the_pages(api_client, client):
         shown = client.get(page, **HTMX).context["item"]
     answer = {"score": 1, "idempotency_key": key(), "based_on": 0}
     with statements(submit_budget, "assessment page submit and next"):
-        assert client.post(f"{page}{shown.unit.pk}/rating/", answer, **HTMX).status_code == 200
+        response = client.post(f"{page}{shown.unit.pk}/rating/", answer, **HTMX)
+    assert response.status_code == 200
+    # The next text, read with its hand-out: held (skip offered), the rating just saved
+    # first in the list, and "back" to it.
+    after = response.context["item"]
+    assert after.unit.pk != shown.unit.pk and after.held and after.assessment is None
+    assert [rated.unit_id for rated in after.recent][:1] == [shown.unit.pk]
+    assert f"/assess/{shown.unit.pk}/" in response.content.decode()
     assert Assessment.objects.count() == 2
 
 

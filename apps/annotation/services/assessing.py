@@ -60,6 +60,14 @@ class AssessmentWork(PooledWork):
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return assessment_item(study=study, annotator=person, **unit, held=held)
 
+    def handed_item(self, *, study: Study, person, slot: Any) -> Any:
+        # What the page shows was read with the hand-out (`shown_sql`), unless a control
+        # item was handed out.
+        row = getattr(slot, "shown", None)
+        return assessment_item(
+            study=study, annotator=person, unit_id=slot.unit_id, held=True, shown_row=row
+        )
+
     def read_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]]:
         # The criterion's scale and what the answer shows of the unit, read by the save's
         # first statement.

@@ -30,6 +30,7 @@ from apps.annotation.models import (
     JudgementChange,
     Study,
     judgement_version,
+    unit_of,
 )
 from apps.annotation.selectors import rows
 from apps.annotation.services.errors import StaleJudgement, WorkRefused
@@ -161,6 +162,11 @@ class Work:
         """What the page shows of one unit (404 unless it is this person's); `held`: the
         caller knows the person holds it (it was just handed out)."""
         raise NotImplementedError
+
+    def handed_item(self, *, study: Study, person, slot: Any) -> Any:
+        """`item` of the unit just handed out (`slot`, which the person holds)."""
+        unit = unit_of(slot, self.model.unit_fields)
+        return self.item(study=study, person=person, unit=unit, held=True)
 
     # --- saving ----------------------------------------------------------------------------
 
