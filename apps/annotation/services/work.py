@@ -48,6 +48,16 @@ Counted = tuple[int, int]  # a person's answers and units waiting for them, alre
 
 
 @dataclass(frozen=True)
+class SqlValue:
+    """A unit field's value the request does not name, as an SQL expression (and its
+    parameters) the save's first statement finds the answer by (PostgreSQL; `read_back`
+    then gives the value): the expert survey's task, the task of the metric voted for."""
+
+    sql: str
+    params: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
 class Saved(Generic[J]):
     """A saved judgement; `new` is False when the submit was a repeat of one already saved."""
 
@@ -192,6 +202,7 @@ class Work:
         served = served_control(self, study=study, person=person, unit=unit)
 
         def save() -> JudgementChange:
+            nonlocal unit, lookup
             held = None if served else self.lock(study=study, unit=unit, person=person)
             # A control item's answer closes no slot; else the slot closes in the same
             # statement (rolled back with the rest if the save is refused below).
@@ -207,7 +218,8 @@ class Work:
                 read=read,
             )
             if read is not None:
-                held = value
+                unit, held = self.read_back(unit=unit, value=value)
+                lookup = {**lookup, **unit}
             if based_on is not None and judgement_version(earlier) != based_on:
                 raise StaleJudgement(self.stale_message(earlier))
             slot = None
@@ -293,6 +305,11 @@ class Work:
         the save's first statement (PostgreSQL), its value given to `values` as `held` (for
         a type whose `lock` holds nothing); None: `values` reads it."""
         return None
+
+    def read_back(self, *, unit: Unit, value: Any) -> tuple[Unit, Any]:
+        """The unit (its `SqlValue` fields given their values) and `values`'s `held`, from
+        what `read_sql` read; a refusal here (WorkRefused) rolls the save back."""
+        return unit, value
 
     def closing(self) -> type[models.Model] | None:
         """The slot model whose row of the person and unit the save's first read marks done
@@ -395,13 +412,18 @@ class Work:
 
 @functools.cache
 def _answer_sql(
-    model: type[Judgement], unit: tuple[str, ...], slots: type[models.Model] | None, read: str
+    model: type[Judgement],
+    unit: tuple[tuple[str, str], ...],
+    slots: type[models.Model] | None,
+    read: str,
 ) -> str:
+    """`unit`: (column, its value's placeholder or SQL) pairs."""
     person = f"{model.person_field}_id"
-    where = " AND ".join(f'"{name}" = %s' for name in ("study_id", person, *unit))
+    of_unit = "".join(f' AND "{name}" = {value}' for name, value in unit)
+    where = f'"study_id" = %s AND "{person}" = %s{of_unit}'
     closed, selected = "", "mine.*"
     if slots is not None:
-        where_slot = " AND ".join(f'"{name}" = %s' for name in ("study_id", "annotator_id", *unit))
+        where_slot = f'"study_id" = %s AND "annotator_id" = %s{of_unit}'
         returned = rows.columns(slots, "x").sql.replace('x."', '"')
         closed = (
             f"closed AS (UPDATE {rows.table(slots)} SET done_at = COALESCE(done_at, %s) "
@@ -435,10 +457,15 @@ def answer_locked(
     if not rows.fast():
         lookup = {"study": study, model.person_field: person, **unit}
         return model.answers.select_for_update().filter(**lookup).first(), None, None
-    names = tuple(unit)
-    params: list[Any] = [study.pk, person.pk, *unit.values(), key]
+    names = tuple((name, getattr(value, "sql", "%s")) for name, value in unit.items())
+    of_unit = [
+        bound
+        for value in unit.values()
+        for bound in (value.params if isinstance(value, SqlValue) else (value,))
+    ]
+    params: list[Any] = [study.pk, person.pk, *of_unit, key]
     if close is not None:
-        params = [timezone.now(), study.pk, person.pk, *unit.values(), *params]
+        params = [timezone.now(), study.pk, person.pk, *of_unit, *params]
     extra, extra_params = read or ("", [])
     found = rows.fetch(_answer_sql(model, names, close, extra), [*params, *extra_params])[0]
     if found[0]:
