@@ -130,7 +130,7 @@ def question_sql() -> str:
     elsewhere = _asked_sql("v.task_id", "v.kind_id", "vk.task_id")
     return (
         "(SELECT json_build_array("
-        f"(SELECT json_agg({_json_row(Metric, 'm')} ORDER BY m.\"position\", m.\"slug\") "
+        f'(SELECT json_agg({_json_row(Metric, "m")} ORDER BY m."position", m."slug") '
         f"FROM {metrics} m WHERE m.task_id = t.id), {_json_row(Task, 't')}, "
         f"CASE WHEN k.id IS NULL THEN NULL ELSE {_json_row(PerturbationKind, 'k')} END, "
         f"k.id IS NOT NULL AND {asked}, "

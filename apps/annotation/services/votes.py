@@ -117,7 +117,7 @@ def _refuse_unless_asked(question: SurveyQuestion | None) -> None:
         raise WorkRefused("This task and kind are not part of the study's survey.")
 
 
-def _attach(vote: ExpertVote, question: SurveyQuestion) -> None:
+def _attach(vote: Any, question: SurveyQuestion) -> None:
     """What the answer shows of the vote, without reading it again."""
     if (vote.task_id, vote.kind_id) == (question.task.pk, question.unit["kind_id"]):
         metric = next((m for m in question.metrics if m.pk == vote.metric_id), None)

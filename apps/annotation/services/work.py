@@ -453,7 +453,8 @@ def answer_locked(
     statement written once (selectors/rows.py), the ORM's on SQLite. The same statement asks
     whether `key` was used already (then it raises Repeated, services/saving.py), marks
     the person's slot of the unit done in the `close` table: (the slot or None), else None,
-    and reads `read` (a scalar subquery and its parameters: its value, else None)."""
+    and reads `read` (a scalar subquery and its parameters: its value, else None). A unit
+    field may be a `SqlValue` (the statement finds the answer by that expression)."""
     if not rows.fast():
         lookup = {"study": study, model.person_field: person, **unit}
         return model.answers.select_for_update().filter(**lookup).first(), None, None
