@@ -202,22 +202,14 @@ def assessment_load(row: Any, at: int = 0) -> tuple[AssessmentUnit, str, int]:
     return unit, row[at], at + 1
 
 
-def assessment_shown_sql() -> tuple[str, str]:
-    """The API's text to rate, read with the slot handed out (services/leases.py,
-    `shown_sql`): the unit, and the version of the person's rating of it."""
-    select, tables = assessment_parts()
-    version = _version_handed_out(Assessment, "assessment", "unit_id")
-    return f"{select}, {version}", f"{tables} WHERE u.id = got.unit_id"
-
-
-@cache
-def assessment_item_sql() -> str:
-    """A unit with the person's rating (and its version), whether they hold its slot, how
-    many texts they rated, and their recent ratings."""
+def _assessment_page() -> tuple[str, str]:
+    """What the page shows of a unit (u): `assessment_parts`, the person's rating (and its
+    version), whether they hold its slot, how many texts they rated, and their recent
+    ratings; its tables follow FROM, with the condition on u still to add."""
     select, tables = assessment_parts()
     j, slots = rows.columns(Assessment, "j"), rows.table(AssessmentSlot)
-    return (
-        f"SELECT {select}, {j.sql}, {_version('assessment')}, "
+    select = (
+        f"{select}, {j.sql}, {_version('assessment')}, "
         f"EXISTS (SELECT 1 FROM {slots} WHERE {MINE} AND unit_id = u.id AND done_at IS NULL), "
         f"(SELECT count(*) FROM {rows.table(Assessment)} WHERE {MINE}), "
         + _recent(
@@ -225,9 +217,28 @@ def assessment_item_sql() -> str:
             f"{rows.table(Assessment)} h JOIN {rows.table(AssessmentUnit)} hu "
             "ON hu.id = h.unit_id " + _aspect_of("hu.criterion_id"),
         )
-        + f" FROM {tables} LEFT JOIN {rows.table(Assessment)} j ON j.study_id = %(study)s "
-        "AND j.annotator_id = %(person)s AND j.unit_id = u.id WHERE u.id = %(unit)s"
     )
+    tables += (
+        f" LEFT JOIN {rows.table(Assessment)} j ON j.study_id = %(study)s "
+        "AND j.annotator_id = %(person)s AND j.unit_id = u.id"
+    )
+    return select, tables
+
+
+def assessment_shown_sql() -> tuple[str, str]:
+    """The API's text to rate, read with the slot handed out (services/leases.py,
+    `shown_sql`): `assessment_item_sql`'s row, from which the API takes the unit and the
+    version of the person's rating (a page's hand-out reads it as `page_sql`)."""
+    select, tables = _assessment_page()
+    return select, f"{tables} WHERE u.id = got.unit_id"
+
+
+@cache
+def assessment_item_sql() -> str:
+    """A unit with the person's rating (and its version), whether they hold its slot, how
+    many texts they rated, and their recent ratings."""
+    select, tables = _assessment_page()
+    return f"SELECT {select} FROM {tables} WHERE u.id = %(unit)s"
 
 
 def assessment_recent(value: list[list[Any]]) -> list[Assessment]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from django.db import models
 
@@ -88,29 +89,38 @@ def _m2m(name: str) -> tuple[str, str, str]:
 
 
 def _asked_sql(task: str, kind: str, kind_task: str) -> str:
-    """`survey_tasks`'s condition on a (task, kind) pair as SQL: a kind of the study, made
-    for any task or this one, and a task of the study's items or datasets."""
+    """`survey_tasks`'s condition on a (task, kind) pair as SQL: a kind of the study (q.study),
+    made for any task or this one, and a task of the study's items or datasets."""
     kinds, kinds_study, kinds_kind = _m2m("kinds")
     sets, sets_study, sets_set = _m2m("datasets")
     return (
         f"({kind_task} IS NULL OR {kind_task} = {task}) "
-        f"AND EXISTS (SELECT 1 FROM {kinds} sk WHERE sk.{kinds_study} = %(study)s "
+        f"AND EXISTS (SELECT 1 FROM {kinds} sk WHERE sk.{kinds_study} = q.study "
         f"AND sk.{kinds_kind} = {kind}) "
         f"AND (EXISTS (SELECT 1 FROM {rows.table(SourceItem)} si JOIN {sets} sd "
-        f"ON sd.{sets_set} = si.dataset_id WHERE sd.{sets_study} = %(study)s "
+        f"ON sd.{sets_set} = si.dataset_id WHERE sd.{sets_study} = q.study "
         f"AND si.task_id = {task}) "
         f"OR EXISTS (SELECT 1 FROM {rows.table(Dataset)} ds JOIN {sets} sd "
-        f"ON sd.{sets_set} = ds.id WHERE sd.{sets_study} = %(study)s AND ds.task_id = {task}))"
+        f"ON sd.{sets_set} = ds.id WHERE sd.{sets_study} = q.study AND ds.task_id = {task}))"
     )
 
 
-def _question_columns() -> tuple[rows.Columns, rows.Columns, rows.Columns]:
-    return rows.columns(Metric, "m"), rows.columns(Task, "t"), rows.columns(PerturbationKind, "k")
+def _json_row(model: type[models.Model], alias: str) -> str:
+    """A row of `model` as a JSON array of its columns (`rows.Columns` order; a JSON field
+    as its text, which the field's conversion reads)."""
+    values = [
+        f'{alias}."{field.column}"' + ("::text" if isinstance(field, models.JSONField) else "")
+        for field in model._meta.concrete_fields
+    ]
+    return f"json_build_array({', '.join(values)})"
 
 
 @cache
-def _question_sql() -> str:
-    m, t, k = _question_columns()
+def question_sql() -> str:
+    """`survey_question` as one JSON value (a scalar subquery, written once; selectors/rows.py):
+    [the task's metrics, the task, the kind or null, asked, answered elsewhere], null for no
+    such metric. Its parameters: the study, the expert, the kind, the metric. The vote's
+    save reads it in its first statement (services/votes.py)."""
     kinds, metrics, votes = (
         rows.table(PerturbationKind),
         rows.table(Metric),
@@ -119,36 +129,41 @@ def _question_sql() -> str:
     asked = _asked_sql("t.id", "k.id", "k.task_id")
     elsewhere = _asked_sql("v.task_id", "v.kind_id", "vk.task_id")
     return (
-        f"SELECT {m.sql}, {t.sql}, {k.sql}, k.id IS NOT NULL AND {asked}, "
+        "(SELECT json_build_array("
+        f'(SELECT json_agg({_json_row(Metric, "m")} ORDER BY m."position", m."slug") '
+        f"FROM {metrics} m WHERE m.task_id = t.id), {_json_row(Task, 't')}, "
+        f"CASE WHEN k.id IS NULL THEN NULL ELSE {_json_row(PerturbationKind, 'k')} END, "
+        f"k.id IS NOT NULL AND {asked}, "
         f"(SELECT count(*) FROM {votes} v JOIN {kinds} vk ON vk.id = v.kind_id "
-        "WHERE v.study_id = %(study)s AND v.expert_id = %(expert)s "
-        "AND NOT (v.task_id = t.id AND v.kind_id = %(kind)s) "
-        f"AND EXISTS (SELECT 1 FROM {metrics} vm WHERE vm.task_id = v.task_id) AND {elsewhere}) "
-        f"FROM {metrics} m JOIN {rows.table(Task)} t ON t.id = m.task_id "
-        f"LEFT JOIN {kinds} k ON k.id = %(kind)s "
-        f"WHERE m.task_id = (SELECT task_id FROM {metrics} WHERE id = %(metric)s) "
-        'ORDER BY m."position", m."slug"'
+        "WHERE v.study_id = q.study AND v.expert_id = q.expert "
+        "AND NOT (v.task_id = t.id AND v.kind_id = q.kind) "
+        f"AND EXISTS (SELECT 1 FROM {metrics} vm WHERE vm.task_id = v.task_id) AND {elsewhere})) "
+        "FROM (SELECT %s::bigint AS study, %s::bigint AS expert, %s::bigint AS kind, "
+        f"%s::bigint AS metric) q JOIN {metrics} qm ON qm.id = q.metric "
+        f"JOIN {rows.table(Task)} t ON t.id = qm.task_id LEFT JOIN {kinds} k ON k.id = q.kind)"
     )
+
+
+def question_from(value: list[Any] | None) -> SurveyQuestion | None:
+    """The question of `question_sql`'s value (None: no such metric)."""
+    if value is None:
+        return None
+    metrics, task, kind, asked, elsewhere = value
+    task = rows.columns(Task, "t").load(task)
+    kind = rows.columns(PerturbationKind, "k").load(kind) if kind is not None else None
+    loaded = [rows.columns(Metric, "m").load(metric) for metric in metrics]
+    for metric in loaded:
+        metric.task = task
+    return SurveyQuestion(task, kind, loaded, bool(asked), elsewhere)
 
 
 def survey_question(study: Study, *, expert, kind_id: int, metric_id: int) -> SurveyQuestion | None:
     """The question a vote for `metric_id` on `kind_id` answers (None: no such metric): one
-    statement written once (selectors/rows.py), the ORM's on SQLite."""
+    statement written once (`question_sql`), the ORM's on SQLite."""
     if not rows.fast():
         return _survey_question_orm(study, expert=expert, kind_id=kind_id, metric_id=metric_id)
-    params = {"study": study.pk, "expert": expert.pk, "kind": kind_id, "metric": metric_id}
-    found = rows.fetch(_question_sql(), params)
-    if not found:
-        return None
-    m, t, k = _question_columns()
-    first = found[0]
-    task = t.load(first, m.width)
-    kind = k.load(first, m.width + t.width) if first[m.width + t.width] is not None else None
-    metrics = [m.load(row) for row in found]
-    for metric in metrics:
-        metric.task = task
-    asked, elsewhere = first[-2:]
-    return SurveyQuestion(task, kind, metrics, bool(asked), elsewhere)
+    params = [study.pk, expert.pk, kind_id, metric_id]
+    return question_from(rows.fetch(f"SELECT {question_sql()}", params)[0][0])
 
 
 def _survey_question_orm(

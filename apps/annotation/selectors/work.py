@@ -495,12 +495,13 @@ class AssessmentItem:
 
 
 def assessment_item(
-    *, study: Study, annotator, unit_id: int, held: bool | None = None
+    *, study: Study, annotator, unit_id: int, held: bool | None = None, shown_row: Any = None
 ) -> AssessmentItem:
     """One text x criterion as this annotator rates it; 404 unless they hold it or rated it.
-    Whether the text is an original or a perturbed one is not shown."""
+    Whether the text is an original or a perturbed one is not shown. `shown_row`: the row
+    read with the slot just handed out (`shown.assessment_shown_sql`), not read again."""
     if rows.fast():
-        return _assessment_item_fast(study, annotator, unit_id, held)
+        return _assessment_item_fast(study, annotator, unit_id, held, shown_row)
     mine = {"study": study, "unit_id": unit_id, "annotator": annotator}
     held = held or AssessmentSlot.objects.filter(**mine, done_at__isnull=True).exists()
     held = held or holds_control(
@@ -534,12 +535,12 @@ def assessment_item(
 
 
 def _assessment_item_fast(
-    study: Study, annotator, unit_id: int, held: bool | None
+    study: Study, annotator, unit_id: int, held: bool | None, shown_row: Any = None
 ) -> AssessmentItem:
     """`assessment_item` in a statement written once (selectors/shown.py): the unit, the
     rating and its version, whether it is held, their count and their recent ratings."""
     params = {"study": study.pk, "person": annotator.pk, "unit": unit_id}
-    found = rows.fetch(shown.assessment_item_sql(), params)
+    found = [shown_row] if shown_row else rows.fetch(shown.assessment_item_sql(), params)
     if not found:
         raise Http404("This text is not assigned to you.")
     unit, name, at = shown.assessment_load(found[0])
@@ -588,7 +589,8 @@ def assessment_brief(*, study: Study, annotator, slot: AssessmentSlot | ControlS
     if row is None:
         return assessment_item(study=study, annotator=annotator, unit_id=slot.unit_id, held=True)
     unit, name, at = shown.assessment_load(row)
-    return _assessment_shown(study, annotator, unit, name, row[at])
+    version = row[at + rows.columns(Assessment, "j").width]  # after the person's rating
+    return _assessment_shown(study, annotator, unit, name, version)
 
 
 @dataclass

@@ -23,7 +23,7 @@ from apps.annotation.models import (
     StudyPerturbation,
 )
 from apps.annotation.selectors import rows
-from apps.annotation.selectors.shown import assessment_shown_sql
+from apps.annotation.selectors.shown import assessment_item_sql, assessment_shown_sql
 from apps.annotation.selectors.work import assessment_item
 from apps.annotation.services.leases import BATCH, PooledWork
 from apps.annotation.services.work import PlanPart, Unit, register
@@ -59,6 +59,15 @@ class AssessmentWork(PooledWork):
 
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return assessment_item(study=study, annotator=person, **unit, held=held)
+
+    def page_sql(self) -> str:
+        return assessment_item_sql()
+
+    def page_item(self, *, study: Study, person, row: Any) -> Any:
+        # The row starts with the unit's id (`assessment_parts`).
+        return assessment_item(
+            study=study, annotator=person, unit_id=row[0], held=True, shown_row=row
+        )
 
     def read_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]]:
         # The criterion's scale and what the answer shows of the unit, read by the save's

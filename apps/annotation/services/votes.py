@@ -8,13 +8,21 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from apps.accounts.models import Role
 from apps.annotation.models import ExpertVote, Study
-from apps.annotation.selectors.survey import SurveyQuestion, survey_question
+from apps.annotation.selectors import rows
+from apps.annotation.selectors.survey import (
+    SurveyQuestion,
+    question_from,
+    question_sql,
+    survey_question,
+)
 from apps.annotation.services.errors import WorkRefused
-from apps.annotation.services.work import Saved, Unit, Work, register
+from apps.annotation.services.work import Saved, SqlValue, Unit, Work, register
+from apps.catalog.models import Metric
 
 
 class SurveyWork(Work):
@@ -38,14 +46,24 @@ class SurveyWork(Work):
     ) -> Saved[Any]:
         """The shared submit, on the vote's question: (the metric's task, the kind), refused
         unless the survey asks it. The question is read once (with what the page shows of
-        it) and the saved vote carries it (`question_of`)."""
-        question = survey_question(
-            study, expert=person, kind_id=unit["kind_id"], metric_id=answer["metric"]
-        )
-        if question is None:
-            raise WorkRefused("No such metric.")
-        if not question.asked:
-            raise WorkRefused("This task and kind are not part of the study's survey.")
+        it: on PostgreSQL by the save's first statement, `read_sql`) and the saved vote
+        carries it (`question_of`)."""
+        kind_id, metric_id = unit["kind_id"], answer["metric"]
+        if rows.fast():
+            # The vote is found by the metric's task, read with the question (`read_back`).
+            task = _MetricTask(_TASK_OF_METRIC, (metric_id,), metric_id, person.pk)
+            unit = {"task_id": task, "kind_id": kind_id}
+            return super().submit(
+                study=study,
+                person=person,
+                unit=unit,
+                answer=answer,
+                idempotency_key=idempotency_key,
+                based_on=based_on,
+            )
+        question = survey_question(study, expert=person, kind_id=kind_id, metric_id=metric_id)
+        _refuse_unless_asked(question)
+        assert question is not None
         saved = super().submit(
             study=study,
             person=person,
@@ -54,20 +72,58 @@ class SurveyWork(Work):
             idempotency_key=idempotency_key,
             based_on=based_on,
         )
-        vote = saved.judgement
-        if (vote.task_id, vote.kind_id) == (question.task.pk, question.unit["kind_id"]):
-            # What the answer shows of the vote, without reading it again.
-            metric = next((m for m in question.metrics if m.pk == vote.metric_id), None)
-            if metric is not None:
-                vote.task, vote.kind, vote.metric = question.task, question.kind, metric
-                vote.survey_question = question
+        _attach(saved.judgement, question)
         return saved
+
+    def read_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]] | None:
+        task = unit["task_id"]
+        if not isinstance(task, _MetricTask):
+            return None
+        return question_sql(), [study.pk, task.expert, unit["kind_id"], task.metric]
+
+    def read_back(self, *, unit: Unit, value: Any) -> tuple[Unit, Any]:
+        question = question_from(value)
+        _refuse_unless_asked(question)
+        assert question is not None
+        return question.unit, question
 
     def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
         return {"metric_id": answer["metric"]}
 
+    def after_save(self, *, study: Study, judgement: Any, held: Any, counted: Any = None) -> None:
+        if held is not None:  # the question, read by the save's first statement
+            _attach(judgement, held)
+
     def label(self, judgement: Any) -> str:
         return f"{judgement.kind.name} → {judgement.metric.name}"
+
+
+@dataclass(frozen=True)
+class _MetricTask(SqlValue):
+    """The vote's task: the task of the metric voted for (`sql`), and what the question read
+    with it needs (`SurveyWork.read_sql`)."""
+
+    metric: int
+    expert: int
+
+
+_TASK_OF_METRIC = f"(SELECT task_id FROM {rows.table(Metric)} WHERE id = %s)"
+
+
+def _refuse_unless_asked(question: SurveyQuestion | None) -> None:
+    if question is None:
+        raise WorkRefused("No such metric.")
+    if not question.asked:
+        raise WorkRefused("This task and kind are not part of the study's survey.")
+
+
+def _attach(vote: Any, question: SurveyQuestion) -> None:
+    """What the answer shows of the vote, without reading it again."""
+    if (vote.task_id, vote.kind_id) == (question.task.pk, question.unit["kind_id"]):
+        metric = next((m for m in question.metrics if m.pk == vote.metric_id), None)
+        if metric is not None:
+            vote.task, vote.kind, vote.metric = question.task, question.kind, metric
+            vote.survey_question = question
 
 
 SURVEY = register(SurveyWork())

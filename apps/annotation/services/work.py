@@ -30,6 +30,7 @@ from apps.annotation.models import (
     JudgementChange,
     Study,
     judgement_version,
+    unit_of,
 )
 from apps.annotation.selectors import rows
 from apps.annotation.services.errors import StaleJudgement, WorkRefused
@@ -44,6 +45,16 @@ from apps.annotation.services.saving import (
 J = TypeVar("J")
 Unit = dict[str, Any]  # a unit's lookup: {"perturbation_id": 3, "criterion_id": 7}
 Counted = tuple[int, int]  # a person's answers and units waiting for them, already counted
+
+
+@dataclass(frozen=True)
+class SqlValue:
+    """A unit field's value the request does not name, as an SQL expression (and its
+    parameters) the save's first statement finds the answer by (PostgreSQL; `read_back`
+    then gives the value): the expert survey's task, the task of the metric voted for."""
+
+    sql: str
+    params: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -166,6 +177,14 @@ class Work:
         caller knows the person holds it (it was just handed out)."""
         raise NotImplementedError
 
+    def handed_item(self, *, study: Study, person, slot: Any) -> Any:
+        """`item` of the unit just handed out (`slot`, which the person holds): the one the
+        hand-out read when it could (services/leases.py, `page_sql`), else read now."""
+        if getattr(slot, "item", None) is not None:
+            return slot.item
+        unit = unit_of(slot, self.model.unit_fields)
+        return self.item(study=study, person=person, unit=unit, held=True)
+
     # --- saving ----------------------------------------------------------------------------
 
     def submit(
@@ -190,6 +209,7 @@ class Work:
         served = served_control(self, study=study, person=person, unit=unit)
 
         def save() -> JudgementChange:
+            nonlocal unit, lookup
             # The lock is taken by the first statement where the type writes it (PostgreSQL).
             fast_lock = not served and rows.fast()
             lock = self.lock_sql(study=study, unit=unit, person=person) if fast_lock else None
@@ -211,7 +231,8 @@ class Work:
             if lock is not None:
                 held = self.locked(value)
             elif read is not None:
-                held = value
+                unit, held = self.read_back(unit=unit, value=value)
+                lookup = {**lookup, **unit}
             if based_on is not None and judgement_version(earlier) != based_on:
                 raise StaleJudgement(self.stale_message(earlier))
             slot = None
@@ -307,6 +328,11 @@ class Work:
         the save's first statement (PostgreSQL), its value given to `values` as `held` (for
         a type whose `lock` holds nothing); None: `values` reads it."""
         return None
+
+    def read_back(self, *, unit: Unit, value: Any) -> tuple[Unit, Any]:
+        """The unit (its `SqlValue` fields given their values) and `values`'s `held`, from
+        what `read_sql` read; a refusal here (WorkRefused) rolls the save back."""
+        return unit, value
 
     def closing(self) -> type[models.Model] | None:
         """The slot model whose row of the person and unit the save's first read marks done
@@ -410,13 +436,15 @@ class Work:
 @functools.cache
 def _answer_sql(
     model: type[Judgement],
-    unit: tuple[str, ...],
+    unit: tuple[tuple[str, str], ...],
     slots: type[models.Model] | None,
     read: str,
     lock: str = "",
 ) -> str:
+    """`unit`: (column, its value's placeholder or SQL) pairs."""
     person = f"{model.person_field}_id"
-    where = " AND ".join(f'"{name}" = %s' for name in ("study_id", person, *unit))
+    of_unit = "".join(f' AND "{name}" = {value}' for name, value in unit)
+    where = f'"study_id" = %s AND "{person}" = %s{of_unit}'
     closed, selected = "", "mine.*"
     # The row saves of the unit queue on is locked first: the slot's update and the answer's
     # lock wait for it (a condition on it alone, checked before they touch a row).
@@ -424,7 +452,7 @@ def _answer_sql(
     if lock:
         locking, after_lock = f"unit_lock AS ({lock}), ", " AND EXISTS (SELECT 1 FROM unit_lock)"
     if slots is not None:
-        where_slot = " AND ".join(f'"{name}" = %s' for name in ("study_id", "annotator_id", *unit))
+        where_slot = f'"study_id" = %s AND "annotator_id" = %s{of_unit}'
         returned = rows.columns(slots, "x").sql.replace('x."', '"')
         closed = (
             f"closed AS (UPDATE {rows.table(slots)} SET done_at = COALESCE(done_at, %s) "
@@ -458,16 +486,22 @@ def answer_locked(
     statement written once (selectors/rows.py), the ORM's on SQLite. The same statement asks
     whether `key` was used already (then it raises Repeated, services/saving.py), marks
     the person's slot of the unit done in the `close` table: (the slot or None), else None,
-    and reads `read` (a scalar subquery and its parameters: its value, else None). `lock`
+    and reads `read` (a scalar subquery and its parameters: its value, else None). A unit
+    field may be a `SqlValue` (the statement finds the answer by that expression). `lock`
     (a `SELECT ... FOR UPDATE` of one row and its parameters) is taken first: its row, or
     None (then nothing else is done, nor Repeated raised), is the value instead of `read`'s."""
     if not rows.fast():
         lookup = {"study": study, model.person_field: person, **unit}
         return model.answers.select_for_update().filter(**lookup).first(), None, None
-    names = tuple(unit)
-    params: list[Any] = [study.pk, person.pk, *unit.values(), key]
+    names = tuple((name, getattr(value, "sql", "%s")) for name, value in unit.items())
+    of_unit = [
+        bound
+        for value in unit.values()
+        for bound in (value.params if isinstance(value, SqlValue) else (value,))
+    ]
+    params: list[Any] = [study.pk, person.pk, *of_unit, key]
     if close is not None:
-        params = [timezone.now(), study.pk, person.pk, *unit.values(), *params]
+        params = [timezone.now(), study.pk, person.pk, *of_unit, *params]
     extra, extra_params = read or ("", [])
     lock_sql, lock_params = lock or ("", [])
     sql = _answer_sql(model, names, close, extra, lock_sql)

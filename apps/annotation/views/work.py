@@ -90,25 +90,21 @@ class WorkPage:
 
     def next_page(self, request: AuthedRequest, study: Study) -> HttpResponse:
         slot = hand_out(self.work, study=study, person=request.user, page=True)
-        unit = unit_of(slot, self.work.model.unit_fields) if slot else None
-        # The item, when the hand-out read it (services/leases.py, `page_sql`).
-        item = getattr(slot, "item", None)
-        return self.unit_page(request, study, unit, held=True, item=item)
+        if slot is None:
+            return self.unit_page(request, study, None)
+        item = self.work.handed_item(study=study, person=request.user, slot=slot)
+        return self.unit_page(request, study, unit_of(slot, self.work.model.unit_fields), item)
 
     def unit_page(
-        self,
-        request: AuthedRequest,
-        study: Study,
-        unit: Unit | None,
-        held: bool | None = None,
-        item: Any = None,
+        self, request: AuthedRequest, study: Study, unit: Unit | None, item: Any = None
     ) -> HttpResponse:
+        """The page of a unit (`item`: what it shows, when the caller read it already)."""
         context: dict[str, object] = {"study": study, "work": self.work}
         if unit is None:
             context.update(item=None, progress=annotator_progress(study, request.user, fresh=True))
         else:
             if item is None:
-                item = self.work.item(study=study, person=request.user, unit=unit, held=held)
+                item = self.work.item(study=study, person=request.user, unit=unit)
             context.update(item=item, progress=item.progress, nav=self.nav(study, unit, item))
         template = f"{self.template}#work" if request.htmx else self.template
         return render(request, template, context)
