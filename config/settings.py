@@ -112,6 +112,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
     }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Statements are prepared only where asked: the hot paths' plain SQL (docs/annotation.md,
+    # "Speed"), planned once a connection (a generic plan); the ORM's never are.
+    pg_options = DATABASES["default"].setdefault("OPTIONS", {})
+    pg_options.setdefault("prepare_threshold", 2**31 - 1)
+    generic = "-c plan_cache_mode=force_generic_plan"
+    pg_options["options"] = f"{pg_options.get('options', '')} {generic}".strip()
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"

@@ -20,7 +20,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 
-from apps.annotation.models import Assessment, Comparison, ExpertVote, GoldCheck, Vetting
+from apps.annotation.models import (
+    Assessment,
+    Comparison,
+    ComparisonSlot,
+    ExpertVote,
+    GoldCheck,
+    Vetting,
+)
 from apps.annotation.services import study_plan_build
 from apps.catalog.models import KindFamily, Metric, PerturbationKind
 from tests.annotation.factories import study_setup
@@ -248,3 +255,21 @@ def test_survey_votes_through_the_api_and_the_pages(api_client, client):
         assert 'id="answered" hx-swap-oob="true">2<' in shown
     assert ExpertVote.objects.count() == 2
     assert ExpertVote.objects.get(kind=setup.kinds[1]).metric == other
+
+
+def test_the_vetting_that_settles_a_text_costs_one_statement_more(api_client):
+    """The third verdict on a text settles it: the plan row and the text's comparison slots
+    follow in one statement (`comparable_refresh_one`), not one per step of the sync."""
+    setup = study_setup(
+        perturbations=1, annotators=3, aspects=2, vetting_overlap=3, comparison_groups=1
+    )
+    base = f"/api/v1/studies/{setup.study.pk}/"
+    _, submit_budget = BUDGET["vetting", "api"]
+    for n, annotator in enumerate(setup.annotators):
+        api = api_as(api_client, annotator)
+        item = api.post(base + "vetting/next/").json()
+        body = {"perturbation": item["perturbation"], "verdict": "valid", "idempotency_key": key()}
+        budget = submit_budget + (1 if n == 2 else 0)
+        with statements(budget, f"vetting API submit {n + 1} of 3"):
+            assert api.post(base + "vettings/", body, format="json").status_code == 201
+    assert ComparisonSlot.objects.filter(study=setup.study).count() == 2  # 1 group x 2 criteria

@@ -9,6 +9,7 @@ is done or held.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -197,10 +198,16 @@ def comparable_refresh(*, study: Study, perturbation_ids: Sequence[int] | None =
 
 
 def comparable_refresh_one(
-    *, study: Study, row: StudyPerturbation, counts: dict[str, int] | None = None
+    *,
+    study: Study,
+    row: StudyPerturbation,
+    counts: dict[str, int] | None = None,
+    slots: bool = False,
 ) -> bool:
     """`comparable_refresh` for one (locked) plan row; True when it changed. `counts`: the
-    perturbation's verdicts, when the caller counted them already."""
+    perturbation's verdicts, when the caller counted them already. `slots`: when it changed,
+    the perturbation's comparison slots follow (`comparison_slots_sync`); on PostgreSQL in the
+    same statement as the row (the third verdict on a text, a third of a study's vettings)."""
     if counts is not None:
         pass
     elif plain.fast():  # after every vetting: statements written once (selectors/rows.py)
@@ -218,9 +225,18 @@ def comparable_refresh_one(
         return False
     row.verdict, row.comparable = verdict, comparable
     if plain.fast():
-        plain.execute(_REFRESHED, [verdict, comparable, row.pk])
+        values = {"verdict": verdict, "comparable": comparable, "row": row.pk}
+        if slots:
+            plain.execute(
+                _refreshed_with_slots(),
+                {**values, "study": study.pk, "perturbation": row.perturbation_id},
+            )
+            return True
+        plain.execute(_REFRESHED, values)
     else:
         row.save(update_fields=["verdict", "comparable"])
+    if slots:
+        comparison_slots_sync(study=study, perturbation_ids=[row.perturbation_id])
     return True
 
 
@@ -229,8 +245,37 @@ _CONSENSUS = (
     "AND perturbation_id = %s AND control_id IS NULL GROUP BY verdict"
 )
 _REFRESHED = (
-    f"UPDATE {plain.table(StudyPerturbation)} SET verdict = %s, comparable = %s WHERE id = %s"
+    f"UPDATE {plain.table(StudyPerturbation)} SET verdict = %(verdict)s, "
+    "comparable = %(comparable)s WHERE id = %(row)s"
 )
+
+
+@functools.cache
+def _refreshed_with_slots() -> str:
+    """The plan row's verdict, and its perturbation's comparison slots as
+    `comparison_slots_sync` leaves them, in one statement: open slots the design no longer
+    wants (or all, when the text is no longer comparable) go, the others go to the design's
+    annotator, and a comparable text gets the slots it lacks (done ones are kept)."""
+    slots, design = plain.table(ComparisonSlot), plain.table(CriterionAssignment)
+    mine = "s.study_id = %(study)s AND s.perturbation_id = %(perturbation)s AND s.done_at IS NULL"
+    wanted = 'd."group" = s."group" AND d.criterion_id = s.criterion_id'
+    return (
+        f"WITH refreshed AS ({_REFRESHED} RETURNING position), "
+        f'design AS (SELECT "group", criterion_id, annotator_id FROM {design} '
+        "WHERE study_id = %(study)s), "
+        f"gone AS (DELETE FROM {slots} s WHERE {mine} AND NOT (%(comparable)s "
+        f"AND EXISTS (SELECT 1 FROM design d WHERE {wanted}))), "
+        f"moved AS (UPDATE {slots} s SET annotator_id = d.annotator_id FROM design d "
+        f"WHERE %(comparable)s AND {mine} AND {wanted} "
+        "AND s.annotator_id IS DISTINCT FROM d.annotator_id) "
+        f'INSERT INTO {slots} (study_id, perturbation_id, criterion_id, "group", position, '
+        "annotator_id, skipped, done_at) "
+        'SELECT %(study)s, %(perturbation)s, d.criterion_id, d."group", r.position, '
+        "d.annotator_id, false, NULL FROM design d, refreshed r WHERE %(comparable)s "
+        f"AND NOT EXISTS (SELECT 1 FROM {slots} x WHERE x.study_id = %(study)s "
+        "AND x.perturbation_id = %(perturbation)s AND x.criterion_id = d.criterion_id "
+        'AND x."group" = d."group") ON CONFLICT DO NOTHING'
+    )
 
 
 def comparison_slots_sync(*, study: Study, perturbation_ids: Iterable[int] | None = None) -> None:

@@ -30,7 +30,7 @@ from apps.annotation.selectors.work import (
 )
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import PooledWork
-from apps.annotation.services.plan import comparable_refresh_one, comparison_slots_sync
+from apps.annotation.services.plan import comparable_refresh_one
 from apps.annotation.services.work import PlanPart, Saved, Unit, register
 from apps.corpus.models import Perturbation, PerturbationVersion
 
@@ -132,8 +132,7 @@ class VettingWork(PooledWork):
         if counted is not None:  # the others' verdicts, and this new one
             counts = dict(counted)
             counts[judgement.verdict] = counts.get(judgement.verdict, 0) + 1
-        if comparable_refresh_one(study=study, row=held, counts=counts):
-            comparison_slots_sync(study=study, perturbation_ids=[judgement.perturbation_id])
+        comparable_refresh_one(study=study, row=held, counts=counts, slots=True)
 
     def label(self, judgement: Any) -> str:
         return judgement.get_verdict_display()
