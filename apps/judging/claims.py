@@ -17,14 +17,14 @@ from datetime import timedelta
 from functools import cache
 from typing import Any
 
-from django.db import connection, models, transaction
+from django.db import connection, transaction
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.functions import Greatest, Now
 from django.utils import timezone
 
 from apps.annotation.selectors import rows as plain
-from apps.catalog.models import Criterion, Metric, Task
-from apps.corpus.models import Dataset, Perturbation, SourceItem
+from apps.catalog.models import Criterion, Metric
+from apps.corpus.models import Perturbation, SourceItem
 from apps.judging.models import Candidate, JudgeCall, JudgeRun, ParseStatus, RunStatus
 
 LEASE_SECONDS = 15.0
@@ -132,11 +132,7 @@ def _claim_ids_portable(run_id: int, token: str, limit: int) -> list[int]:
 
 class RelatedCache:
     """Items, perturbations, criteria, metrics and search candidates of claimed calls,
-    fetched once each.
-
-    Items and perturbations (a run's many texts) are read by one plain statement each on
-    PostgreSQL (the ORM's ``in_bulk`` cost a tenth of a judge call's CPU: docs/benchmarks.md,
-    "Judge throughput"); an item's dataset and task come from small caches of their own."""
+    fetched once each."""
 
     LIMIT = 5000  # objects kept per kind; a huge run does not keep every text in memory
 
@@ -146,43 +142,24 @@ class RelatedCache:
         self.criteria: dict[int, Criterion] = {}
         self.metrics: dict[int, Metric] = {}
         self.candidates: dict[int, Candidate] = {}
-        self.datasets: dict[int, Dataset] = {}
-        self.tasks: dict[int, Task] = {}
 
-    def _fill(
-        self, cache: dict[int, Any], ids: set[int], queryset: QuerySet[Any], read: bool = False
-    ) -> None:
+    def _fill(self, cache: dict[int, Any], ids: set[int], queryset: QuerySet[Any]) -> None:
         missing = ids - cache.keys()
         if not missing:
             return
         if len(cache) + len(missing) > self.LIMIT:
             cache.clear()
             missing = ids
-        if read and plain.fast():
-            cache.update(_read_rows(queryset.model, missing))
-        else:
-            cache.update(queryset.in_bulk(missing))
-
-    def _items(self, ids: set[int]) -> None:
-        self._fill(self.items, ids, SourceItem.objects.all(), read=True)
-        wanted = {self.items[i].dataset_id for i in ids}
-        self._fill(self.datasets, wanted, Dataset.objects.all())
-        tasks = {self.items[i].task_id for i in ids} | {d.task_id for d in self.datasets.values()}
-        self._fill(self.tasks, {t for t in tasks if t is not None}, Task.objects.all())
-        for pk in ids:
-            item = self.items[pk]
-            dataset = self.datasets[item.dataset_id]
-            dataset.task = self.tasks.get(dataset.task_id) if dataset.task_id else None
-            item.dataset = dataset
-            item.task = self.tasks.get(item.task_id) if item.task_id else None
+        cache.update(queryset.in_bulk(missing))
 
     def attach(self, calls: Sequence[JudgeCall]) -> None:
         ids = {
             name: {getattr(c, f"{name}_id") for c in calls} - {None}
             for name in ("item", "perturbation", "criterion", "metric", "candidate")
         }
-        self._items(ids["item"])
-        self._fill(self.perturbations, ids["perturbation"], Perturbation.objects.all(), read=True)
+        items = SourceItem.objects.select_related("task", "dataset__task")
+        self._fill(self.items, ids["item"], items)
+        self._fill(self.perturbations, ids["perturbation"], Perturbation.objects.all())
         self._fill(self.criteria, ids["criterion"], Criterion.objects.select_related("aspect"))
         self._fill(self.metrics, ids["metric"], Metric.objects.all())
         self._fill(self.candidates, ids["candidate"], Candidate.objects.all())
@@ -196,19 +173,6 @@ class RelatedCache:
                 call.metric = self.metrics[call.metric_id]
             if call.candidate_id is not None:
                 call.candidate = self.candidates[call.candidate_id]
-
-
-@cache
-def _read_statement(model: type[models.Model]) -> str:
-    selected = plain.columns(model, "r").sql
-    return f'SELECT {selected} FROM {plain.table(model)} AS r WHERE r."id" = ANY(%s)'
-
-
-def _read_rows(model: type[models.Model], ids: set[int]) -> dict[int, Any]:
-    """PostgreSQL: rows of one table by id, as instances, in one plain statement."""
-    load = plain.columns(model, "r").load
-    rows = (load(row) for row in plain.fetch(_read_statement(model), [list(ids)]))
-    return {row.pk: row for row in rows}
 
 
 def claims_renew(*, run_id: int, token: str) -> None:
