@@ -95,15 +95,20 @@ def calls_claim(
 
 @cache
 def _claim_statement() -> str:
+    """The calls chosen once (a MATERIALIZED CTE), then leased and returned. Chosen in an
+    `IN (SELECT ... LIMIT n ...)` subquery instead, a plan that evaluates the subquery again for
+    each row scanned (the generic plan of the prepared statement did) leased every pending
+    call of the run: each evaluation skipped the rows the statement had just updated and
+    picked the next n."""
     quote = connection.ops.quote_name
     table, pk = quote(JudgeCall._meta.db_table), quote("id")
     until, status = quote("claimed_until"), quote("parse_status")
     return (
-        f"UPDATE {table} AS c SET {quote('claimed_by')} = %s, "
-        f"{until} = STATEMENT_TIMESTAMP() + %s "
-        f"WHERE c.{pk} IN (SELECT {pk} FROM {table} WHERE {quote('run_id')} = %s "
+        f"WITH chosen AS MATERIALIZED (SELECT {pk} FROM {table} WHERE {quote('run_id')} = %s "
         f"AND {status} = 'pending' AND ({until} IS NULL OR {until} < STATEMENT_TIMESTAMP()) "
         f"ORDER BY {pk} LIMIT %s FOR UPDATE SKIP LOCKED) "
+        f"UPDATE {table} AS c SET {quote('claimed_by')} = %s, "
+        f"{until} = STATEMENT_TIMESTAMP() + %s FROM chosen WHERE c.{pk} = chosen.{pk} "
         f"RETURNING {plain.columns(JudgeCall, 'c').sql}"
     )
 
@@ -113,7 +118,7 @@ def _claim_rows(run_id: int, token: str, limit: int) -> list[JudgeCall]:
     transaction). SKIP LOCKED: workers claiming at the same moment take different rows.
     Without it both chose the same ids, one won them all and the other found nothing, took
     the run for finished by others and sat out a second: half a run's speed."""
-    found = plain.fetch(_claim_statement(), [token, _lease(), run_id, limit])
+    found = plain.fetch(_claim_statement(), [run_id, limit, token, _lease()])
     load = plain.columns(JudgeCall, "c").load
     return sorted((load(row) for row in found), key=lambda call: call.pk)
 
