@@ -2,19 +2,21 @@
 
 The token and its user are read on every API request; DRF's own class builds the same join
 with the ORM each time, which costs more CPU than the rest of a "next item" request
-(docs/annotation.md, "Speed"). Same answers: an unknown token or an inactive user is refused.
+(docs/annotation.md, "Speed"). Here it is prepared once a connection (`apps.plain_sql`). Same
+answers: an unknown token or an inactive user is refused.
 """
 
 from __future__ import annotations
 
 from functools import cache
 
-from django.db import DEFAULT_DB_ALIAS, connection
+from django.db import DEFAULT_DB_ALIAS
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
 from apps.accounts.backends import user_columns, user_from_row
 from apps.accounts.models import User
+from apps.plain_sql import fetch
 
 
 @cache
@@ -30,11 +32,10 @@ class TokenAuthentication(authentication.TokenAuthentication):
     """`Authorization: Token <key>`, as DRF's, in one statement written once."""
 
     def authenticate_credentials(self, key: str) -> tuple[User, Token]:
-        with connection.cursor() as cursor:
-            cursor.execute(_statement(), [key])
-            row = cursor.fetchone()
-        if row is None:
+        found = fetch(_statement(), [key])
+        if not found:
             raise exceptions.AuthenticationFailed("Invalid token.")
+        row = found[0]
         user = user_from_row(row[1:])
         if not user.is_active:
             raise exceptions.AuthenticationFailed("User inactive or deleted.")

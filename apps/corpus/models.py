@@ -108,9 +108,17 @@ class Perturbation(models.Model):
         """The text equals its item's original: nothing was perturbed."""
         return self.text == self.item.original
 
+    def with_diff(self, original: str) -> Perturbation:
+        """This new perturbation with its diff against ``original`` (its item's text), so that
+        it is stored with it: the first annotator to see it does not pay for it on a click
+        (docs/annotation.md, "Speed"). Returns self, for building lists."""
+        self.diff = diff_payload(original, self.text)
+        return self
+
     def diff_ops(self) -> list[DiffOp]:
         """The word-level diff of the item's original against this text, computed once and
-        stored; recomputed when the text changes or the diff algorithm's version moves on."""
+        stored (on creation, by ``with_diff``); recomputed when the text changes or the diff
+        algorithm's version moves on."""
         if self.diff.get("version") != DIFF_VERSION:
             self.diff = diff_payload(self.item.original, self.text)
             if self.pk:

@@ -22,6 +22,7 @@ from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.functions import Greatest, Now
 from django.utils import timezone
 
+from apps import plain_sql
 from apps.annotation.selectors import rows as plain
 from apps.catalog.models import Criterion, Metric
 from apps.corpus.models import Perturbation, SourceItem
@@ -275,24 +276,16 @@ def _write(calls: Sequence[JudgeCall], token: str) -> int:
     rows = [_row(c, token, columns) for c in calls]
     if connection.vendor == "postgresql":
         arrays = [list(column) for column in zip(*rows, strict=True)][:-1]  # all but token
-        with _bound_cursor() as cursor:
+        # parameters apart from the statement, in binary: Django's cursors escaped every
+        # text of a batch (the prompts and replies) into it, a tenth of a worker's CPU
+        # (docs/benchmarks.md, "Judge throughput"). Not prepared: an array changes type with
+        # its values (a column of nulls), so each batch could be another prepared statement
+        with plain_sql.cursor(prepare=False) as cursor:
             cursor.execute(_unnest_statement(), [*arrays, token])
             return int(cursor.rowcount)
     with connection.cursor() as cursor:
         cursor.executemany(_update_statement(), rows)
         return int(cursor.rowcount)
-
-
-def _bound_cursor() -> Any:
-    """PostgreSQL: a cursor that sends parameters apart from the statement, in binary.
-
-    Django's cursors bind on the client: every text of a batch (the prompts and replies) was
-    escaped into the statement, a tenth of a worker's CPU (docs/benchmarks.md, "Judge
-    throughput"). Same connection, so the same transaction."""
-    import psycopg
-
-    connection.ensure_connection()
-    return psycopg.Cursor(connection.connection)
 
 
 @transaction.atomic

@@ -94,3 +94,10 @@ def test_the_hand_out_is_planned_once_a_connection(api_client):
     assert prepared, "the hand-out statement was not prepared"
     assert sum(custom for _, custom in prepared) == 0  # no click re-planned it
     assert sum(generic for generic, _ in prepared) >= 4
+    # the API's token and its user too: read on every request, planned once
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+            "WHERE statement LIKE 'SELECT t.\"created\"%%'"
+        )
+        assert cursor.fetchall() == [(8, 0)]  # 4 "next" and 4 "submit"

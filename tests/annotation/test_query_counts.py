@@ -30,6 +30,7 @@ from apps.annotation.models import (
 )
 from apps.annotation.services import study_plan_build
 from apps.catalog.models import KindFamily, Metric, PerturbationKind
+from apps.corpus.models import Perturbation
 from tests.annotation.factories import study_setup
 
 pytestmark = pytest.mark.django_db
@@ -38,11 +39,11 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 # (type of work, through) -> (next item, submit). Pages: "submit" answers with the next
 # item's page (one round trip), so it includes a "next item".
 BUDGET = {
-    # "next" 5: the first time a perturbation is shown, its diff is computed and stored
-    # (a page's "submit" 7: the next text shown for the first time). A page's hand-out
-    # reads the page's item; a submit locks the plan row in its first statement.
-    ("vetting", "api"): (5, 4),
-    ("vetting", "pages"): (4, 7),
+    # Texts are stored with their diff (imports and generation, `with_diff`); one stored
+    # without (before that) costs one statement more the first time it is shown. A page's
+    # hand-out reads the page's item; a submit locks the plan row in its first statement.
+    ("vetting", "api"): (4, 4),
+    ("vetting", "pages"): (4, 6),
     # Comparison slots are owned: "next" needs no lock (3 through the API).
     ("comparison", "api"): (3, 4),
     ("comparison", "pages"): (4, 6),
@@ -86,8 +87,15 @@ def key() -> str:
     return str(uuid.uuid4())
 
 
+def with_diffs(setup):
+    """The study's texts stored with their diff, as an import or a generation stores them."""
+    for perturbation in setup.perturbations:
+        perturbation.with_diff(perturbation.item.original).save(update_fields=["diff"])
+    return setup
+
+
 def test_vetting_through_the_api(api_client):
-    setup = study_setup(perturbations=6, annotators=2, aspects=2, vetting_overlap=3)
+    setup = with_diffs(study_setup(perturbations=6, annotators=2, aspects=2, vetting_overlap=3))
     api = api_as(api_client, setup.annotators[0])
     base = f"/api/v1/studies/{setup.study.pk}/"
     api.post(base + "vetting/next/")  # the first request of a process reads a few things once
@@ -103,8 +111,26 @@ def test_vetting_through_the_api(api_client):
     assert Vetting.objects.count() == 2
 
 
-def test_vetting_through_the_pages(client):
+def test_a_text_stored_without_its_diff_costs_one_statement_once(api_client):
     setup = study_setup(perturbations=6, annotators=2, aspects=2, vetting_overlap=3)
+    api = api_as(api_client, setup.annotators[0])
+    base = f"/api/v1/studies/{setup.study.pk}/"
+    api.post(base + "vetting/next/")  # shown for the first time: its diff is stored
+    next_budget, _ = BUDGET["vetting", "api"]
+    # the item held is shown again: its diff was stored the first time
+    with statements(next_budget, "vetting API next, shown before"):
+        shown = api.post(base + "vetting/next/").json()
+    assert [op["op"] for op in shown["diff"]] == ["equal", "insert", "equal"]
+    body = {"perturbation": shown["perturbation"], "verdict": "valid", "idempotency_key": key()}
+    assert api.post(base + "vettings/", body, format="json").status_code == 201
+    with statements(next_budget + 1, "vetting API next, a text without its diff"):
+        item = api.post(base + "vetting/next/").json()
+    assert [op["op"] for op in item["diff"]] == ["equal", "insert", "equal"]
+    assert Perturbation.objects.get(pk=item["perturbation"]).diff["ops"] == item["diff"]
+
+
+def test_vetting_through_the_pages(client):
+    setup = with_diffs(study_setup(perturbations=6, annotators=2, aspects=2, vetting_overlap=3))
     client.force_login(setup.annotators[1])
     page = f"/studies/{setup.study.pk}/vet/"
     client.get(page, **HTMX)

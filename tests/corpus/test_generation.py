@@ -7,6 +7,7 @@ from rest_framework.authtoken.models import Token
 
 from apps.annotation.demo import demo_load
 from apps.catalog.models import PerturbationKind
+from apps.corpus.diff import diff_payload
 from apps.corpus.generation.checks import output_flags
 from apps.corpus.generation.jobs import generation_job_run
 from apps.corpus.models import Dataset, GenerationJob, Perturbation
@@ -48,6 +49,9 @@ def test_rule_kinds_make_perturbations_with_provenance(catalog):
     assert deletion.versions.get().number == 1
     ending = made.filter(kind__slug="random-ending").first()
     assert ending.text != ending.item.original and "pool" not in ending.parameters
+    # stored with its diff: the first annotator to see it pays nothing for it
+    for perturbation in made.select_related("item"):
+        assert perturbation.diff == diff_payload(perturbation.item.original, perturbation.text)
 
 
 def test_same_seed_gives_the_same_perturbations_and_rerun_creates_nothing(catalog):

@@ -2,9 +2,10 @@
 
 "Next item" and "submit" run on every click of every annotator; building their queries with
 the ORM cost more CPU than the rest of the request (a statement's compilation is about a
-millisecond). The statements there are written once per process (`Statement`), their rows
-turned into model instances here (`Columns`), with the same field conversions the ORM does.
-PostgreSQL only: on SQLite the ORM paths stay (`fast()` says which).
+millisecond). The statements there are written once per process, run prepared
+(`apps.plain_sql`: `fetch`, `execute`) and their rows turned into model instances here
+(`Columns`), with the same field conversions the ORM does. PostgreSQL only: on SQLite the ORM
+paths stay (`fast()` says which).
 """
 
 from __future__ import annotations
@@ -14,14 +15,12 @@ from functools import cache
 from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connection, models
-from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
+
+from apps.plain_sql import execute, fast, fetch
+
+__all__ = ["Columns", "columns", "execute", "fast", "fetch", "insert", "insert_pair", "table"]
 
 M = TypeVar("M", bound=models.Model)
-
-
-def fast() -> bool:
-    """Whether the plain-SQL paths apply (PostgreSQL)."""
-    return connection.vendor == "postgresql"
 
 
 class Columns:
@@ -53,54 +52,6 @@ def columns(model: type[models.Model], alias: str) -> Columns:
 
 def table(model: type[models.Model]) -> str:
     return f'"{model._meta.db_table}"'
-
-
-def fetch(sql: str, params: Sequence[Any] | dict[str, Any]) -> list[tuple[Any, ...]]:
-    """The rows of a statement that returns rows (SELECT, or RETURNING)."""
-    with _cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
-def execute(sql: str, params: Sequence[Any] | dict[str, Any]) -> None:
-    with _cursor() as cursor:
-        cursor.execute(sql, params)
-
-
-def _cursor() -> Any:
-    """PostgreSQL: a cursor whose statements are prepared on the server, once a connection.
-
-    Planning a hand-out statement (a dozen joins and anti-joins) cost PostgreSQL more CPU
-    than running it (docs/annotation.md, "Speed"): prepared, with a generic plan (settings),
-    a connection plans each statement once. Parameters go apart from the statement (no
-    quoting on the client). Wrapped as Django wraps its own cursors: counted and logged."""
-    if not fast():
-        return connection.cursor()
-    connection.ensure_connection()
-    connection.validate_thread_sharing()
-    raw = _prepared_class()(connection.connection)
-    if connection.queries_logged:
-        return _Logged(raw, connection)
-    return connection.make_cursor(raw)
-
-
-@cache
-def _prepared_class() -> type[Any]:
-    import psycopg
-
-    class Prepared(psycopg.Cursor[Any]):
-        def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
-            return super().execute(query, params, prepare=True)
-
-    return Prepared
-
-
-class _Logged(CursorDebugWrapper):
-    """Logs the statement as written: a prepared statement's text is not on the cursor."""
-
-    def execute(self, sql: Any, params: Any = None) -> Any:
-        with self.debug_sql(sql, params):
-            return CursorWrapper.execute(self, sql, params)
 
 
 @cache
