@@ -116,18 +116,15 @@ def populate(n: int, annotators: int, overlap: int) -> dict[str, str]:
             words = item.original.split(" ")
             at = rng.randrange(len(words))
             words[at : at + 1] = ["not", words[at]]
-            perturbation = Perturbation(
-                item=item,
-                kind=kinds[(start + i) % len(kinds)],
-                text=" ".join(words),
-                explanation="Added a negation.",
-                origin=Origin.IMPORT,
+            perturbations.append(
+                Perturbation(
+                    item=item,
+                    kind=kinds[(start + i) % len(kinds)],
+                    text=" ".join(words),
+                    explanation="Added a negation.",
+                    origin=Origin.IMPORT,
+                )
             )
-            # stored with its diff, as an import stores it (code from before `with_diff`
-            # computed it on the first showing: compared as each version imports)
-            if hasattr(perturbation, "with_diff"):
-                perturbation.with_diff(item.original)
-            perturbations.append(perturbation)
         Perturbation.objects.bulk_create(perturbations)
         PerturbationVersion.objects.bulk_create(
             PerturbationVersion(perturbation=p, number=1, text=p.text, explanation=p.explanation)

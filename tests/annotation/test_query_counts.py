@@ -39,8 +39,8 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 # (type of work, through) -> (next item, submit). Pages: "submit" answers with the next
 # item's page (one round trip), so it includes a "next item".
 BUDGET = {
-    # Texts are stored with their diff (imports and generation, `with_diff`); one stored
-    # without (before that) costs one statement more the first time it is shown. A page's
+    # Generated texts are stored with their diff (`with_diff`); an imported one costs one
+    # statement more the first time it is shown (its diff is stored then). A page's
     # hand-out reads the page's item; a submit locks the plan row in its first statement.
     ("vetting", "api"): (4, 4),
     ("vetting", "pages"): (4, 6),
@@ -88,7 +88,7 @@ def key() -> str:
 
 
 def with_diffs(setup):
-    """The study's texts stored with their diff, as an import or a generation stores them."""
+    """The study's texts stored with their diff, as generation stores them."""
     for perturbation in setup.perturbations:
         perturbation.with_diff(perturbation.item.original).save(update_fields=["diff"])
     return setup

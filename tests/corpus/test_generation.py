@@ -54,6 +54,27 @@ def test_rule_kinds_make_perturbations_with_provenance(catalog):
         assert perturbation.diff == diff_payload(perturbation.item.original, perturbation.text)
 
 
+def test_generation_diffs_each_text_once(catalog, monkeypatch):
+    """The diff stored with a text is the one its checks read: computed once, not twice."""
+    from apps.corpus import diff
+    from apps.corpus.generation import checks
+
+    calls = []
+    compute = diff.compute_diff
+
+    def counted(original, text):
+        calls.append(text)
+        return compute(original, text)
+
+    monkeypatch.setattr(diff, "compute_diff", counted)
+    monkeypatch.setattr(checks, "compute_diff", counted)
+    demo_load()
+    calls.clear()
+    job = _job(Dataset.objects.get(name="Demo news summaries"), RULE_KINDS, seed=7)
+    assert job.counts["created"] > 0
+    assert len(calls) == job.total - job.counts.get("not_applicable", 0)  # one per text made
+
+
 def test_same_seed_gives_the_same_perturbations_and_rerun_creates_nothing(catalog):
     demo_load()
     dataset = Dataset.objects.get(name="Demo news summaries")

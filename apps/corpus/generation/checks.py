@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from apps.catalog.models import PerturbationKind
-from apps.corpus.diff import compute_diff, diff_stats
+from apps.corpus.diff import DiffOp, compute_diff, diff_stats
 
 # The largest share of the original's words a kind may change before its output is flagged
 # as "too-large" (diff_stats' edit_size). A kind can set its own in parameters.max_edit_size.
@@ -19,15 +19,19 @@ def max_edit_size(kind: PerturbationKind) -> float:
 
 
 def output_flags(
-    original: str, text: str, kind: PerturbationKind, limit: float | None = None
+    original: str,
+    text: str,
+    kind: PerturbationKind,
+    limit: float | None = None,
+    ops: list[DiffOp] | None = None,
 ) -> list[str]:
     """Why this output should not be trusted as it is: empty, unchanged, or too large
-    (beyond `limit`, else the kind's own limit)."""
+    (beyond `limit`, else the kind's own limit). `ops`: the diff of the two, if computed."""
     if not text.strip():
         return ["empty"]
     if text == original:
         return ["unchanged"]
-    size = diff_stats(compute_diff(original, text))["edit_size"]
+    size = diff_stats(ops if ops is not None else compute_diff(original, text))["edit_size"]
     if size > (limit if limit is not None else max_edit_size(kind)):
         return ["too-large"]
     return []

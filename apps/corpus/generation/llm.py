@@ -90,24 +90,26 @@ def llm_generate(job: GenerationJob, work, problems: list[dict[str, str]]) -> li
                 }
             )
             continue
-        made.append(
-            Perturbation(
-                item=item,
-                kind=kind,
-                external_id=external_id,
-                text=parsed.text,
-                explanation=parsed.explanation,
-                origin=Origin.LLM,
-                seed=seed,
-                parameters={
-                    "temperature": job.temperature,
-                    "max_tokens": job.max_tokens,
-                    "prompt_version": prompt.version,
-                },
-                generation=_provenance(job, prompt, messages, params, outcome),
-                flags=output_flags(item.original, parsed.text, kind, prompt.max_edit_size),
-            )
+        perturbation = Perturbation(
+            item=item,
+            kind=kind,
+            external_id=external_id,
+            text=parsed.text,
+            explanation=parsed.explanation,
+            origin=Origin.LLM,
+            seed=seed,
+            parameters={
+                "temperature": job.temperature,
+                "max_tokens": job.max_tokens,
+                "prompt_version": prompt.version,
+            },
+            generation=_provenance(job, prompt, messages, params, outcome),
+        ).with_diff(item.original)  # stored with it; the checks read the same diff
+        ops = perturbation.diff["ops"]
+        perturbation.flags = output_flags(
+            item.original, parsed.text, kind, prompt.max_edit_size, ops=ops
         )
+        made.append(perturbation)
     return made
 
 

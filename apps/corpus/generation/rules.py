@@ -37,20 +37,19 @@ def rule_perturbation(
         outcome.problems.append({"item": item.external_id, "kind": kind.slug, "reason": str(exc)})
         return
     recorded = {k: v for k, v in result.params.items() if k != "pool"}
-    flags = output_flags(item.original, result.text, kind)
-    outcome.perturbations.append(
-        Perturbation(
-            item=item,
-            kind=kind,
-            external_id=_external_id(kind.rule, seed, recorded),
-            text=result.text,
-            origin=Origin.RULE,
-            rule_name=kind.rule,
-            parameters=recorded,
-            seed=seed,
-            flags=flags,
-        )
-    )
+    perturbation = Perturbation(
+        item=item,
+        kind=kind,
+        external_id=_external_id(kind.rule, seed, recorded),
+        text=result.text,
+        origin=Origin.RULE,
+        rule_name=kind.rule,
+        parameters=recorded,
+        seed=seed,
+    ).with_diff(item.original)  # stored with it; the checks read the same diff
+    ops = perturbation.diff["ops"]
+    perturbation.flags = output_flags(item.original, result.text, kind, ops=ops)
+    outcome.perturbations.append(perturbation)
 
 
 def _degree(job, kind: PerturbationKind) -> str | None:

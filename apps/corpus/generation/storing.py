@@ -47,7 +47,7 @@ def perturbations_store(outcome: Outcome) -> None:
             outcome.count("merged")
             continue
         texts.add(text_key)
-        new.append(p.with_diff(p.item.original))
+        new.append(p)
     created = Perturbation.objects.bulk_create(new)
     PerturbationVersion.objects.bulk_create(
         PerturbationVersion(perturbation=p, number=1, text=p.text) for p in created

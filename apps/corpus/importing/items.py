@@ -216,7 +216,7 @@ def _write_perturbations(records, item_ids, kinds, summary, tally) -> None:
                 explanation=p.explanation,
                 origin=Origin.IMPORT,
                 flags=["unchanged"] if p.text == originals[item_id] else [],
-            ).with_diff(originals[item_id])
+            )
         )
     tally.advance(summary.perturbations_existing)
     for start in range(0, len(new), BATCH):
