@@ -6,12 +6,14 @@ import pytest
 
 from apps.annotation.models import (
     Comparison,
+    ComparisonSlot,
     ExpertVote,
     JudgementChange,
     Study,
     Vetting,
     VettingSlot,
 )
+from apps.annotation.selectors.shown import QUEUE_SHOWN_UP_TO
 from apps.annotation.services import vetting_next
 from apps.catalog.models import Metric
 from apps.corpus.models import PerturbationVersion
@@ -359,3 +361,34 @@ def test_survey_and_vetting_pages_need_few_queries(client, django_assert_max_num
     client.get(url(setup.study, "vet/"))  # the first view stores the item's diff
     with django_assert_max_num_queries(20):
         assert client.get(url(setup.study, "vet/")).status_code == 200
+
+
+def test_a_long_comparison_queue_is_shown_as_1000_plus(client):
+    """A person's waiting comparisons are counted up to 1000 on the work pages (counting
+    thousands on every click cost more than the rest of the page); the researcher's progress
+    page still counts them all."""
+    setup = study_setup(perturbations=2, annotators=1, aspects=1, comparisons_need_vetting=False)
+    person, study = setup.annotators[0], setup.study
+    waiting = ComparisonSlot.objects.filter(study=study, annotator=person, done_at__isnull=True)
+    client.force_login(person)
+    page = client.get(f"/studies/{study.pk}/vet/", **HTMX).content.decode()
+    assert f"{waiting.count()} comparisons</a> wait for you" in page  # exact below the cap
+    ComparisonSlot.objects.bulk_create(
+        ComparisonSlot(
+            study=study,
+            perturbation=setup.perturbations[0],
+            criterion=setup.criteria[0],
+            group=100 + n,
+            position=10_000 + n,
+            skipped=False,
+            annotator=person,
+        )
+        for n in range(QUEUE_SHOWN_UP_TO + 1)
+    )
+    page = client.get(f"/studies/{study.pk}/vet/", **HTMX).content.decode()
+    assert "1000+ comparisons</a> wait for you" in page
+    page = client.get(f"/studies/{study.pk}/compare/", **HTMX).content.decode()
+    assert "<strong>1000+</strong> more in your queue" in page
+    client.force_login(study.owner)
+    page = client.get(f"/studies/{study.pk}/progress/").content.decode()
+    assert f'<td class="num">{waiting.count()}</td>' in page

@@ -31,6 +31,18 @@ RECENT = 8
 #: The name of the evaluated texts of item `i` (see selectors/work.py, `text_name`).
 TEXT_NAME = "COALESCE(t.text_name, dt.text_name, 'text')"
 MINE = "study_id = %(study)s AND annotator_id = %(person)s"
+#: A person's waiting comparisons are counted up to this many, and shown as "1000+" past it:
+#: counting a queue of thousands on every click cost PostgreSQL more than the rest of a page
+#: (docs/annotation.md, "Speed"). The researcher's progress page counts them all.
+QUEUE_SHOWN_UP_TO = 1000
+
+
+def waiting_sql(slots: str, mine: str) -> str:
+    """The person's open slots in `slots`, counted up to `QUEUE_SHOWN_UP_TO` + 1."""
+    return (
+        f"SELECT count(*) FROM (SELECT 1 FROM {slots} WHERE {mine} AND done_at IS NULL "
+        f"LIMIT {QUEUE_SHOWN_UP_TO + 1}) waiting"
+    )
 
 
 def _tasks() -> str:
@@ -147,7 +159,7 @@ def comparison_item_sql() -> str:
         f"SELECT {select}, {rows.columns(Comparison, 'j').sql}, "
         f"EXISTS (SELECT 1 FROM {slots} WHERE {MINE} AND {unit} AND done_at IS NULL), "
         f"(SELECT count(*) FROM {answers} WHERE {MINE}), "
-        f"(SELECT count(*) FROM {slots} WHERE {MINE} AND done_at IS NULL), "
+        f"({waiting_sql(slots, MINE)}), "
         + _recent(
             "h.id, h.perturbation_id, h.criterion_id, h.choice, ha.id, ha.name",
             f"{answers} h " + _aspect_of("h.criterion_id"),

@@ -110,7 +110,7 @@ def _item_sql() -> str:
         f"EXISTS (SELECT 1 FROM {slots} WHERE {mine} AND perturbation_id = p.id "
         "AND done_at IS NULL), "
         f"(SELECT count(*) FROM {vettings} WHERE {mine}), "
-        f"(SELECT count(*) FROM {rows.table(ComparisonSlot)} WHERE {mine} AND done_at IS NULL), "
+        f"({shown.waiting_sql(rows.table(ComparisonSlot), mine)}), "
         f"(SELECT count(*) FROM {rows.table(Comparison)} WHERE {mine}), "
         f"({_recent_sql()}) "
         f"FROM {joins} WHERE p.id = %(perturbation)s"

@@ -25,7 +25,7 @@ from apps.annotation.models import (
     outcome_of,
 )
 from apps.annotation.selectors import rows
-from apps.annotation.selectors.shown import comparison_next_sql
+from apps.annotation.selectors.shown import QUEUE_SHOWN_UP_TO, comparison_next_sql
 from apps.annotation.selectors.work import comparison_item
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.plan import (
@@ -157,7 +157,7 @@ class ComparisonWork(Work):
             return Queue(done=counted[0], mine=counted[1])
         waiting = ComparisonSlot.objects.filter(
             study=study, annotator=person, done_at__isnull=True
-        ).count()
+        )[: QUEUE_SHOWN_UP_TO + 1].count()
         return Queue(done=self.mine(study, person).count(), mine=waiting)
 
     def slot_figures(self, study: Study) -> list[Figure]:

@@ -33,6 +33,7 @@ from apps.annotation.models import (
     unit_of,
 )
 from apps.annotation.selectors import rows
+from apps.annotation.selectors.shown import QUEUE_SHOWN_UP_TO
 from apps.annotation.services.errors import StaleJudgement, WorkRefused
 from apps.annotation.services.saving import (
     Repeated,
@@ -624,7 +625,13 @@ class AnnotatorProgress:
 
     @property
     def comparison_queue(self) -> int:
+        """Up to `QUEUE_SHOWN_UP_TO` + 1."""
         return self["comparison"].mine
+
+    @property
+    def comparison_queue_shown(self) -> str:
+        waiting = self.comparison_queue
+        return f"{QUEUE_SHOWN_UP_TO}+" if waiting > QUEUE_SHOWN_UP_TO else str(waiting)
 
 
 def annotator_progress(study: Study, person, *, fresh: bool = False) -> AnnotatorProgress:
