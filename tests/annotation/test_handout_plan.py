@@ -20,12 +20,10 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from apps.annotation.models import VettingSlot
 from apps.annotation.services.assessing import ASSESSMENT
 from apps.annotation.services.gold_checks import GOLD_CHECK
 from apps.annotation.services.leases import _statements
 from apps.annotation.services.vetting import VETTING
-from apps.corpus.models import Perturbation
 from tests.annotation.factories import study_setup
 
 pytestmark = [
@@ -72,46 +70,6 @@ def test_the_hand_out_probes_each_candidate_instead_of_reading_the_persons_histo
     assert anti == [], f"anti-joins over the person's history: {anti}"
     probes = [n for n in nodes if n.get("Parent Relationship") == "SubPlan"]
     assert len(probes) >= 3  # slots, answers and controls (and skips, the first time round)
-
-
-def test_the_held_slot_is_found_without_reading_the_persons_history():
-    """With 2,000 slots done and 2,000 open, the one a person holds is found by the index of
-    held slots in the generic plan (before: the annotator's index, every slot they ever had, 1,000 buffers
-    a click at 4,000 done)."""
-    setup = study_setup(perturbations=1, annotators=1)
-    person, study, first = setup.annotators[0], setup.study, setup.perturbations[0]
-    texts = Perturbation.objects.bulk_create(
-        Perturbation(item=first.item, kind=first.kind, text=f"t{n}", origin="import")
-        for n in range(4000)
-    )
-    now = timezone.now()
-    VettingSlot.objects.bulk_create(  # 2,000 done by the person, 2,000 open to anyone
-        VettingSlot(
-            study=study,
-            perturbation=p,
-            slot=0,
-            position=10 + n,
-            annotator=person if n % 2 else None,
-            leased_until=now if n % 2 else None,
-            done_at=now if n % 2 else None,
-        )
-        for n, p in enumerate(texts)
-    )
-    _, claim = _statements(VETTING, False)
-    for name, number in (("study", 1), ("person", 2), ("now", 3), ("until", 4)):
-        claim = claim.replace(f"%({name})s", f"${number}")
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
-        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-        cursor.execute(f"PREPARE handout(bigint, bigint, timestamptz, timestamptz) AS {claim}")
-        cursor.execute(
-            "EXPLAIN (FORMAT JSON) EXECUTE handout(%s, %s, %s, %s)",
-            [study.pk, person.pk, now, now + timedelta(minutes=10)],
-        )
-        plan = cursor.fetchone()[0][0]["Plan"]
-        cursor.execute("DEALLOCATE handout")
-    held = [n for n in _nodes(plan) if n.get("Index Name") == "vetting_slot_held"]
-    assert held, "the held slot is not looked up by the index of held slots"
 
 
 def test_the_hand_out_is_planned_once_a_connection(api_client):

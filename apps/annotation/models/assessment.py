@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import F, Q
 
-from apps.annotation.models.base import Judgement, LeasedSlot, Skip, held_index
+from apps.annotation.models.base import Judgement, LeasedSlot, Skip
 from apps.annotation.models.study import Study
 from apps.catalog.models import Criterion
 from apps.corpus.models import Perturbation, SourceItem
@@ -79,7 +79,6 @@ class AssessmentSlot(LeasedSlot):
                 name="assessment_slot_open",
             ),
             models.Index(fields=["annotator", "study", "done_at"], name="assessment_slot_mine"),
-            held_index("assessment_slot_held"),
         ]
 
     def __str__(self) -> str:

@@ -81,18 +81,6 @@ def judgement_types() -> list[type[Judgement]]:
     return [model for model in Judgement.__subclasses__() if not model._meta.abstract]
 
 
-def held_index(name: str) -> models.Index:
-    """The slots people hold now (a handful per study), in work order: "next item" finds the
-    one a person holds by its first entry for them, whatever their history. Without it the
-    generic plan read every slot the person ever had (1,000 buffers a click at 4,000 done;
-    docs/annotation.md, "Speed")."""
-    return models.Index(
-        fields=["annotator", "study", "position", "slot"],
-        condition=models.Q(done_at__isnull=True, annotator__isnull=False),
-        name=name,
-    )
-
-
 class LeasedSlot(models.Model):
     """One of the k answers a unit of pooled work needs: open, leased to a person, or done.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from apps.annotation.models.base import Judgement, LeasedSlot, Skip, held_index
+from apps.annotation.models.base import Judgement, LeasedSlot, Skip
 from apps.annotation.models.study import Study
 from apps.corpus.models import Perturbation
 
@@ -46,7 +46,6 @@ class GoldCheckSlot(LeasedSlot):
                 name="gold_check_slot_open",
             ),
             models.Index(fields=["annotator", "study", "done_at"], name="gold_check_slot_mine"),
-            held_index("gold_check_slot_held"),
         ]
 
     def __str__(self) -> str:

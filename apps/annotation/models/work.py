@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from apps.annotation.models.base import LeasedSlot, Skip, held_index
+from apps.annotation.models.base import LeasedSlot, Skip
 from apps.annotation.models.study import Study
 from apps.catalog.models import Criterion
 from apps.corpus.models import Perturbation
@@ -45,7 +45,6 @@ class VettingSlot(LeasedSlot):
                 name="vetting_slot_open",
             ),
             models.Index(fields=["annotator", "study", "done_at"], name="vetting_slot_mine"),
-            held_index("vetting_slot_held"),
         ]
 
     def __str__(self) -> str:
