@@ -51,22 +51,14 @@ def submit_once(
         seen = _seen(key, user, judgement, answer)
         if seen is not None:
             return seen, False
-    refused: Exception
     try:
         with transaction.atomic():
-            try:
-                return save(), True
-            except Repeated as repeated:
-                # `save` found the key used before writing anything: the block ends without a
-                # rollback, which would also drop every statement psycopg prepared on the
-                # connection (plain_sql), to be planned again (docs/annotation.md, "Speed")
-                refused = repeated
-    except (IntegrityError, StaleJudgement) as error:  # stale: the same key, at once
-        refused = error
-    seen = _seen(key, user, judgement, answer, known=isinstance(refused, Repeated))
-    if seen is None:
-        raise refused
-    return seen, False
+            return save(), True
+    except (IntegrityError, Repeated, StaleJudgement) as refused:  # stale: same key, at once
+        seen = _seen(key, user, judgement, answer, known=isinstance(refused, Repeated))
+        if seen is None:
+            raise
+        return seen, False
 
 
 def _seen(

@@ -455,12 +455,9 @@ def _answer_sql(
     if slots is not None:
         where_slot = f'"study_id" = %s AND "annotator_id" = %s{of_unit}'
         returned = rows.columns(slots, "x").sql.replace('x."', '"')
-        # not when the key was used: then nothing is written, and the save ends without a
-        # rollback (services/saving.py, `submit_once`)
         closed = (
             f"closed AS (UPDATE {rows.table(slots)} SET done_at = COALESCE(done_at, %s) "
-            f"WHERE {where_slot}{after_lock} AND NOT EXISTS (SELECT 1 FROM "
-            f"{rows.table(JudgementChange)} WHERE idempotency_key = %s) RETURNING {returned}), "
+            f"WHERE {where_slot}{after_lock} RETURNING {returned}), "
         )
         selected += ", closed.*"
     return (
@@ -505,7 +502,7 @@ def answer_locked(
     ]
     params: list[Any] = [study.pk, person.pk, *of_unit, key]
     if close is not None:
-        params = [timezone.now(), study.pk, person.pk, *of_unit, key, *params]
+        params = [timezone.now(), study.pk, person.pk, *of_unit, *params]
     extra, extra_params = read or ("", [])
     lock_sql, lock_params = lock or ("", [])
     sql = _answer_sql(model, names, close, extra, lock_sql)
