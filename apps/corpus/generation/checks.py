@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from apps.catalog.models import PerturbationKind
 from apps.corpus.diff import DiffOp, compute_diff, diff_stats
+from apps.corpus.models import Perturbation
 
 # The largest share of the original's words a kind may change before its output is flagged
 # as "too-large" (diff_stats' edit_size). A kind can set its own in parameters.max_edit_size.
@@ -35,3 +36,15 @@ def output_flags(
     if size > (limit if limit is not None else max_edit_size(kind)):
         return ["too-large"]
     return []
+
+
+def checked(
+    perturbation: Perturbation, kind: PerturbationKind, limit: float | None = None
+) -> Perturbation:
+    """A new generated perturbation with its diff (stored with it, so that its first annotator
+    does not compute it: docs/annotation.md, "Speed") and the flags of its checks, read from
+    that same diff."""
+    original = perturbation.item.original
+    ops = perturbation.with_diff(original).diff["ops"]
+    perturbation.flags = output_flags(original, perturbation.text, kind, limit, ops=ops)
+    return perturbation

@@ -19,7 +19,7 @@ from dataclasses import asdict
 from typing import Any
 
 from apps.catalog.models import KindPrompt, PerturbationKind
-from apps.corpus.generation.checks import output_flags
+from apps.corpus.generation.checks import checked
 from apps.corpus.generation.llm_prompt import build_messages, parse_generation
 from apps.corpus.generation.seeds import derived_seed
 from apps.corpus.models import GenerationJob, Origin, Perturbation, SourceItem
@@ -104,12 +104,8 @@ def llm_generate(job: GenerationJob, work, problems: list[dict[str, str]]) -> li
                 "prompt_version": prompt.version,
             },
             generation=_provenance(job, prompt, messages, params, outcome),
-        ).with_diff(item.original)  # stored with it; the checks read the same diff
-        ops = perturbation.diff["ops"]
-        perturbation.flags = output_flags(
-            item.original, parsed.text, kind, prompt.max_edit_size, ops=ops
         )
-        made.append(perturbation)
+        made.append(checked(perturbation, kind, prompt.max_edit_size))
     return made
 
 

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from apps.catalog.models import PerturbationKind
-from apps.corpus.generation.checks import output_flags
+from apps.corpus.generation.checks import checked
 from apps.corpus.generation.seeds import derived_seed
 from apps.corpus.generation.storing import Outcome
 from apps.corpus.models import Origin, Perturbation, SourceItem
@@ -46,10 +46,8 @@ def rule_perturbation(
         rule_name=kind.rule,
         parameters=recorded,
         seed=seed,
-    ).with_diff(item.original)  # stored with it; the checks read the same diff
-    ops = perturbation.diff["ops"]
-    perturbation.flags = output_flags(item.original, result.text, kind, ops=ops)
-    outcome.perturbations.append(perturbation)
+    )
+    outcome.perturbations.append(checked(perturbation, kind))
 
 
 def _degree(job, kind: PerturbationKind) -> str | None:
