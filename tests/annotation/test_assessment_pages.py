@@ -87,6 +87,9 @@ def test_submit_saves_once_and_answers_the_next_text(client, setup):
     assert "Saved: 2 (on 1-5)" in response["HX-Trigger"]
     assert response.text.lstrip().startswith('<section id="work"')
     assert f"/assess/{first.unit_id}/" in response.text  # "back" leads to the one just saved
+    recent = response.text.split('<details class="recent">')[1].split("</details>")[0]
+    link = reverse("assess-item", args=[setup.study.pk, first.unit_id])
+    assert f'<a href="{link}" hx-get="{link}"' in recent and f"text #{first.unit_id}," in recent
     assert client.post(target, data, **HTMX).status_code == 200  # a double click
     assert Assessment.objects.count() == 1 and JudgementChange.objects.count() == 1
     reused = client.post(target, {**data, "score": 5}, **HTMX)

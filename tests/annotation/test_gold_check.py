@@ -95,6 +95,9 @@ def test_the_page_shows_task_source_criterion_and_text_not_the_scores(client, se
     )
     assert response.status_code == 200
     assert GoldCheck.objects.get(annotator=person).good is True
+    recent = response.content.decode().split('<details class="recent">')[1].split("</details>")[0]
+    link = reverse("gold-check-item", args=[study.pk, item.perturbation.pk])
+    assert f'<a href="{link}" hx-get="{link}"' in recent  # the label just given, to change
 
 
 def test_the_api_hands_out_and_takes_labels(api_client, searched):

@@ -1,8 +1,10 @@
 """Request-level tests of the annotation pages: status codes, roles, saving, query counts."""
 
+import re
 import uuid
 
 import pytest
+from django.urls import reverse
 
 from apps.annotation.models import (
     Comparison,
@@ -392,3 +394,39 @@ def test_a_long_comparison_queue_is_shown_as_1000_plus(client):
     client.force_login(study.owner)
     page = client.get(f"/studies/{study.pk}/progress/").content.decode()
     assert f'<td class="num">{waiting.count()}</td>' in page
+
+
+def recent_links(html):
+    """The hrefs of the "Your last ..." list, in order, each with its hx-get."""
+    listed = html.split('<details class="recent">', 1)[1].split("</details>", 1)[0]
+    pairs = re.findall(r'<a href="([^"]+)" hx-get="([^"]+)"', listed)
+    assert all(href == get for href, get in pairs)
+    return [href for href, _ in pairs]
+
+
+def test_the_recent_verdicts_link_to_their_items(client, setup):
+    ann = setup.annotators[0]
+    client.force_login(ann)
+    answered = []
+    for _ in range(2):
+        slot = vetting_next(study=setup.study, annotator=ann)
+        client.post(url(setup.study, f"vet/{slot.perturbation_id}/verdict/"), verdict(), **HTMX)
+        answered.append(slot.perturbation_id)
+    links = recent_links(client.get(url(setup.study, "vet/")).content.decode())
+    assert links == [reverse("vet-item", args=[setup.study.pk, p]) for p in reversed(answered)]
+    again = client.get(links[1], **HTMX).content.decode()
+    assert 'id="revisit"' in again and f"/vet/{answered[0]}/verdict/" in again
+
+
+def test_the_recent_choices_link_to_their_pairs(client):
+    setup = study_setup(perturbations=2, annotators=1, aspects=2, comparisons_need_vetting=False)
+    client.force_login(setup.annotators[0])
+    answered = []
+    for slot in setup.study.comparison_slots.order_by("position", "criterion_id")[:2]:
+        tail = f"compare/{slot.perturbation_id}/{slot.criterion_id}/choice/"
+        data = {"choice": "B", "original_first": "1", "idempotency_key": str(uuid.uuid4())}
+        assert client.post(url(setup.study, tail), data, **HTMX).status_code == 200
+        answered.append([slot.perturbation_id, slot.criterion_id])
+    links = recent_links(client.get(url(setup.study, "compare/")).content.decode())
+    expected = [reverse("compare-item", args=[setup.study.pk, *pair]) for pair in answered]
+    assert links == expected[::-1]
