@@ -36,9 +36,13 @@ def tune_process(**_: Any) -> None:
       two full collections of about 135 ms each stopped every call in flight.
     - a 1 ms switch interval: the event-loop thread gets the GIL back within 1 ms (not 5) while
       the task's thread saves results, so replies are read as soon as they arrive.
+    - the LLM clients' TLS settings (``client.tls_context``: the certificate bundle, read once).
     """
+    from apps.endpoints.client import tls_context
+
     for module in settings.DISCERN_PRELOAD:
         import_module(module)
+    tls_context()
     gc.collect()
     gc.freeze()
     sys.setswitchinterval(0.001)

@@ -12,6 +12,7 @@ import math
 import random
 import shutil
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -106,6 +107,31 @@ def test_the_default_transport_is_aiohttp(server: FakeOpenAIServer) -> None:
 
     assert isinstance(run(http_client), openai.DefaultAioHttpClient)
     assert call(server).ok
+
+
+@pytest.mark.usefixtures("transport")
+def test_clients_read_the_certificate_bundle_once_and_verify_servers(
+    server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import httpcore2
+
+    loads: list[int] = []
+    default = httpcore2.default_ssl_context
+
+    def counted(**kwargs: Any) -> Any:
+        loads.append(1)
+        return default(**kwargs)
+
+    monkeypatch.setattr(httpcore2, "default_ssl_context", counted)
+    llm_client.tls_context.cache_clear()
+    try:
+        for _ in range(3):  # a task's loop each: its clients are made anew
+            assert call(server).ok
+        assert len(loads) == 1  # not once per client (16-33 ms each)
+        context = llm_client.tls_context()
+        assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    finally:
+        llm_client.tls_context.cache_clear()
 
 
 def test_an_unknown_transport_is_refused() -> None:
