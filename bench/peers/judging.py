@@ -146,6 +146,12 @@ def main() -> None:
         f"\nmedians of {args.rounds} alternating rounds; load average "
         f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
     )
+    if d_rate >= 0.85 * ideal:  # Discern near the endpoint's ceiling: the ratio measures the peer
+        print(
+            f"the ratio of calls/s cannot pass ideal / peer = {ideal / i_rate:.1f}x at this "
+            "setting (no client passes the endpoint's ideal); give more room "
+            "(--concurrency 256 --latency 0.5 --calls 20000) or compare CPU a call"
+        )
 
 
 if __name__ == "__main__":
