@@ -109,20 +109,20 @@ def test_the_default_transport_is_aiohttp(server: FakeOpenAIServer) -> None:
     assert call(server).ok
 
 
-@pytest.mark.usefixtures("transport")
 def test_clients_read_the_certificate_bundle_once_and_verify_servers(
     server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import httpcore2
+    import httpx2
 
-    loads: list[int] = []
-    default = httpcore2.default_ssl_context
+    loads: list[int] = []  # contexts built from the certificate bundle (not given one)
+    default = httpx2.create_ssl_context
 
-    def counted(**kwargs: Any) -> Any:
-        loads.append(1)
-        return default(**kwargs)
+    def counted(verify: Any = True, **kwargs: Any) -> Any:
+        if not isinstance(verify, ssl.SSLContext):
+            loads.append(1)
+        return default(verify, **kwargs)
 
-    monkeypatch.setattr(httpcore2, "default_ssl_context", counted)
+    monkeypatch.setattr(httpx2, "create_ssl_context", counted)
     llm_client.tls_context.cache_clear()
     try:
         for _ in range(3):  # a task's loop each: its clients are made anew
