@@ -30,7 +30,19 @@ stop() {
   [ "$stopping" = 1 ] && return
   stopping=1
   kill -TERM "$server" "$worker" "$metrics_worker" 2>/dev/null || true
+  # A worker first finishes what it is doing (warm shutdown); one still there after
+  # DISCERN_STOP_GRACE seconds is stopped at once, with its pool (tasks it had not finished
+  # are delivered again when a worker starts: they are acknowledged late).
+  (
+    trap 'kill "$nap" 2>/dev/null; exit 0' TERM  # everything stopped in time: no timer left
+    sleep "${DISCERN_STOP_GRACE:-20}" &
+    nap=$!
+    wait "$nap"
+    kill -KILL -- "-$worker" "-$metrics_worker" "$worker" "$metrics_worker" 2>/dev/null
+  ) &
+  local reaper=$!
   wait "$server" "$worker" "$metrics_worker" 2>/dev/null || true
+  kill "$reaper" 2>/dev/null || true
 }
 trap 'stop; exit 130' INT
 trap 'stop; exit 143' TERM

@@ -5,6 +5,7 @@ fresh var/ folder: SQLite, the filesystem broker, a real worker. Then a user log
 HTTP, and an upload big enough to go to the worker is imported by it.
 """
 
+import contextlib
 import os
 import re
 import signal
@@ -36,12 +37,13 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def demo(tmp_path):
+def demo(tmp_path, request):
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in UNSET}
     env.update(
         PORT=str(port), DISCERN_VAR_DIR=str(tmp_path / "var"), DISCERN_BACKGROUND_IMPORT_BYTES="200"
     )
+    env.update(getattr(request, "param", {}))  # a test's own settings
     (tmp_path / "var").mkdir()
     log = (tmp_path / "demo.log").open("w")
     process = subprocess.Popen(
@@ -153,3 +155,27 @@ def test_closing_the_terminal_stops_the_worker_too(demo):
         time.sleep(0.5)
     # a Celery worker that gets the hangup itself re-executes (and outlives the script)
     assert "Restarting celery worker" not in (var_dir / "worker.log").read_text(errors="replace")
+
+
+@pytest.mark.parametrize("demo", [{"DISCERN_STOP_GRACE": "5"}], indirect=True)
+def test_ctrl_c_stops_the_demo_even_if_a_worker_hangs(demo, request):
+    """A worker that no longer answers (here: stopped) is killed after the grace period."""
+    _, folder, process = demo
+    var_dir = folder / "var"
+    hung = _demo_workers(var_dir)
+    assert hung, "the demo's worker is not running"
+    for pid in hung:
+        os.kill(pid, signal.SIGSTOP)
+    request.addfinalizer(lambda: [_kill(pid) for pid in hung])  # none left behind if this fails
+    started = time.monotonic()
+    os.killpg(
+        process.pid, signal.SIGINT
+    )  # Ctrl-C reaches the script (the workers have their own session)
+    process.wait(timeout=30)
+    assert time.monotonic() - started < 15
+    assert not _demo_workers(var_dir), "a hung worker outlived the demo"
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
