@@ -53,6 +53,7 @@ def demo(tmp_path, request):
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=_as_from_a_terminal,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
@@ -67,6 +68,15 @@ def demo(tmp_path, request):
     yield base, tmp_path, process
     _stop_group(process)
     log.close()
+
+
+def _as_from_a_terminal() -> None:
+    """In the child: the signals of a terminal act as in a user's shell, whatever the test run
+    inherited. A test run started with `nohup`, or as a background job of a script, ignores
+    SIGHUP or SIGINT, and a shell cannot trap a signal ignored when it starts: the demo would
+    then outlive Ctrl-C and the hangup here, though not in a terminal."""
+    for number in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
 
 
 def _stop_group(process: subprocess.Popen) -> None:
