@@ -178,9 +178,8 @@ def test_ctrl_c_stops_the_demo_even_if_a_worker_hangs(demo, request):
         os.kill(pid, signal.SIGSTOP)
     request.addfinalizer(lambda: [_kill(pid) for pid in hung])  # none left behind if this fails
     started = time.monotonic()
-    os.killpg(
-        process.pid, signal.SIGINT
-    )  # Ctrl-C reaches the script (the workers have their own session)
+    # Ctrl-C reaches the script (the workers have their own session)
+    os.killpg(process.pid, signal.SIGINT)
     process.wait(timeout=30)
     assert time.monotonic() - started < 15
     assert not _demo_workers(var_dir), "a hung worker outlived the demo"
