@@ -75,7 +75,6 @@ def _demo_criteria() -> list[Criterion]:
 def _user(name: str, role: str) -> User:
     user, created = User.objects.get_or_create(username=name, defaults={"role": role})
     if created:
-        user.set_password(DEMO_PASSWORD)
-        user.is_staff = role == Role.RESEARCHER
+        user.set_password(DEMO_PASSWORD)  # no staff flag: a researcher works from the pages
         user.save()
     return user

@@ -1,6 +1,7 @@
 """The home page and study page show a user only their own studies."""
 
 import pytest
+from django.contrib.auth import get_user_model
 
 from apps.annotation.demo import demo_load
 from tests.factories import MembershipFactory, StudyFactory, UserFactory
@@ -35,3 +36,13 @@ def test_demo_load_is_idempotent(catalog):
     second = demo_load()
     assert first.pk == second.pk
     assert second.memberships.count() == 2
+
+
+def test_the_demo_researcher_is_not_sent_to_an_empty_admin(client, catalog):
+    """The demo researcher sets a study up from the pages: the menu offers no "Admin" link
+    leading to a site where they may do nothing."""
+    demo_load()
+    client.force_login(get_user_model().objects.get(username="researcher"))
+    body = client.get("/").content.decode()
+    assert 'href="/studies/new/"' in body
+    assert 'href="/admin/"' not in body
