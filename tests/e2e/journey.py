@@ -3,7 +3,8 @@
 Log in, create a study, create accounts for two annotators and an expert, upload a file, add
 it to the study, generate rule-based perturbations, vet, compare and vote as the other
 people, run a metric judge, open every report and download every format. Every answer the
-browser gets must be a success (2xx or a redirect); `Journey.failures` lists the others.
+browser gets must be a success (2xx or a redirect), and no page it shows may be wider than the
+window; `Journey.failures` lists the others.
 """
 
 from __future__ import annotations
@@ -51,8 +52,15 @@ class Journey:
             self.failures.append(f"{response.status} {response.request.method} {response.url}")
 
     def shot(self, page: Page, name: str) -> None:
+        """A screenshot; a page wider than the window is a failure (wide tables scroll in
+        their own box)."""
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{self.shots}-{name}.png"), full_page=True)
+        wider = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        if wider > 0:
+            self.failures.append(f"{name}: {page.url} is {wider} px wider than the window")
 
     def log_in(self, page: Page, username: str, password: str) -> None:
         page.goto(f"{self.base}/accounts/login/")
