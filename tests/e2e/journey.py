@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from playwright.sync_api import Browser, Page, expect
 
 from tests.conftest import ARTIFACTS
+from tests.e2e.screens import overflow
 
 ITEMS = [
     {
@@ -56,9 +57,7 @@ class Journey:
         their own box)."""
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{self.shots}-{name}.png"), full_page=True)
-        wider = page.evaluate(
-            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-        )
+        wider = overflow(page)
         if wider > 0:
             self.failures.append(f"{name}: {page.url} is {wider} px wider than the window")
 

@@ -13,6 +13,7 @@ from apps.annotation.demo import DEMO_PASSWORD, demo_load
 from apps.annotation.models import Assessment, Comparison, ExpertVote, JudgementChange, Vetting
 from apps.corpus.models import PerturbationVersion
 from tests.conftest import ARTIFACTS
+from tests.e2e.screens import overflow
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -20,6 +21,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 def shot(page: Page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"annotation-{name}.png"), full_page=True)
+    assert overflow(page) == 0, f"{name}: the page is wider than the window"
 
 
 def log_in(page: Page, base: str, username: str) -> None:

@@ -20,6 +20,7 @@ from apps.judging.loading import judging_load
 from apps.judging.models import AuditStatus, Strategy
 from apps.judging.services.audits import audit_plan, audit_refresh, audit_start
 from tests.conftest import ARTIFACTS
+from tests.e2e.screens import overflow
 from tests.factories import llm_judge_save
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -127,6 +128,7 @@ def test_two_judges_audited_careless_one_worse_where_scripted(
         assert _row(page, fair).locator("td").nth(12).inner_text() == "no", fair
     assert page.locator("figure img").count() >= 4  # a plot per figure
     page.screenshot(path=str(ARTIFACTS / "audit-compare.png"), full_page=True)
+    assert overflow(page) == 0  # wide tables scroll in their own box
 
     for subject, name in ((careful_subject, "careful"), (careless_subject, "careless")):
         page.click(f"nav.audit-cards a:has-text('{subject}')")
@@ -140,3 +142,4 @@ def test_two_judges_audited_careless_one_worse_where_scripted(
         worst = page.locator("table[data-table=worst_kinds] tbody tr").first
         assert worst.locator("td").nth(4).inner_text() == ("1" if name == "careless" else "0")
         page.screenshot(path=str(ARTIFACTS / f"audit-card-{name}.png"), full_page=True)
+        assert overflow(page) == 0  # wide tables scroll in their own box
