@@ -20,6 +20,7 @@ from apps.judging import selectors, services
 from apps.judging.exporting import EXPORTS
 from apps.judging.forms import JudgeForm, JudgeRunForm, StrategyForm
 from apps.judging.models import JudgeRun, SearchJudge, Strategy
+from apps.judging.prompt_template import PLACEHOLDERS
 from apps.judging.services import STRATEGY_FIELDS
 
 
@@ -181,4 +182,5 @@ def strategy_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse
             _errors_to_form(form, error)
         else:
             return redirect("judging-strategy-detail", pk=saved.pk)
-    return render(request, "judging/strategy_form.html", {"form": form, "base": base})
+    context = {"form": form, "base": base, "placeholders": PLACEHOLDERS.items()}
+    return render(request, "judging/strategy_form.html", context)

@@ -46,3 +46,13 @@ def test_the_demo_researcher_is_not_sent_to_an_empty_admin(client, catalog):
     body = client.get("/").content.decode()
     assert 'href="/studies/new/"' in body
     assert 'href="/admin/"' not in body
+
+
+def test_the_raw_data_section_points_to_the_api_docs(client, catalog):
+    """The owner's raw-data downloads say where the same files come from in the API: a link to
+    its documentation, not the name of a file of the repository."""
+    study = demo_load()
+    client.force_login(study.owner)
+    body = client.get(f"/studies/{study.pk}/").content.decode()
+    assert 'come from the <a href="/api/v1/docs/">API</a>' in body
+    assert "docs/api.md" not in body

@@ -285,3 +285,14 @@ def test_a_run_whose_every_call_failed_shows_failed_with_the_reason(
     assert 'class="status-failed">Failed</strong>' in html
     assert "The run failed: every call failed (6)" in html
     assert "the provider answered with an error: The model is overloaded" in html
+
+
+def test_the_strategy_form_explains_every_placeholder(client, demo):
+    """The researcher writing a template sees each placeholder and what it is filled with on
+    the page itself (not a pointer to a file of the repository)."""
+    client.force_login(demo.owner)
+    body = client.get("/judging/strategies/new/").content.decode()
+    assert "<code>{{expert_rating}}</code>" in body
+    assert "misleading cue: the rating PR claimed to come from a human expert" in body
+    assert body.count("<tr><td><code>{{") == 14  # one row each
+    assert "docs/" not in body
