@@ -18,6 +18,8 @@ from playwright.sync_api import Browser, Page, expect
 from tests.conftest import ARTIFACTS
 from tests.e2e.screens import overflow
 
+REPOSITORY_NOTES = re.compile(r"docs/\w+\.md|methods §\d")
+
 ITEMS = [
     {
         "id": f"j{n}",
@@ -54,12 +56,15 @@ class Journey:
 
     def shot(self, page: Page, name: str) -> None:
         """A screenshot; a page wider than the window is a failure (wide tables scroll in
-        their own box)."""
+        their own box), and so is text naming a file or section of the repository's docs, which
+        a user of the site cannot open."""
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{self.shots}-{name}.png"), full_page=True)
         wider = overflow(page)
         if wider > 0:
             self.failures.append(f"{name}: {page.url} is {wider} px wider than the window")
+        for note in REPOSITORY_NOTES.findall(page.inner_text("body")):
+            self.failures.append(f"{name}: {page.url} points to the repository's {note!r}")
 
     def log_in(self, page: Page, username: str, password: str) -> None:
         page.goto(f"{self.base}/accounts/login/")

@@ -263,8 +263,8 @@ def validation_section(study: Study, rows: Sequence[Final]) -> Section:
     if not labels:
         return Section(
             "Gold validation",
-            text="No annotator has labelled an adversarial text of this study yet (the study's "
-            "gold validation work: docs/adversarial.md).",
+            text="No annotator has labelled an adversarial text of this study yet: a search's "
+            'final texts reach them as "Check adversarial texts" on the study page.',
         )
     result = gold_validation(labels, gold)  # type: ignore[arg-type]
     accuracy, agreement = result.accuracy, result.agreement

@@ -167,7 +167,7 @@ def _comparison_sections(comparisons) -> list[Section]:
             ]
         ],
         "Share of the most chosen of A/B/C among all annotations of a pair (D "
-        "counts in the denominator), averaged over pairs (methods §2), with a bootstrap 95% "
+        "counts in the denominator), averaged over pairs, with a bootstrap 95% "
         "interval over the pairs.",
     )
     match, cells, figure = _match_rates(comparisons)

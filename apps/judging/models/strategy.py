@@ -64,7 +64,7 @@ class Strategy(models.Model):
         max_length=20,
         choices=Technique.choices,
         blank=True,
-        help_text="Prompting technique (methods §5), for comparing strategies of one judge.",
+        help_text="Prompting technique, for comparing the strategies of one judge in reports.",
     )
     description = models.TextField(blank=True)
     source = models.CharField(max_length=200, blank=True, help_text="The paper it follows.")
