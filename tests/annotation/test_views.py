@@ -1,5 +1,7 @@
 """The home page and study page show a user only their own studies."""
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -56,3 +58,14 @@ def test_the_raw_data_section_points_to_the_api_docs(client, catalog):
     body = client.get(f"/studies/{study.pk}/").content.decode()
     assert 'come from the <a href="/api/v1/docs/">API</a>' in body
     assert "docs/api.md" not in body
+
+
+def test_the_progress_figures_each_say_what_they_count(client, catalog):
+    """Each figure at the top of the progress page has its own label: the slots held now are
+    told apart by the work they belong to (vetting, direct assessment)."""
+    study = demo_load()
+    client.force_login(study.owner)
+    body = client.get(f"/studies/{study.pk}/progress/").content.decode()
+    labels = re.findall(r"<dt>([^<]+)</dt>", body)
+    assert "Vetting slots held now" in labels
+    assert len(labels) == len(set(labels)), labels

@@ -558,7 +558,8 @@ def slot_figures(slots, prefix: str, label: str) -> list[Figure]:
         total=counts["n"],
         total_key=f"{prefix}_slots",
     )
-    return [done, Figure(f"{prefix}_leased", "Held now", counts["held"], f"{prefix}-leased")]
+    held = Figure(f"{prefix}_leased", f"{label} slots held now", counts["held"], f"{prefix}-leased")
+    return [done, held]
 
 
 W = TypeVar("W", bound=Work)
