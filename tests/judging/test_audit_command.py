@@ -51,3 +51,36 @@ def test_the_command_audits_waits_and_writes_the_pages_json(
     assert page.status_code == 200
     assert json.loads(page.content) == written  # the command writes what the page serves
     assert page.content.decode() == out.read_text()  # byte for byte
+
+
+def test_waiting_with_no_worker_says_where_the_calls_run(
+    demo, monkeypatch, tmp_path, capsys, settings
+):
+    """No worker takes the audit's tasks: --wait says, once, that the calls run on the Celery
+    workers and how to start one, then gives up at --timeout with the audit's status."""
+    import uuid
+
+    import redis
+    from django.core.management.base import CommandError
+
+    from apps.analysis.management.commands import judge_audit
+    from workers.celery import app
+
+    queue = f"nobody-{uuid.uuid4().hex[:8]}"  # a queue no worker reads
+    monkeypatch.setitem(app.conf, "task_default_queue", queue)
+    monkeypatch.setattr(judge_audit, "IDLE_HINT_S", 0.5)
+    bleu = Judge.objects.get(metric="bleu")
+    try:
+        with pytest.raises(CommandError, match="still running after 3"):
+            call_command(
+                "judge_audit",
+                "--owner", demo.owner.username,
+                "--study", str(demo.pk),
+                "--judge", str(bleu.pk),
+                "--wait", "--timeout", "3",
+            )  # fmt: skip
+    finally:
+        broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+        broker.delete(queue, f"{queue}-metrics")
+    printed = capsys.readouterr().out
+    assert printed.count("is one running? (`make demo` starts them") == 1

@@ -19,6 +19,13 @@ from apps.endpoints.models import Endpoint
 from apps.judging.models import AuditStatus, Judge, JudgeAudit, Strategy
 from apps.judging.services.audits import audit_plan, audit_refresh, audit_start
 
+# Said once when --wait sees no call finish for this long: the audit runs on Celery workers.
+IDLE_HINT_S = 30.0
+IDLE_HINT = (
+    "  no call has finished after {seconds:.0f} s: the audit's calls run on the Celery workers; "
+    "is one running? (`make demo` starts them, or `celery -A workers worker`)"
+)
+
 
 def _subject(value: str) -> tuple[Judge, Strategy | None]:
     judge_id, _, strategy_id = value.partition(":")
@@ -131,8 +138,9 @@ class Command(BaseCommand):
                 )
 
     def _wait(self, audit: JudgeAudit, timeout: float) -> JudgeAudit:
-        deadline = time.monotonic() + timeout if timeout else None
-        shown = -1
+        started = time.monotonic()
+        deadline = started + timeout if timeout else None
+        shown, hinted = -1, False
         while True:
             audit = audit_refresh(audit)
             progress = audit.progress()
@@ -142,6 +150,9 @@ class Command(BaseCommand):
                 shown = done
             if audit.finished:
                 return audit
+            if not done and not hinted and time.monotonic() - started > IDLE_HINT_S:
+                self.stdout.write(IDLE_HINT.format(seconds=IDLE_HINT_S))
+                hinted = True
             if deadline is not None and time.monotonic() > deadline:
                 raise CommandError(f"audit {audit.pk} still {audit.status} after {timeout} s")
             time.sleep(1)
