@@ -209,3 +209,73 @@ def test_schema_documents_the_annotation_endpoints(api_client, researcher):
     schema = api_client.get("/api/v1/schema/").content.decode()
     for path in ("vetting/next/", "vettings/", "comparisons/next/", "expert-votes/", "weights/"):
         assert f"/api/v1/studies/{{id}}/{path}" in schema
+    # the answers' `next` flag and the answer it gives are documented
+    assert "VettingSavedAndNext" in schema and "description: 'true: answer with" in schema
+
+
+def test_submit_and_next_in_one_round_trip(api_client):
+    setup = study_setup(perturbations=2, annotators=1)
+    as_user(api_client, setup.annotators[0])
+    first = api_client.post(api(setup.study, "vetting/next/")).json()["perturbation"]
+    body = {"perturbation": first, "verdict": "valid", "idempotency_key": str(uuid.uuid4())}
+    saved = api_client.post(api(setup.study, "vettings/?next=true"), body, format="json")
+    assert saved.status_code == 201
+    assert saved.json()["saved"]["perturbation"] == first
+    following = saved.json()["next"]
+    assert following["perturbation"] != first and following["diff"]  # a whole item
+    # A retry saves nothing and shows the same next unit (held, its lease renewed).
+    again = api_client.post(api(setup.study, "vettings/?next=1"), body, format="json")
+    assert again.status_code == 200 and again.json()["saved"]["id"] == saved.json()["saved"]["id"]
+    assert again.json()["next"]["perturbation"] == following["perturbation"]
+    last = {**body, "perturbation": following["perturbation"], "idempotency_key": str(uuid.uuid4())}
+    done = api_client.post(api(setup.study, "vettings/?next=true"), last, format="json")
+    assert done.status_code == 201 and done.json()["next"] is None  # nothing left
+    assert Vetting.objects.count() == 2
+    # Without the flag, the answer is the saved vetting alone, as before.
+    plain = api_client.post(api(setup.study, "vettings/?next=false"), last, format="json")
+    assert plain.status_code == 200 and plain.json()["perturbation"] == following["perturbation"]
+
+
+def test_submit_and_next_refused_saves_and_hands_out_nothing(api_client, setup):
+    as_user(api_client, setup.annotators[0])
+    item = api_client.post(api(setup.study, "vetting/next/")).json()
+    body = {"perturbation": item["perturbation"], "verdict": "valid"}
+    unclear = api_client.post(
+        api(setup.study, "vettings/?next=perhaps"),
+        {**body, "idempotency_key": str(uuid.uuid4())},
+        format="json",
+    )
+    assert unclear.status_code == 400 and "'perhaps' is not true or false" in unclear.json()["next"]
+    bad = api_client.post(
+        api(setup.study, "vettings/?next=true"),
+        {**body, "verdict": "x", "idempotency_key": str(uuid.uuid4())},
+        format="json",
+    )
+    assert bad.status_code == 400 and "verdict" in bad.json()
+    assert Vetting.objects.count() == 0
+    # still the same unit held: nothing else was handed out
+    held = api_client.post(api(setup.study, "vetting/next/")).json()
+    assert held["perturbation"] == item["perturbation"]
+    as_user(api_client, setup.experts[0])
+    metric = Metric.objects.get(slug="consistency")
+    vote = {"kind": setup.kinds[0].pk, "metric": metric.pk, "idempotency_key": str(uuid.uuid4())}
+    survey = api_client.post(api(setup.study, "expert-votes/?next=true"), vote, "json")
+    assert survey.status_code == 400 and "hands out no units" in survey.json()["next"]
+    assert ExpertVote.objects.count() == 0
+
+
+def test_comparisons_submit_and_next(api_client):
+    setup = study_setup(perturbations=2, annotators=1, aspects=1, comparisons_need_vetting=False)
+    as_user(api_client, setup.annotators[0])
+    item = api_client.post(api(setup.study, "comparisons/next/")).json()
+    body = {
+        "perturbation": item["perturbation"],
+        "criterion": item["criterion"],
+        "choice": "C",
+        "original_first": item["original_first"],
+        "idempotency_key": str(uuid.uuid4()),
+    }
+    saved = api_client.post(api(setup.study, "comparisons/?next=true"), body, format="json")
+    assert saved.status_code == 201 and saved.json()["saved"]["outcome"] == "same"
+    following = saved.json()["next"]
+    assert following["perturbation"] != item["perturbation"] and following["criterion_text"]

@@ -60,6 +60,9 @@ BUDGET = {
 }
 # A retry (a key already saved) reads the first save back: a few statements more.
 RETRY = 7
+# The API's submit with `?next=true`: the submit's and the next item's, less the second
+# authentication and study.
+CHAINED = 6
 
 
 @contextmanager
@@ -108,6 +111,20 @@ def test_vetting_through_the_api(api_client):
             assert api.post(base + "vettings/", body, format="json").status_code == 201
         with statements(RETRY, "vetting API submit again"):  # a retry: saves nothing
             assert api.post(base + "vettings/", body, format="json").status_code == 200
+    assert Vetting.objects.count() == 2
+
+
+def test_vetting_submit_and_next_through_the_api(api_client):
+    setup = with_diffs(study_setup(perturbations=6, annotators=2, aspects=2, vetting_overlap=3))
+    api = api_as(api_client, setup.annotators[0])
+    base = f"/api/v1/studies/{setup.study.pk}/"
+    item = api.post(base + "vetting/next/").json()
+    for _ in range(2):
+        body = {"perturbation": item["perturbation"], "verdict": "valid", "idempotency_key": key()}
+        with statements(CHAINED, "vetting API submit and next"):
+            answer = api.post(base + "vettings/?next=true", body, format="json")
+        assert answer.status_code == 201
+        item = answer.json()["next"]
     assert Vetting.objects.count() == 2
 
 

@@ -4,7 +4,8 @@ For a type (docs/api.md): `POST <next>/` your current unit (200) or 204 when not
 `POST <skip>/` put it back; `GET <answers>/` your answers (researchers: everyone's);
 `POST <answers>/` save one, with an `idempotency_key` (201 saved, 200 a repeat of a key seen,
 nothing saved again) and optionally `based_on` (the answer's version you saw: 409 if it
-changed since). Roles: the type's role (404 outsiders, 403 other roles); researchers list.
+changed since); `POST <answers>/?next=true` also hands out the next unit, in the same answer.
+Roles: the type's role (404 outsiders, 403 other roles); researchers list.
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 from django.urls import URLPattern, path
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
@@ -29,6 +37,12 @@ from apps.annotation.services.work import Work
 
 T = TypeVar("T")
 NO_WORK = OpenApiResponse(description="No work left for you now.")
+NEXT = OpenApiParameter(
+    "next",
+    bool,
+    description="true: answer with the saved answer and your next unit, "
+    '`{"saved": ..., "next": ... or null}`, in one round trip.',
+)
 
 
 class Conflict(ValidationError):
@@ -132,8 +146,10 @@ class WorkAPI(viewsets.GenericViewSet):
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     def create(self, request: Request, pk: int) -> Response:
-        """Save your answer (or change it): 201 saved, 200 the key's first save."""
+        """Save your answer (or change it): 201 saved, 200 the key's first save; with
+        `?next=true`, also your next unit (`{"saved": ..., "next": ... or null}`)."""
         study = self.study()
+        chained = self.chained(request)
         answer = valid(self.answer_serializer, request)
         key, based_on = answer.pop("idempotency_key"), answer.pop("based_on", None)
         saved = refusals(
@@ -147,7 +163,24 @@ class WorkAPI(viewsets.GenericViewSet):
             )
         )
         code = status.HTTP_201_CREATED if saved.new else status.HTTP_200_OK
-        return Response(shown(self.get_serializer_class(), saved.judgement), status=code)
+        judgement = shown(self.get_serializer_class(), saved.judgement)
+        if not chained:
+            return Response(judgement, status=code)
+        slot = hand_out(self.work, study=study, person=request.user)
+        following = None if slot is None else shown(self.item_serializer, self.brief(study, slot))
+        return Response({"saved": judgement, "next": following}, status=code)
+
+    def chained(self, request: Request) -> bool:
+        """`?next=true`: answer with the saved answer and the next unit, in one round trip
+        (as the pages do). Asked of a type that hands out no units: 400."""
+        asked = request.query_params.get("next", "").lower()
+        if asked in ("", "0", "false", "no"):
+            return False
+        if asked not in ("1", "true", "yes"):
+            raise ValidationError({"next": f"'{asked[:40]}' is not true or false."})
+        if self.item_serializer is None:
+            raise ValidationError({"next": f"{self.work.name} hands out no units."})
+        return True
 
 
 def work_api(
@@ -167,6 +200,16 @@ def work_api(
     }
     if item is not None:
         schemas["next"] = extend_schema(request=None, responses={200: item, 204: NO_WORK})
+        chained = inline_serializer(
+            f"{type(work).__name__.removesuffix('Work')}SavedAndNext",
+            {"saved": judgement(), "next": item(allow_null=True)},
+        )
+        either = PolymorphicProxySerializer(
+            f"{type(work).__name__.removesuffix('Work')}Submitted", [judgement, chained], None
+        )
+        schemas["create"] = extend_schema(
+            request=answer, parameters=[NEXT], responses={201: either, 200: either}
+        )
     if unit is not None:
         schemas["skip"] = extend_schema(request=unit, responses={204: None})
     attrs = {
