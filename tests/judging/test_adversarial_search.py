@@ -5,9 +5,12 @@ what the generator is shown, what they return, and what they keep."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
+from apps.endpoints.client import SamplingParams
+from apps.judging.adversarial import generator
 from apps.judging.models import (
     Candidate,
     JudgeCall,
@@ -17,6 +20,7 @@ from apps.judging.models import (
 )
 from apps.judging.services import adversarial_search_work
 from apps.judging.services.searches import adversarial_search_start
+from tests.fakes.openai_server import Fault
 from tests.judging.scripted_search import generator_reply, level_of, scripted_reply, scripted_world
 
 pytestmark = pytest.mark.django_db
@@ -340,3 +344,35 @@ def test_an_items_own_reference_is_what_a_metric_victim_compares_with(world):
     assert same.score == 100.0 and r0.score < 100.0  # the reference, not R0, scores 100
     assert same.parse_reason == "bleu against the reference"
     assert same.request["reference"] == "reference"
+
+
+def test_each_generator_reply_is_handed_over_as_it_comes(world, fake_openai_server):
+    """A call still on the wire (or waiting for the endpoint's limits) keeps no finished reply
+    of the same round from being stored: a worker killed meanwhile loses none."""
+    fake_openai_server.add_rule(
+        lambda request: "Question 0" in str(request.json), Fault.slow(2.0), times=1
+    )
+    search = world.create()
+    calls = [
+        generator.GeneratorCall(
+            number,
+            [{"role": "user", "content": f"Question {number}. Source: x. Write one new text."}],
+            SamplingParams(max_tokens=64),
+            key=f"handed-over-{number}",
+            request={},
+            wanted=1,
+        )
+        for number in range(2)
+    ]
+    seen = []
+    started = time.monotonic()
+
+    def answered(call) -> None:
+        seen.append((call.iteration_id, fake_openai_server.in_flight, time.monotonic() - started))
+
+    generator.ask_all(search.generator, calls, answered)
+    assert [number for number, _, _ in seen] == [1, 0]
+    _, on_the_wire, after = seen[0]
+    assert on_the_wire == 1 and after < 1.5  # the slow call was still being answered
+    assert seen[1][2] >= 2.0
+    assert all(call.outcome.ok and call.attempts == 1 for call in calls)

@@ -4,7 +4,8 @@ kept like judge calls (docs/methods.md §6).
 
 - One call per item and iteration, all the search's pending ones at once, under the generator
   endpoint's limiter: its concurrency and requests per minute hold across workers and every
-  caller of that endpoint (a judge run or a generation job on it included).
+  caller of that endpoint (a judge run or a generation job on it included); each reply is
+  stored as soon as it comes, not when the round's last one does.
 - A prompt asked before (same endpoint, model, parameters and messages: the cache key) is
   answered from the stored reply, with no HTTP request; errors are never reused.
 - The seed sent is derived from the item's id and the iteration, so a search run again with the
@@ -16,23 +17,25 @@ kept like judge calls (docs/methods.md §6).
 
 from __future__ import annotations
 
-import asyncio
+import concurrent.futures
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from apps.endpoints.client import (
     CallOutcome,
+    EndpointConfig,
     SamplingParams,
     build_request,
     call_cache_key,
     close_clients,
     complete,
 )
-from apps.endpoints.limiter import limiter_for
+from apps.endpoints.limiter import EndpointLimiter, limiter_for
 from apps.endpoints.models import Endpoint
 from apps.judging.adversarial.prompt import FORMAT_REMINDER, ParsedCandidates, parse_candidates
+from apps.judging.engine.loop import AsyncLoop
 from apps.judging.models import AdversarialSearch, ParseStatus, SearchIteration
 
 
@@ -49,6 +52,7 @@ class GeneratorCall:
     outcome: CallOutcome | None = None
     retry: CallOutcome | None = None  # the second ask, with a format reminder, if made
     cached: dict[str, Any] | None = None  # the stored iteration whose reply is reused
+    attempts: int = 0  # HTTP attempts made for it (its format retry's included)
 
     def retry_messages(self) -> list[dict[str, str]]:
         reply = self.outcome.text if self.outcome is not None else ""
@@ -128,45 +132,53 @@ def _stored(keys: Sequence[str]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def ask_all(generator: Endpoint, calls: Sequence[GeneratorCall], node: str = "") -> int:
-    """Answer every call: from the cache where possible, else over HTTP (concurrently).
-    Returns the HTTP attempts made. ``node``: the worker, whose slots a restart frees."""
+def ask_all(
+    generator: Endpoint,
+    calls: Sequence[GeneratorCall],
+    answered: Callable[[GeneratorCall], None],
+    node: str = "",
+) -> None:
+    """Answer every call: from the cache where possible, else over HTTP (concurrently), and
+    hand each to ``answered`` (in this thread) as soon as it has its reply, so that one call
+    still waiting for the endpoint's limits keeps no finished reply from being stored (a
+    worker killed meanwhile loses none). ``node``: the worker, whose slots a restart frees."""
     stored = _stored([c.key for c in calls])
     fresh = []
     for call in calls:
         if call.key in stored:
             call.cached = stored[call.key]
+            answered(call)
         else:
             fresh.append(call)
     if not fresh:
-        return 0
-    return asyncio.run(_ask(generator, fresh, node))
-
-
-async def _ask(generator: Endpoint, calls: Sequence[GeneratorCall], node: str) -> int:
-    attempts = 0
-
-    async def counted() -> None:
-        nonlocal attempts
-        attempts += 1
-
+        return
     endpoint = generator.config()
-    limiter = limiter_for(endpoint, node=node)
-
-    async def one(call: GeneratorCall) -> None:
-        call.outcome = await complete(
-            endpoint, call.messages, call.params, limiter=limiter, on_attempt=counted
-        )
-        if call.outcome.ok and not parse_candidates(call.outcome.text or "", call.wanted).parsed:
-            call.retry = await complete(
-                endpoint, call.retry_messages(), call.params, limiter=limiter, on_attempt=counted
-            )
-
+    loop = AsyncLoop()
     try:
-        await asyncio.gather(*(one(call) for call in calls))
+        limiter = loop.call(_limiter(endpoint, node))
+        asked = {loop.submit(_ask(endpoint, limiter, call)): call for call in fresh}
+        for done in concurrent.futures.as_completed(asked):
+            done.result()
+            answered(asked[done])
     finally:
-        await close_clients()  # the loop's clients and limiter: its slots go back
-    return attempts
+        loop.close(close_clients)  # the loop's clients and limiter: its slots go back
+
+
+async def _limiter(endpoint: EndpointConfig, node: str) -> EndpointLimiter:
+    return limiter_for(endpoint, node=node)  # made in the loop that uses it
+
+
+async def _ask(endpoint: EndpointConfig, limiter: EndpointLimiter, call: GeneratorCall) -> None:
+    async def counted() -> None:
+        call.attempts += 1
+
+    call.outcome = await complete(
+        endpoint, call.messages, call.params, limiter=limiter, on_attempt=counted
+    )
+    if call.outcome.ok and not parse_candidates(call.outcome.text or "", call.wanted).parsed:
+        call.retry = await complete(
+            endpoint, call.retry_messages(), call.params, limiter=limiter, on_attempt=counted
+        )
 
 
 # -- the replies, onto their iterations --------------------------------------------------------

@@ -191,12 +191,12 @@ class SearchWork:
 
     def _generator_round(self, iterations: Sequence[SearchIteration]) -> None:
         calls = [generator.prepare(self.search, it, self._messages(it)) for it in iterations]
-        attempts = generator.ask_all(self.search.generator, calls, self.node)
         by_id = {it.pk: it for it in iterations}
-        for call in calls:
-            self._store_reply(by_id[call.iteration_id], call)
-        AdversarialSearch.objects.filter(pk=self.search.pk).update(
-            generator_http_requests=F("generator_http_requests") + attempts
+        generator.ask_all(
+            self.search.generator,
+            calls,
+            lambda call: self._store_reply(by_id[call.iteration_id], call),
+            self.node,
         )
 
     def _messages(self, iteration: SearchIteration) -> list[dict[str, str]]:
@@ -224,7 +224,10 @@ class SearchWork:
     def _store_reply(self, iteration: SearchIteration, call: generator.GeneratorCall) -> None:
         answered = generator.fill_iteration(iteration, call)
         with transaction.atomic():
-            counters = {"generator_calls": F("generator_calls") + 1}
+            counters = {
+                "generator_calls": F("generator_calls") + 1,
+                "generator_http_requests": F("generator_http_requests") + call.attempts,
+            }
             if iteration.cached:
                 counters["generator_cached"] = F("generator_cached") + 1
             else:
