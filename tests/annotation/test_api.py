@@ -158,18 +158,23 @@ def test_skip_edit_and_no_work(api_client):
     assert api_client.post(api(setup.study, "vetting/next/")).status_code == 204
 
 
+def comparison_answer(item: dict, choice: str) -> dict:
+    """An answer to the comparison handed out as `item` (a new idempotency key)."""
+    return {
+        "perturbation": item["perturbation"],
+        "criterion": item["criterion"],
+        "choice": choice,
+        "original_first": item["original_first"],
+        "idempotency_key": str(uuid.uuid4()),
+    }
+
+
 def test_comparisons_through_the_api(api_client):
     setup = study_setup(perturbations=2, annotators=1, aspects=2, comparisons_need_vetting=False)
     as_user(api_client, setup.annotators[0])
     item = api_client.post(api(setup.study, "comparisons/next/")).json()
     assert "summary" in item["criterion_text"] and item["first"] != item["second"]
-    body = {
-        "perturbation": item["perturbation"],
-        "criterion": item["criterion"],
-        "choice": "B",
-        "original_first": item["original_first"],
-        "idempotency_key": str(uuid.uuid4()),
-    }
+    body = comparison_answer(item, "B")
     saved = api_client.post(api(setup.study, "comparisons/"), body, format="json")
     assert saved.status_code == 201
     assert saved.json()["outcome"] == ("better" if item["original_first"] else "worse")
@@ -268,13 +273,7 @@ def test_comparisons_submit_and_next(api_client):
     setup = study_setup(perturbations=2, annotators=1, aspects=1, comparisons_need_vetting=False)
     as_user(api_client, setup.annotators[0])
     item = api_client.post(api(setup.study, "comparisons/next/")).json()
-    body = {
-        "perturbation": item["perturbation"],
-        "criterion": item["criterion"],
-        "choice": "C",
-        "original_first": item["original_first"],
-        "idempotency_key": str(uuid.uuid4()),
-    }
+    body = comparison_answer(item, "C")
     saved = api_client.post(api(setup.study, "comparisons/?next=true"), body, format="json")
     assert saved.status_code == 201 and saved.json()["saved"]["outcome"] == "same"
     following = saved.json()["next"]
