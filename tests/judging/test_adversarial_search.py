@@ -373,6 +373,8 @@ def test_each_generator_reply_is_handed_over_as_it_comes(world, fake_openai_serv
     generator.ask_all(search.generator, calls, answered)
     assert [number for number, _, _ in seen] == [1, 0]
     _, on_the_wire, after = seen[0]
-    assert on_the_wire == 1 and after < 1.5  # the slow call was still being answered
+    # handed over while the slow call was still being answered (the server may not yet have
+    # counted the fast one's reply as finished: at least the slow one is on the wire)
+    assert on_the_wire >= 1 and after < 1.5
     assert seen[1][2] >= 2.0
     assert all(call.outcome.ok and call.attempts == 1 for call in calls)
