@@ -1,17 +1,18 @@
 """Annotation under load: "next item" and "submit" latency with many annotators at once.
 
 A fresh PostgreSQL database gets the catalog, one dataset of N source items with one
-perturbation each (default 50,000, spread over the 18 aspect-targeted kinds) and a study whose
-perturbations each need `--overlap` vettings; its plan is built. A real server (gunicorn, on
-loopback) serves it, and `--annotators` threads, each an annotator with their own HTTP client,
-ask for their next item and submit a verdict, over and over, for `--seconds`. One submit in ten
-is sent twice with the same idempotency key (a retry). At the end the database is checked:
+perturbation each (default 50,000, spread over the 18 aspect-targeted kinds; their diffs
+stored as the worker stores them after an import) and a study whose perturbations each need
+`--overlap` vettings; its plan is built. A real server (gunicorn, on loopback) serves it, and
+`--annotators` threads, each an annotator with their own HTTP client, ask for their next item
+and submit a verdict, over and over, for `--seconds`. One submit in ten is sent twice with the
+same idempotency key (a retry). At the end the database is checked:
 every acknowledged verdict is stored (no loss), none twice (no duplicates), no perturbation has
 more than `--overlap` vettings.
 
     .venv/bin/python bench/annotate_load.py [--database postgres://...:5432/discern_bench_ann?conn_max_age=60]
         [--perturbations 50000] [--annotators 20] [--overlap 3] [--seconds 60] [--workers 4]
-        [--think 0] [--mode api|api-chained|pages] [--reuse]
+        [--think 0] [--mode api|api-chained|pages] [--reuse] [--no-diffs]
 
 `--mode api` uses the REST API (POST vetting/next/, POST vettings/); `--mode api-chained` the
 same API with POST vettings/?next=true, whose answer carries the next unit (vetting/next/ once,
@@ -87,7 +88,7 @@ def text(rng: random.Random, n: int = 60) -> str:
     return " ".join(sentences)
 
 
-def populate(n: int, annotators: int, overlap: int) -> dict[str, str]:
+def populate(n: int, annotators: int, overlap: int, diffs: bool = True) -> dict[str, str]:
     """Catalog, items, perturbations, study, users; returns {username: API token}."""
     from django.core.management import call_command
     from rest_framework.authtoken.models import Token
@@ -133,6 +134,10 @@ def populate(n: int, annotators: int, overlap: int) -> dict[str, str]:
             for p in perturbations
         )
     print(f"setup: {n} items and perturbations in {time.perf_counter() - started:.1f} s")
+    if diffs:
+        _store_diffs(dataset)
+    else:
+        print("setup: no diffs stored ahead (--no-diffs: each computed on a text's first showing)")
     study = Study.objects.create(
         slug="bench", name="Bench study", owner=owner, vetting_overlap=overlap
     )
@@ -152,6 +157,18 @@ def populate(n: int, annotators: int, overlap: int) -> dict[str, str]:
     )
     _analyze()
     return tokens
+
+
+def _store_diffs(dataset) -> None:
+    """What the worker does once an import is committed (docs/annotation.md, "Speed"); code
+    from before that (the start of issue 17) computes each diff on a text's first showing."""
+    try:
+        from apps.corpus.diffs import diffs_store_timed
+    except ImportError:
+        print("setup: no diffs stored ahead (this code computes them when a text is first shown)")
+        return
+    stored, seconds = diffs_store_timed(dataset_id=dataset.pk)
+    print(f"setup: diffs of {stored} texts stored in {seconds:.1f} s (as the worker does)")
 
 
 def _analyze() -> None:
@@ -496,6 +513,11 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8911)
     parser.add_argument("--reuse", action="store_true")
     parser.add_argument(
+        "--no-diffs",
+        action="store_true",
+        help="store no diffs ahead: as annotators meet an import the worker has not got to yet",
+    )
+    parser.add_argument(
         "--baseline",
         type=float,
         default=0.0,
@@ -512,7 +534,7 @@ def main() -> None:
         call_command("migrate", verbosity=0)
     tokens = existing_tokens() if args.reuse else None
     if not tokens:
-        tokens = populate(args.perturbations, args.annotators, args.overlap)
+        tokens = populate(args.perturbations, args.annotators, args.overlap, not args.no_diffs)
     from django.utils import timezone
 
     from apps.annotation.models import Study, StudyPerturbation

@@ -117,13 +117,18 @@ class Perturbation(models.Model):
 
     def diff_ops(self) -> list[DiffOp]:
         """The word-level diff of the item's original against this text, computed once and
-        stored (on creation, by ``with_diff``); recomputed when the text changes or the diff
+        stored (on creation, by ``with_diff``, or after an import, by ``diffs.diffs_store``);
+        recomputed when the stored one is not this text's (edited since) or the diff
         algorithm's version moves on."""
-        if self.diff.get("version") != DIFF_VERSION:
+        if self.diff.get("version") != DIFF_VERSION or not self._diff_matches():
             self.diff = diff_payload(self.item.original, self.text)
             if self.pk:
                 Perturbation.objects.filter(pk=self.pk).update(diff=self.diff)
         return self.diff["ops"]
+
+    def _diff_matches(self) -> bool:
+        """The stored diff's perturbed side spells this text (a diff's ops cover both texts)."""
+        return "".join(op["b"] for op in self.diff["ops"]) == self.text
 
     @transaction.atomic
     def revise(self, *, text: str, explanation: str | None = None, author=None, note: str = ""):

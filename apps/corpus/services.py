@@ -98,8 +98,29 @@ def import_job_run(*, job_id: int) -> None:
         _finish(job_id, ImportJob.Status.FAILED, errors=[reason + f"({type(exc).__name__})"])
     else:
         _finish(job_id, ImportJob.Status.DONE, summary=summary.as_dict())
+        if summary.perturbations_created:
+            _diffs_later(job.created_by, job.dataset_name)
     finally:
         _remove_upload(Path(job.path))
+
+
+def _diffs_later(owner, dataset_name: str) -> None:
+    """The worker stores the new texts' diffs once the import is committed, so neither the
+    upload nor an annotator's first look at a text waits for them (docs/annotation.md). A
+    broker that cannot be reached leaves the import as it is."""
+    from workers.tasks.imports import store_diffs
+
+    dataset = Dataset.objects.filter(owner=owner, name=dataset_name).only("pk").first()
+    if dataset is None:
+        return
+
+    def queue() -> None:
+        try:
+            store_diffs.delay(dataset.pk)
+        except Exception:  # the import stands: each text's diff is then computed when shown
+            logger.warning("could not queue the diffs of dataset %s", dataset.pk, exc_info=True)
+
+    transaction.on_commit(queue)
 
 
 def _fail_abandoned(job_id: int) -> None:

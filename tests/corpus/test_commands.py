@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from apps.corpus.models import Dataset
+from apps.corpus.diff import diff_payload
+from apps.corpus.models import Dataset, Perturbation
 from tests.factories import DatasetFactory, MembershipFactory, StudyFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -68,3 +69,18 @@ def test_item_counts_are_not_multiplied_by_studies_and_members(catalog, client, 
     api_client.force_authenticate(owner)
     listed = api_client.get("/api/v1/datasets/").json()["results"]
     assert [d["item_count"] for d in listed if d["name"] == "Counted"] == [3]
+
+
+def test_the_command_stores_the_imported_texts_diffs(catalog, tmp_path, capsys):
+    UserFactory(username="rita", role="researcher")
+    path = tmp_path / "pairs.csv"
+    path.write_text(
+        "id,original,kind,perturbed\n"
+        "a1,The council closed the library.,negation,The council did not close the library.\n"
+        "a2,The river rose.,negation,The river did not rise.\n",
+        encoding="utf-8",
+    )
+    call_command("import_items", str(path), "--dataset", "News", "--owner", "rita")
+    assert "Diffs of 2 texts stored" in capsys.readouterr().out
+    for perturbation in Perturbation.objects.select_related("item"):
+        assert perturbation.diff == diff_payload(perturbation.item.original, perturbation.text)

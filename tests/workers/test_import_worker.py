@@ -5,7 +5,8 @@ import time
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from apps.corpus.models import ImportJob, SourceItem
+from apps.corpus.diff import diff_payload
+from apps.corpus.models import ImportJob, Perturbation, SourceItem
 from workers.tasks.health import ping
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -46,3 +47,27 @@ def test_big_upload_is_imported_by_the_worker(celery_worker, client, researcher,
     assert SourceItem.objects.filter(dataset__name="big").count() == 3000
     page = client.get(f"/imports/{job_id}/", HTTP_HX_REQUEST="true")
     assert b"3000 items" in page.content and b"<html" not in page.content
+
+
+def test_after_an_import_the_worker_stores_the_new_texts_diffs(
+    celery_worker, client, researcher, catalog, settings
+):
+    settings.DISCERN_BACKGROUND_IMPORT_BYTES = 1000
+    rows = "".join(
+        f'{{"id": "d{i}", "original": "The council closed library {i}.", "perturbations": '
+        f'[{{"kind": "negation", "text": "The council did not close library {i}."}}]}}\n'
+        for i in range(200)
+    )
+    client.force_login(researcher)
+    response = client.post(
+        "/imports/new/", {"file": SimpleUploadedFile("pairs.jsonl", rows.encode()), "dataset": "d"}
+    )
+    job = _wait(int(response["Location"].rstrip("/").split("/")[-1]))
+    assert job.status == "done", job.errors
+    texts = Perturbation.objects.filter(item__dataset__name="d").select_related("item")
+    deadline = time.monotonic() + 30
+    while texts.filter(diff={}).exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert texts.count() == 200
+    for text in texts:  # each its own diff, so no annotator's click computes one
+        assert text.diff == diff_payload(text.item.original, text.text)

@@ -2,10 +2,12 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from apps.corpus.diffs import diffs_store_timed
 from apps.corpus.importing import ImportFailed, items_import
 from apps.corpus.importing.items import FORMATS
 from apps.corpus.importing.owner import OwnerNeeded, import_owner_resolve
 from apps.corpus.importing.repeats import DROP, REPEAT_POLICIES
+from apps.corpus.models import Dataset
 
 
 class Command(BaseCommand):
@@ -75,6 +77,10 @@ class Command(BaseCommand):
             )
         )
         self._name_rows(summary)
+        if summary.perturbations_created:
+            imported = Dataset.objects.get(owner=user, name=summary.dataset)
+            stored, seconds = diffs_store_timed(dataset_id=imported.pk)
+            self.stdout.write(f"Diffs of {stored} texts stored ({seconds:.2f} s).")
 
     def _name_rows(self, summary) -> None:
         if summary.publisher_validated:

@@ -1,0 +1,69 @@
+"""Diffs stored ahead of the first showing (apps/corpus/diffs.py), and a stored diff that no
+longer matches its text computed again."""
+
+import pytest
+
+from apps.corpus import diffs
+from apps.corpus.diff import DIFF_VERSION, diff_payload
+from apps.corpus.diffs import diffs_store
+from apps.corpus.models import Perturbation
+from tests.factories import DatasetFactory, PerturbationFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _texts(dataset, n):
+    return [
+        PerturbationFactory(
+            item__dataset=dataset,
+            item__original=f"The council met on day {i} and closed the library.",
+            text=f"The council met on day {i} and did not close the library.",
+        )
+        for i in range(n)
+    ]
+
+
+def test_every_text_without_a_diff_gets_its_own_in_batches(monkeypatch):
+    monkeypatch.setattr(diffs, "BATCH", 2)
+    dataset, other = DatasetFactory(), DatasetFactory()
+    texts = _texts(dataset, 5)
+    elsewhere = _texts(other, 1)[0]
+    Perturbation.objects.update(diff={})
+    current = texts[0]
+    Perturbation.objects.filter(pk=current.pk).update(
+        diff=diff_payload(current.item.original, current.text)
+    )
+    old = texts[1]
+    Perturbation.objects.filter(pk=old.pk).update(diff={"version": DIFF_VERSION - 1, "ops": []})
+
+    assert diffs_store(dataset_id=dataset.pk) == 4  # not the one already stored
+    for text in texts:
+        stored = Perturbation.objects.get(pk=text.pk).diff
+        assert stored == diff_payload(text.item.original, text.text)
+    assert Perturbation.objects.get(pk=elsewhere.pk).diff == {}  # another dataset's text
+    assert diffs_store(dataset_id=dataset.pk) == 0  # nothing left to do
+
+
+def test_a_stored_diff_is_served_without_a_statement(django_assert_num_queries):
+    text = _texts(DatasetFactory(), 1)[0]
+    Perturbation.objects.update(diff={})
+    diffs_store(dataset_id=text.item.dataset_id)
+    loaded = Perturbation.objects.select_related("item").get(pk=text.pk)
+    with django_assert_num_queries(0):
+        ops = loaded.diff_ops()
+    assert [op["op"] for op in ops] == ["equal", "replace", "equal"]
+
+
+def test_a_diff_stored_for_an_earlier_text_is_computed_again(django_assert_num_queries):
+    # the worker read the text, the researcher edited it, then the worker stored its diff
+    text = _texts(DatasetFactory(), 1)[0]
+    stale = diff_payload(text.item.original, text.text)
+    text.revise(text="The council met and opened the library.")
+    Perturbation.objects.filter(pk=text.pk).update(diff=stale)
+    loaded = Perturbation.objects.select_related("item").get(pk=text.pk)
+    with django_assert_num_queries(1):  # computed and stored again
+        ops = loaded.diff_ops()
+    assert "".join(op["b"] for op in ops) == "The council met and opened the library."
+    assert Perturbation.objects.get(pk=text.pk).diff == diff_payload(
+        text.item.original, "The council met and opened the library."
+    )
