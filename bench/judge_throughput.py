@@ -18,6 +18,10 @@ Celery task runs (claims, prompts, cache lookups, the async openai client under 
 limits, parsing and batched saves). Then it runs the same work again as a new run: every
 call must come from the cache, with no HTTP request.
 
+After the runs, a bare aiohttp client (no database, no limiter, no SDK) sends the same number
+of requests to the same endpoint at the same concurrency: its rate is the ceiling the fake
+endpoint and loopback HTTP leave under the ideal on this machine, printed beside the run's.
+
 The child process is set up as a worker process is (``workers.celery.tune_process``). By
 default the whole measurement runs twice, once per HTTP transport of the openai client
 (aiohttp, the default, and the SDK's own httpx), each on a fresh database and fake server.
@@ -249,6 +253,37 @@ def _measure(args: argparse.Namespace, new_run, stats, worker_pid: int) -> None:
     print(json.dumps({"first": first, "second": second}))
 
 
+def bare_client_rate(base_url: str, calls: int, concurrency: int) -> float:
+    """Calls/s of a bare aiohttp client against the same endpoint: the same number of chat
+    completions, ``concurrency`` at a time, each reply's JSON read, and nothing else (no
+    database, no limiter, no SDK). What any client reaches on this machine, so the ceiling
+    under the ideal that the fake endpoint and loopback HTTP leave."""
+    import asyncio
+
+    import aiohttp
+
+    body = {
+        "model": "bench-model",
+        "messages": [{"role": "user", "content": "Rate the text on fluency.\nSource.\nText."}],
+        "max_tokens": 32,
+    }
+
+    async def work() -> float:
+        gate = asyncio.Semaphore(concurrency)
+        connector = aiohttp.TCPConnector(limit=concurrency)
+        async with aiohttp.ClientSession(connector=connector) as session:
+
+            async def one() -> None:
+                async with gate, session.post(f"{base_url}/chat/completions", json=body) as r:
+                    await r.json()
+
+            started = time.perf_counter()
+            await asyncio.gather(*(one() for _ in range(calls)))
+            return calls / (time.perf_counter() - started)
+
+    return asyncio.run(work())
+
+
 def recreate_postgres(url: str) -> None:
     import psycopg
 
@@ -352,6 +387,7 @@ def _bench_transport(args: argparse.Namespace, transport: str) -> float:
             command, env=env, cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True
         ).stdout
         server_cpu = _process_tree_cpu(server.process.pid) - server_cpu
+        bare = bare_client_rate(server.base_url, args.calls, args.concurrency)
     result = json.loads(out.strip().splitlines()[-1])
     first, second = result["first"], result["second"]
     ideal = args.concurrency / args.latency
@@ -378,6 +414,10 @@ def _bench_transport(args: argparse.Namespace, transport: str) -> float:
         f"(ideal {first['done'] / ideal:.2f} s)"
     )
     print(f"  throughput: {rate:.1f} calls/s vs ideal {ideal:.0f} calls/s = {rate / ideal:.1%}")
+    print(
+        f"  bare client (aiohttp alone, same endpoint and concurrency): {bare:.1f} calls/s = "
+        f"{bare / ideal:.1%} of ideal; the run reached {rate / bare:.1%} of it"
+    )
     print(f"  worker CPU: {cpu_ms:.2f} ms per call (calls phase)")
     calls = first["done"] + second["done"]
     print(f"  fake server CPU: {server_cpu / max(calls, 1) * 1000:.2f} ms per call (both runs)")
