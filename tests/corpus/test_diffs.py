@@ -2,11 +2,12 @@
 longer matches its text computed again."""
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from apps.corpus import diffs
 from apps.corpus.diff import DIFF_VERSION, diff_payload
 from apps.corpus.diffs import diffs_store
-from apps.corpus.models import Perturbation
+from apps.corpus.models import Dataset, ImportJob, Perturbation
 from tests.factories import DatasetFactory, PerturbationFactory
 
 pytestmark = pytest.mark.django_db
@@ -67,3 +68,45 @@ def test_a_diff_stored_for_an_earlier_text_is_computed_again(django_assert_num_q
     assert Perturbation.objects.get(pk=text.pk).diff == diff_payload(
         text.item.original, "The council met and opened the library."
     )
+
+
+PAIRS = (
+    b"id,original,kind,perturbed\n"
+    b"a1,The council closed the library.,negation,The council did not close the library.\n"
+)
+
+
+def test_an_upload_queues_its_texts_diffs_for_the_worker(
+    client, researcher, catalog, monkeypatch, django_capture_on_commit_callbacks
+):
+    from workers.tasks.imports import store_diffs
+
+    queued = []
+    monkeypatch.setattr(store_diffs, "delay", queued.append)
+    client.force_login(researcher)
+    with django_capture_on_commit_callbacks(execute=True):
+        upload = SimpleUploadedFile("pairs.csv", PAIRS)
+        client.post("/imports/new/", {"file": upload, "dataset": "pairs"})
+    assert queued == [Dataset.objects.get(owner=researcher, name="pairs").pk]
+
+
+def test_an_unreachable_broker_leaves_the_import_and_the_diff_to_the_first_look(
+    client, researcher, catalog, monkeypatch, django_capture_on_commit_callbacks, caplog
+):
+    from workers.tasks.imports import store_diffs
+
+    def down(*_):
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(store_diffs, "delay", down)
+    client.force_login(researcher)
+    with django_capture_on_commit_callbacks(execute=True):
+        upload = SimpleUploadedFile("pairs.csv", PAIRS)
+        response = client.post("/imports/new/", {"file": upload, "dataset": "pairs"}, follow=True)
+    assert response.status_code == 200 and b"1 perturbations imported" in response.content
+    assert ImportJob.objects.get().status == "done"
+    assert "could not queue the diffs" in caplog.text
+    text = Perturbation.objects.select_related("item").get()
+    assert text.diff == {}  # not stored ahead; computed on the first look
+    assert [op["op"] for op in text.diff_ops()] == ["equal", "replace", "equal"]
+    assert Perturbation.objects.get().diff == diff_payload(text.item.original, text.text)
