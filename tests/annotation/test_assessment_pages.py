@@ -16,6 +16,7 @@ from apps.annotation.models import (
 )
 from apps.annotation.services import ASSESSMENT
 from tests.annotation.factories import study_setup
+from tests.annotation.recent import recent_list
 from tests.factories import CriterionFactory, DatasetFactory, SourceItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +88,7 @@ def test_submit_saves_once_and_answers_the_next_text(client, setup):
     assert "Saved: 2 (on 1-5)" in response["HX-Trigger"]
     assert response.text.lstrip().startswith('<section id="work"')
     assert f"/assess/{first.unit_id}/" in response.text  # "back" leads to the one just saved
-    recent = response.text.split('<details class="recent">')[1].split("</details>")[0]
+    recent = recent_list(client, response.text)
     link = reverse("assess-item", args=[setup.study.pk, first.unit_id])
     assert f'<a href="{link}" hx-get="{link}"' in recent and f"text #{first.unit_id}," in recent
     assert client.post(target, data, **HTMX).status_code == 200  # a double click

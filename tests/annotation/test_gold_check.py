@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from apps.annotation.models import GoldCheck, GoldCheckSlot, JudgementChange
 from apps.annotation.services import GOLD_CHECK, WorkRefused, gold_check_submit
+from tests.annotation.recent import recent_list
 from tests.factories import PerturbationFactory
 from tests.judging.conftest import (
     demo,  # noqa: F401  (a fixture)
@@ -95,7 +96,7 @@ def test_the_page_shows_task_source_criterion_and_text_not_the_scores(client, se
     )
     assert response.status_code == 200
     assert GoldCheck.objects.get(annotator=person).good is True
-    recent = response.content.decode().split('<details class="recent">')[1].split("</details>")[0]
+    recent = recent_list(client, response.content.decode())
     link = reverse("gold-check-item", args=[study.pk, item.perturbation.pk])
     assert f'<a href="{link}" hx-get="{link}"' in recent  # the label just given, to change
 

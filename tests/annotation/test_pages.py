@@ -20,6 +20,7 @@ from apps.annotation.services import vetting_next
 from apps.catalog.models import Metric
 from apps.corpus.models import PerturbationVersion
 from tests.annotation.factories import study_setup
+from tests.annotation.recent import recent_links
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +41,7 @@ def verdict(key=None, value="valid", note=""):
 
 
 @pytest.mark.parametrize(
-    "tail", ["vet/", "vet/1/", "compare/", "compare/1/1/", "survey/", "progress/"]
+    "tail", ["vet/", "vet/1/", "vet/recent/", "compare/", "compare/1/1/", "survey/", "progress/"]
 )
 def test_pages_need_a_login(client, setup, tail):
     response = client.get(url(setup.study, tail))
@@ -52,17 +53,22 @@ def test_pages_need_a_login(client, setup, tail):
     [
         ("annotator", "vet/", 200),
         ("annotator", "compare/", 200),
+        ("annotator", "vet/recent/", 200),
+        ("annotator", "compare/recent/", 200),
         ("annotator", "survey/", 403),
         ("annotator", "progress/", 403),
         ("expert", "vet/", 403),
         ("expert", "compare/", 403),
+        ("expert", "vet/recent/", 403),
         ("expert", "survey/", 200),
         ("expert", "progress/", 403),
         ("owner", "vet/", 403),
         ("owner", "survey/", 403),
+        ("owner", "vet/recent/", 403),
         ("owner", "progress/", 200),
         ("outsider", "vet/", 404),
         ("outsider", "compare/", 404),
+        ("outsider", "vet/recent/", 404),
         ("outsider", "survey/", 404),
         ("outsider", "progress/", 404),
     ],
@@ -396,14 +402,6 @@ def test_a_long_comparison_queue_is_shown_as_1000_plus(client):
     assert f'<td class="num">{waiting.count()}</td>' in page
 
 
-def recent_links(html):
-    """The hrefs of the "Your last ..." list, in order, each with its hx-get."""
-    listed = html.split('<details class="recent">', 1)[1].split("</details>", 1)[0]
-    pairs = re.findall(r'<a href="([^"]+)" hx-get="([^"]+)"', listed)
-    assert all(href == get for href, get in pairs)
-    return [href for href, _ in pairs]
-
-
 def test_the_recent_verdicts_link_to_their_items(client, setup):
     ann = setup.annotators[0]
     client.force_login(ann)
@@ -412,10 +410,35 @@ def test_the_recent_verdicts_link_to_their_items(client, setup):
         slot = vetting_next(study=setup.study, annotator=ann)
         client.post(url(setup.study, f"vet/{slot.perturbation_id}/verdict/"), verdict(), **HTMX)
         answered.append(slot.perturbation_id)
-    links = recent_links(client.get(url(setup.study, "vet/")).content.decode())
+    links = recent_links(client, client.get(url(setup.study, "vet/")).content.decode())
     assert links == [reverse("vet-item", args=[setup.study.pk, p]) for p in reversed(answered)]
     again = client.get(links[1], **HTMX).content.decode()
     assert 'id="revisit"' in again and f"/vet/{answered[0]}/verdict/" in again
+
+
+def test_the_last_verdicts_are_loaded_when_opened_and_are_only_theirs(client):
+    setup = study_setup(perturbations=6, annotators=2, aspects=1)
+    first, second = setup.annotators
+    client.force_login(first)
+    page = client.get(url(setup.study, "vet/")).content.decode()
+    assert 'class="recent"' not in page  # nothing answered yet: no list offered
+    assert "None yet." in client.get(url(setup.study, "vet/recent/"), **HTMX).content.decode()
+    mine = []
+    for _ in range(2):
+        slot = vetting_next(study=setup.study, annotator=first)
+        data = verdict(value="invalid")
+        client.post(url(setup.study, f"vet/{slot.perturbation_id}/verdict/"), data, **HTMX)
+        mine.append(slot.perturbation_id)
+    client.force_login(second)
+    theirs = vetting_next(study=setup.study, annotator=second).perturbation_id
+    client.post(url(setup.study, f"vet/{theirs}/verdict/"), verdict(), **HTMX)
+    client.force_login(first)
+    page = client.get(url(setup.study, "vet/"), **HTMX).content.decode()
+    # The page offers the list, closed, and does not carry it: it is loaded when opened.
+    assert "Your last verdicts" in page and ": Invalid</li>" not in page
+    listed = client.get(url(setup.study, "vet/recent/"), **HTMX).content.decode()
+    assert re.findall(r"#(\d+)</a>: Invalid", listed) == [str(p) for p in reversed(mine)]
+    assert f"#{theirs}</a>" not in listed  # another annotator's verdict
 
 
 def test_the_recent_choices_link_to_their_pairs(client):
@@ -427,6 +450,6 @@ def test_the_recent_choices_link_to_their_pairs(client):
         data = {"choice": "B", "original_first": "1", "idempotency_key": str(uuid.uuid4())}
         assert client.post(url(setup.study, tail), data, **HTMX).status_code == 200
         answered.append([slot.perturbation_id, slot.criterion_id])
-    links = recent_links(client.get(url(setup.study, "compare/")).content.decode())
+    links = recent_links(client, client.get(url(setup.study, "compare/")).content.decode())
     expected = [reverse("compare-item", args=[setup.study.pk, *pair]) for pair in answered]
     assert links == expected[::-1]

@@ -63,6 +63,9 @@ RETRY = 7
 # The API's submit with `?next=true`: the submit's and the next item's, less the second
 # authentication and study.
 CHAINED = 6
+# A page's list of the person's last answers, loaded when they open it: authentication, the
+# study, the list.
+RECENT_LIST = 3
 
 
 @contextmanager
@@ -162,10 +165,14 @@ def test_vetting_through_the_pages(client):
             response = client.post(f"{page}{item.perturbation.pk}/verdict/", answer, **HTMX)
         assert response.status_code == 200 and response.context["item"] is not None
         item = response.context["item"]
-        # The page lists their last verdicts, latest first (read with the item).
-        shown = [(v.perturbation_id, v.perturbation.kind.name) for v in item.recent]
-        assert shown == [(p.pk, p.kind.name) for p in vetted]
-        assert f"{vetted[0].kind.name} #{vetted[0].pk}</a>: Valid" in response.content.decode()
+        # "Back" leads to the verdict just given (its unit read with the item).
+        assert item.previous.perturbation_id == vetted[0].pk
+        assert f"/vet/{vetted[0].pk}/" in response.content.decode()
+    # Their last verdicts, latest first, when they open the list (not with every item).
+    with statements(RECENT_LIST, "vetting page's last verdicts"):
+        listed = client.get(f"{page}recent/", **HTMX).content.decode()
+    shown = re.findall(r">([^<>]+) #(\d+)</a>: Valid", listed)
+    assert shown == [(p.kind.name, str(p.pk)) for p in vetted]
     assert Vetting.objects.count() == 2
 
 
@@ -221,12 +228,15 @@ def test_assessment_through_the_api_and_the_pages(api_client, client):
     with statements(submit_budget, "assessment page submit and next"):
         response = client.post(f"{page}{shown.unit.pk}/rating/", answer, **HTMX)
     assert response.status_code == 200
-    # The next text, read with its hand-out: held (skip offered), the rating just saved
-    # first in the list, and "back" to it.
+    # The next text, read with its hand-out: held (skip offered), and "back" to the rating
+    # just saved, first in the list of their last ratings.
     after = response.context["item"]
     assert after.unit.pk != shown.unit.pk and after.held and after.assessment is None
-    assert [rated.unit_id for rated in after.recent][:1] == [shown.unit.pk]
+    assert after.previous.unit_id == shown.unit.pk
     assert f"/assess/{shown.unit.pk}/" in response.content.decode()
+    with statements(RECENT_LIST, "assessment page's last ratings"):
+        listed = client.get(f"{page}recent/", **HTMX).content.decode()
+    assert re.findall(r"text #(\d+),", listed)[:1] == [str(shown.unit.pk)]
     assert Assessment.objects.count() == 2
 
 

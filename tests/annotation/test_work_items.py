@@ -18,6 +18,7 @@ from apps.annotation.services.gold_checks import GOLD_CHECK
 from apps.catalog.models import KindFamily, PerturbationKind
 from apps.corpus.models import Perturbation
 from tests.annotation.factories import study_setup
+from tests.annotation.recent import recent_list
 
 pytestmark = pytest.mark.django_db
 
@@ -138,15 +139,16 @@ def test_the_pages_list_the_last_answers_and_go_back_to_them(client):
     pair = f"{shown.perturbation.pk}/{shown.criterion.pk}/"
     choice = {"choice": "A", "original_first": "1", "idempotency_key": str(uuid.uuid4())}
     page = client.post(f"/studies/{study.pk}/compare/{pair}choice/", choice, **hx)
-    html = page.content.decode()
-    assert f"pair #{shown.perturbation.pk}, {shown.criterion.aspect.name}</a>: A" in html
+    listed = recent_list(client, page.content.decode())
+    assert f"pair #{shown.perturbation.pk}, {shown.criterion.aspect.name}</a>: A" in listed
     assert page.context["nav"]["back"] == f"/studies/{study.pk}/compare/{pair}"
     assert page.context["progress"].compared == 1
     # A rating, likewise.
     unit = client.get(f"/studies/{study.pk}/assess/", **hx).context["item"].unit
     rating = {"score": 2, "idempotency_key": str(uuid.uuid4()), "based_on": 0}
     page = client.post(f"/studies/{study.pk}/assess/{unit.pk}/rating/", rating, **hx)
-    assert f"text #{unit.pk}, {unit.criterion.aspect.name}</a>: 2" in page.content.decode()
+    listed = recent_list(client, page.content.decode())
+    assert f"text #{unit.pk}, {unit.criterion.aspect.name}</a>: 2" in listed
     assert page.context["nav"]["back"] == f"/studies/{study.pk}/assess/{unit.pk}/"
 
 
@@ -162,6 +164,6 @@ def test_the_gold_check_page_lists_the_last_labels(client):
     pid = client.get(f"/studies/{study.pk}/gold-check/", **hx).context["item"].perturbation.pk
     label = {"good": "0", "idempotency_key": str(uuid.uuid4())}
     page = client.post(f"/studies/{study.pk}/gold-check/{pid}/label/", label, **hx)
-    assert f"text #{pid}</a>: not good" in page.content.decode()
+    assert f"text #{pid}</a>: not good" in recent_list(client, page.content.decode())
     assert page.context["nav"]["back"] == f"/studies/{study.pk}/gold-check/{pid}/"
     assert page.context["progress"]["gold_check"].done == 1

@@ -82,6 +82,15 @@ def test_annotator_vets_edits_and_compares_with_the_keyboard(page, live_server, 
     assert Vetting.objects.count() == 10
     assert Vetting.objects.filter(verdict="invalid").count() == 1
 
+    # Their last verdicts: loaded when the list is opened, each a link back to its item.
+    page.click("details.recent summary")
+    listed = page.locator("details.recent ol li a")
+    expect(listed).to_have_count(8)
+    expect(page.locator("details.recent ol")).to_contain_text("Invalid")
+    shot(page, "vetting-recent")
+    listed.nth(1).click()
+    expect(page.locator("#revisit")).to_be_visible()
+
     press(page, "g")
     expect(page.locator("dialog#guidelines")).to_be_visible()
     shot(page, "guidelines")

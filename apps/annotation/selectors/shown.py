@@ -1,7 +1,7 @@
 """What a comparison, a text to rate and an adversarial text to label show, read by plain SQL
 written once (PostgreSQL; docs/annotation.md, "Speed"): the API's item with the statement that
 hands the unit out, the page's (with the person's answer, whether they hold the unit, their
-counts and their recent answers) in one statement. Vetting's are in selectors/work.py.
+counts and the unit of their last answer) in one statement. Vetting's are in selectors/work.py.
 
 Each `*_parts` is a select list and the tables it reads (a comparison's follow a JOIN, on the
 conditions given; the others' follow FROM), each `*_load` turns a row back into model
@@ -10,8 +10,9 @@ instances from a position in it, and says where the row goes on.
 
 from __future__ import annotations
 
+import json
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 from apps.annotation.models import (
     Assessment,
@@ -21,13 +22,15 @@ from apps.annotation.models import (
     ComparisonSlot,
     GoldCheck,
     GoldCheckSlot,
+    Judgement,
     JudgementChange,
 )
 from apps.annotation.selectors import rows
 from apps.catalog.models import Aspect, Criterion, Task
 from apps.corpus.models import Dataset, Perturbation, SourceItem
 
-RECENT = 8
+J = TypeVar("J", bound=Judgement)
+
 #: The name of the evaluated texts of item `i` (see selectors/work.py, `text_name`).
 TEXT_NAME = "COALESCE(t.text_name, dt.text_name, 'text')"
 MINE = "study_id = %(study)s AND annotator_id = %(person)s"
@@ -80,30 +83,25 @@ def _version_handed_out(model: type, link: str, unit: str) -> str:
     )
 
 
-def _recent(select: str, tables: str) -> str:
-    """The person's last answers (`h`, in `tables`), newest first: a JSON array of `select`
-    arrays (only what the page's list shows of them)."""
+def latest_sql(model: type[Judgement]) -> str:
+    """The unit of the person's last answer of `model` (the page's "back" when they have not
+    answered the unit shown), as a JSON array of its unit fields' ids; NULL if none."""
+    unit = ", ".join(f"h.{name}_id" for name in model.unit_fields)
     return (
-        "(SELECT COALESCE(json_agg(r.a ORDER BY r.created_at DESC, r.id DESC), '[]') "
-        f"FROM (SELECT json_build_array({select}) AS a, h.created_at, h.id FROM {tables} "
+        f"(SELECT json_build_array({unit}) FROM {rows.table(model)} h "
         "WHERE h.study_id = %(study)s AND h.annotator_id = %(person)s "
-        f"ORDER BY h.created_at DESC, h.id DESC LIMIT {RECENT}) r)"
+        "ORDER BY h.created_at DESC, h.id DESC LIMIT 1)"
     )
 
 
-def _criterion(criterion: int, aspect: int, name: str) -> Criterion:
-    """A criterion as a list of recent answers shows it: its aspect's name."""
-    loaded = Criterion.from_db(None, ["id", "aspect_id"], [criterion, aspect])
-    loaded.aspect = Aspect.from_db(None, ["id", "name"], [aspect, name])
-    return loaded
-
-
-def _aspect_of(criterion: str) -> str:
-    """The criterion (hc) and its aspect (ha) of a recent answer."""
-    return (
-        f"JOIN {rows.table(Criterion)} hc ON hc.id = {criterion} "
-        f"JOIN {rows.table(Aspect)} ha ON ha.id = hc.aspect_id"
-    )
+def latest_answer(model: type[J], value: list[int] | str | None) -> J | None:
+    """The last answer of `latest_sql` (only its unit's fields), or None."""
+    if isinstance(value, str):
+        value = json.loads(value)
+    if not value:
+        return None
+    names = [f"{name}_id" for name in model.unit_fields]
+    return model(**dict(zip(names, value, strict=True)))
 
 
 # --- comparison --------------------------------------------------------------------------------
@@ -151,7 +149,7 @@ def comparison_next_sql() -> str:
 @cache
 def comparison_item_sql() -> str:
     """A pair x criterion with the person's answer, whether they hold its slot, their
-    answers and open slots (the page's queue line), and their recent answers."""
+    answers and open slots (the page's queue line), and their last answer's unit."""
     select, tables = comparison_parts("p.id = %(perturbation)s", "c.id = %(criterion)s")
     slots, answers = rows.table(ComparisonSlot), rows.table(Comparison)
     unit = "perturbation_id = p.id AND criterion_id = c.id"
@@ -159,25 +157,10 @@ def comparison_item_sql() -> str:
         f"SELECT {select}, {rows.columns(Comparison, 'j').sql}, "
         f"EXISTS (SELECT 1 FROM {slots} WHERE {MINE} AND {unit} AND done_at IS NULL), "
         f"(SELECT count(*) FROM {answers} WHERE {MINE}), "
-        f"({waiting_sql(slots, MINE)}), "
-        + _recent(
-            "h.id, h.perturbation_id, h.criterion_id, h.choice, ha.id, ha.name",
-            f"{answers} h " + _aspect_of("h.criterion_id"),
-        )
-        + f" FROM (SELECT 1) one JOIN {tables} LEFT JOIN {answers} j ON j.study_id = %(study)s "
+        f"({waiting_sql(slots, MINE)}), {latest_sql(Comparison)} "
+        f"FROM (SELECT 1) one JOIN {tables} LEFT JOIN {answers} j ON j.study_id = %(study)s "
         "AND j.annotator_id = %(person)s AND j.perturbation_id = p.id AND j.criterion_id = c.id"
     )
-
-
-def comparison_recent(value: list[list[Any]]) -> list[Comparison]:
-    """The recent answers of `comparison_item_sql`."""
-    recent = []
-    for pk, perturbation, criterion, choice, aspect, name in value:
-        names = ["id", "perturbation_id", "criterion_id", "choice"]
-        answer = Comparison.from_db(None, names, [pk, perturbation, criterion, choice])
-        answer.criterion = _criterion(criterion, aspect, name)
-        recent.append(answer)
-    return recent
 
 
 # --- direct assessment -------------------------------------------------------------------------
@@ -216,19 +199,15 @@ def assessment_load(row: Any, at: int = 0) -> tuple[AssessmentUnit, str, int]:
 
 def _assessment_page() -> tuple[str, str]:
     """What the page shows of a unit (u): `assessment_parts`, the person's rating (and its
-    version), whether they hold its slot, how many texts they rated, and their recent
-    ratings; its tables follow FROM, with the condition on u still to add."""
+    version), whether they hold its slot, how many texts they rated, and their last
+    rating's unit; its tables follow FROM, with the condition on u still to add."""
     select, tables = assessment_parts()
     j, slots = rows.columns(Assessment, "j"), rows.table(AssessmentSlot)
     select = (
         f"{select}, {j.sql}, {_version('assessment')}, "
         f"EXISTS (SELECT 1 FROM {slots} WHERE {MINE} AND unit_id = u.id AND done_at IS NULL), "
         f"(SELECT count(*) FROM {rows.table(Assessment)} WHERE {MINE}), "
-        + _recent(
-            "h.id, h.unit_id, h.score, hu.criterion_id, ha.id, ha.name",
-            f"{rows.table(Assessment)} h JOIN {rows.table(AssessmentUnit)} hu "
-            "ON hu.id = h.unit_id " + _aspect_of("hu.criterion_id"),
-        )
+        f"{latest_sql(Assessment)}"
     )
     tables += (
         f" LEFT JOIN {rows.table(Assessment)} j ON j.study_id = %(study)s "
@@ -248,20 +227,9 @@ def assessment_shown_sql() -> tuple[str, str]:
 @cache
 def assessment_item_sql() -> str:
     """A unit with the person's rating (and its version), whether they hold its slot, how
-    many texts they rated, and their recent ratings."""
+    many texts they rated, and their last rating's unit."""
     select, tables = _assessment_page()
     return f"SELECT {select} FROM {tables} WHERE u.id = %(unit)s"
-
-
-def assessment_recent(value: list[list[Any]]) -> list[Assessment]:
-    """The recent ratings of `assessment_item_sql`."""
-    recent = []
-    for pk, unit, score, criterion, aspect, name in value:
-        answer = Assessment.from_db(None, ["id", "unit_id", "score"], [pk, unit, score])
-        answer.unit = AssessmentUnit.from_db(None, ["id", "criterion_id"], [unit, criterion])
-        answer.unit.criterion = _criterion(criterion, aspect, name)
-        recent.append(answer)
-    return recent
 
 
 # --- gold validation ---------------------------------------------------------------------------
@@ -301,7 +269,7 @@ def gold_check_shown_sql() -> tuple[str, str]:
 @cache
 def gold_check_item_sql() -> str:
     """An adversarial text with the person's label (and its version), whether they hold its
-    slot, how many texts they labelled, and their recent labels."""
+    slot, how many texts they labelled, and their last label's text."""
     select, tables = gold_check_parts()
     j, slots = rows.columns(GoldCheck, "j"), rows.table(GoldCheckSlot)
     return (
@@ -309,14 +277,8 @@ def gold_check_item_sql() -> str:
         f"EXISTS (SELECT 1 FROM {slots} WHERE {MINE} AND perturbation_id = p.id "
         "AND done_at IS NULL), "
         f"(SELECT count(*) FROM {rows.table(GoldCheck)} WHERE {MINE}), "
-        + _recent("h.id, h.perturbation_id, h.good", f"{rows.table(GoldCheck)} h")
-        + f" FROM {tables} LEFT JOIN {rows.table(GoldCheck)} j ON j.study_id = %(study)s "
+        f"{latest_sql(GoldCheck)} "
+        f"FROM {tables} LEFT JOIN {rows.table(GoldCheck)} j ON j.study_id = %(study)s "
         "AND j.annotator_id = %(person)s AND j.perturbation_id = p.id "
         "WHERE p.id = %(perturbation)s"
     )
-
-
-def gold_check_recent(value: list[list[Any]]) -> list[GoldCheck]:
-    """The recent labels of `gold_check_item_sql`."""
-    names = ["id", "perturbation_id", "good"]
-    return [GoldCheck.from_db(None, names, row) for row in value]

@@ -3,12 +3,10 @@ text to rate (direct assessment), or one adversarial text to label (gold validat
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 from django.http import Http404
 
@@ -21,6 +19,7 @@ from apps.annotation.models import (
     ControlServe,
     GoldCheck,
     GoldCheckSlot,
+    Judgement,
     Study,
     Vetting,
     VettingSlot,
@@ -33,7 +32,7 @@ from apps.catalog.models import Aspect, Criterion, PerturbationKind, Task
 from apps.corpus.diff import compute_diff, render_inline_html, render_side_by_side
 from apps.corpus.models import Dataset, Perturbation, PerturbationVersion, SourceItem
 
-RECENT = 8
+J = TypeVar("J", bound=Judgement)
 
 
 @dataclass
@@ -84,7 +83,6 @@ class VettingItem:
     edited_by_me: bool
     held: bool
     previous: Vetting | None
-    recent: list[Vetting]
     progress: AnnotatorProgress
     based_on: int = 0  # the verdict's version shown (see judgement_version)
     idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
@@ -94,7 +92,7 @@ class VettingItem:
 def _item_sql() -> str:
     """`_brief_sql` with, for the annotator: their answer on it, the latest version's
     author, whether they hold an open slot of it, the counts of the page's queue line and
-    their last verdicts."""
+    the unit of their last verdict."""
     v = rows.columns(Vetting, "v")
     slots, vettings = rows.table(VettingSlot), rows.table(Vetting)
     versions = rows.table(PerturbationVersion)
@@ -112,39 +110,9 @@ def _item_sql() -> str:
         f"(SELECT count(*) FROM {vettings} WHERE {mine}), "
         f"({shown.waiting_sql(rows.table(ComparisonSlot), mine)}), "
         f"(SELECT count(*) FROM {rows.table(Comparison)} WHERE {mine}), "
-        f"({_recent_sql()}) "
+        f"{shown.latest_sql(Vetting)} "
         f"FROM {joins} WHERE p.id = %(perturbation)s"
     )
-
-
-def _recent_sql() -> str:
-    """The annotator's last verdicts as one JSON array (read with the item): each
-    [id, perturbation, verdict, created at, kind id, kind name], latest first."""
-    return (
-        "SELECT json_agg(json_build_array(r.id, r.perturbation_id, r.verdict, r.created_at, "
-        "r.kind_id, r.kind_name) ORDER BY r.created_at DESC, r.id DESC) FROM "
-        "(SELECT rv.id, rv.perturbation_id, rv.verdict, rv.created_at, rk.id AS kind_id, "
-        f"rk.name AS kind_name FROM {rows.table(Vetting)} rv "
-        f"JOIN {rows.table(Perturbation)} rp ON rp.id = rv.perturbation_id "
-        f"JOIN {rows.table(PerturbationKind)} rk ON rk.id = rp.kind_id "
-        "WHERE rv.study_id = %(study)s AND rv.annotator_id = %(person)s "
-        f"ORDER BY rv.created_at DESC, rv.id DESC LIMIT {RECENT}) r"
-    )
-
-
-def _recent(found: list | str | None) -> list[Vetting]:
-    """The annotator's last verdicts (`_recent_sql`'s array), with what the page shows of
-    them (the kind's name)."""
-    recent = []
-    # `from_db` takes a part of the columns in the model's order (whatever the names' order).
-    names = ["id", "created_at", "perturbation_id", "verdict"]
-    listed = json.loads(found) if isinstance(found, str) else found or []
-    for vid, pid, verdict, created, kid, kind_name in listed:
-        created = datetime.fromisoformat(created)
-        vetting = Vetting.from_db(None, names, [vid, created, pid, verdict])
-        vetting.perturbation = Perturbation(id=pid, kind=PerturbationKind(id=kid, name=kind_name))
-        recent.append(vetting)
-    return recent
 
 
 def _vetting_item_fast(
@@ -169,18 +137,16 @@ def vetting_page_item(study: Study, annotator, row: Any, held: bool | None) -> V
     text_name, version = row[at], row[at + 1]
     answer = rows.columns(Vetting, "v")
     vetting = answer.load(row, at + 2) if row[at + 2] is not None else None
-    author, holds, vetted, waiting, compared, recent_found = row[at + 2 + answer.width :]
+    author, holds, vetted, waiting, compared, latest = row[at + 2 + answer.width :]
     if held is None:
         held = holds or holds_control(
             study=study, annotator=annotator, work="vetting", perturbation_id=perturbation_id
         )
     if not held and vetting is None:
         raise Http404("This item is not assigned to you.")
-    recent = _recent(recent_found)
     progress = annotator_progress(study, annotator)
     progress.counted("vetting", done=vetted)
     progress.counted("comparison", done=compared, waiting=waiting)
-    mine_all = Vetting.answers.filter(study=study, annotator=annotator)
     return VettingItem(
         perturbation=perturbation,
         panes=diff_panes(perturbation.diff_ops()),
@@ -189,8 +155,7 @@ def vetting_page_item(study: Study, annotator, row: Any, held: bool | None) -> V
         version=version or 1,
         edited_by_me=bool(version and author == annotator.pk),
         held=held,
-        previous=_previous(mine_all, vetting) if vetting else (recent[0] if recent else None),
-        recent=recent,
+        previous=_back(Vetting, study, annotator, vetting, latest),
         progress=progress,
         based_on=judgement_version(vetting),
     )
@@ -219,11 +184,6 @@ def vetting_item(
     ).get(pk=perturbation_id)
     latest = perturbation.versions.order_by("-number").values_list("number", "author_id").first()
     mine_all = Vetting.answers.filter(study=study, annotator=annotator)
-    recent = list(
-        mine_all.select_related("perturbation__kind")
-        .only("perturbation_id", "verdict", "created_at", "perturbation__kind__name")
-        .order_by("-created_at", "-id")[:RECENT]
-    )
     return VettingItem(
         perturbation=perturbation,
         panes=diff_panes(perturbation.diff_ops()),
@@ -232,15 +192,22 @@ def vetting_item(
         version=latest[0] if latest else 1,
         edited_by_me=bool(latest and latest[1] == annotator.pk),
         held=held,
-        previous=_previous(mine_all, vetting) if vetting else (recent[0] if recent else None),
-        recent=recent,
+        previous=_previous(mine_all, vetting),
         progress=annotator_progress(study, annotator),
         based_on=judgement_version(vetting),
     )
 
 
+def _back(model: type[J], study: Study, annotator, current: J | None, latest: Any) -> J | None:
+    """Where a page read by plain SQL goes "back" to: the answer before the person's
+    `current` one, else their last (`latest`: its unit, read with the item, selectors/shown.py)."""
+    if current is None:
+        return shown.latest_answer(model, latest)
+    return _previous(model.answers.filter(study=study, annotator=annotator), current)
+
+
 def _previous(mine, current):
-    """The judgement before `current` (or the latest one), for "back"."""
+    """The judgement before `current` (or the latest one, if None), for "back"."""
     if current is not None:
         mine = mine.filter(created_at__lt=current.created_at)
     return mine.order_by("-created_at", "-id").first()
@@ -258,7 +225,6 @@ class ComparisonItem:
     comparison: Comparison | None
     held: bool
     previous: Comparison | None
-    recent: list[Comparison]
     progress: AnnotatorProgress
     idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
 
@@ -306,9 +272,6 @@ def comparison_item(
     original, perturbed = perturbation.item.original, perturbation.text
     name = text_name(perturbation.item)
     mine_all = Comparison.answers.filter(study=study, annotator=annotator)
-    recent = list(
-        mine_all.select_related("criterion__aspect").order_by("-created_at", "-id")[:RECENT]
-    )
     return ComparisonItem(
         perturbation=perturbation,
         criterion=criterion,
@@ -319,8 +282,7 @@ def comparison_item(
         original_first=original_first,
         comparison=comparison,
         held=held,
-        previous=_previous(mine_all, comparison) if comparison else (recent[0] if recent else None),
-        recent=recent,
+        previous=_previous(mine_all, comparison),
         progress=annotator_progress(study, annotator),
     )
 
@@ -329,7 +291,7 @@ def _comparison_item_fast(
     study: Study, annotator, perturbation_id: int, criterion_id: int, held: bool | None
 ) -> ComparisonItem:
     """`comparison_item` in a statement written once (selectors/shown.py): the pair,
-    criterion, answer, whether it is held, the queue line's counts and the recent choices."""
+    criterion, answer, whether it is held, the queue line's counts and the last choice's unit."""
     unit = {"perturbation_id": perturbation_id, "criterion_id": criterion_id}
     params = {"study": study.pk, "person": annotator.pk, "perturbation": perturbation_id}
     found = rows.fetch(shown.comparison_item_sql(), {**params, "criterion": criterion_id})
@@ -338,7 +300,7 @@ def _comparison_item_fast(
     perturbation, criterion, name, at = shown.comparison_load(found[0])
     answers = rows.columns(Comparison, "j")
     comparison = answers.load(found[0], at) if found[0][at] is not None else None
-    holds, done, waiting, recent = found[0][at + answers.width :]
+    holds, done, waiting, latest = found[0][at + answers.width :]
     held = (
         held or holds or holds_control(study=study, annotator=annotator, work="comparison", **unit)
     )
@@ -347,9 +309,7 @@ def _comparison_item_fast(
     first = comparison.original_first if comparison else None
     item = _comparison_shown(study, annotator, unit, perturbation, criterion, name, first)
     item.comparison, item.held = comparison, held
-    item.recent = shown.comparison_recent(recent)
-    mine_all = Comparison.answers.filter(study=study, annotator=annotator)
-    item.previous = _previous(mine_all, comparison) if comparison else next(iter(item.recent), None)
+    item.previous = _back(Comparison, study, annotator, comparison, latest)
     item.progress.counted("comparison", done=done, waiting=waiting)
     return item
 
@@ -378,7 +338,6 @@ def _comparison_shown(
         comparison=None,
         held=True,
         previous=None,
-        recent=[],
         progress=annotator_progress(study, annotator),
     )
 
@@ -483,7 +442,6 @@ class AssessmentItem:
     assessment: Assessment | None
     held: bool
     previous: Assessment | None
-    recent: list[Assessment]
     progress: AnnotatorProgress
     based_on: int = 0  # the rating's version shown (see judgement_version)
     idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
@@ -516,9 +474,6 @@ def assessment_item(
     name = text_name(unit.item)
     criterion = unit.criterion
     mine_all = Assessment.answers.filter(study=study, annotator=annotator)
-    recent = list(
-        mine_all.select_related("unit__criterion__aspect").order_by("-created_at", "-id")[:RECENT]
-    )
     return AssessmentItem(
         unit=unit,
         text=unit.perturbation.text if unit.perturbation else unit.item.original,
@@ -527,8 +482,7 @@ def assessment_item(
         scale=list(range(criterion.scale_min, criterion.scale_max + 1)),
         assessment=assessment,
         held=held,
-        previous=_previous(mine_all, assessment) if assessment else (recent[0] if recent else None),
-        recent=recent,
+        previous=_previous(mine_all, assessment),
         progress=annotator_progress(study, annotator),
         based_on=judgement_version(assessment),
     )
@@ -538,7 +492,7 @@ def _assessment_item_fast(
     study: Study, annotator, unit_id: int, held: bool | None, shown_row: Any = None
 ) -> AssessmentItem:
     """`assessment_item` in a statement written once (selectors/shown.py): the unit, the
-    rating and its version, whether it is held, their count and their recent ratings."""
+    rating and its version, whether it is held, their count and their last rating's unit."""
     params = {"study": study.pk, "person": annotator.pk, "unit": unit_id}
     found = [shown_row] if shown_row else rows.fetch(shown.assessment_item_sql(), params)
     if not found:
@@ -546,7 +500,7 @@ def _assessment_item_fast(
     unit, name, at = shown.assessment_load(found[0])
     answers = rows.columns(Assessment, "j")
     assessment = answers.load(found[0], at) if found[0][at] is not None else None
-    version, holds, done, recent = found[0][at + answers.width :]
+    version, holds, done, latest = found[0][at + answers.width :]
     held = held or holds
     held = held or holds_control(
         study=study, annotator=annotator, work="assessment", unit_id=unit_id
@@ -555,9 +509,7 @@ def _assessment_item_fast(
         raise Http404("This text is not assigned to you.")
     item = _assessment_shown(study, annotator, unit, name, version)
     item.assessment, item.held = assessment, held
-    item.recent = shown.assessment_recent(recent)
-    mine_all = Assessment.answers.filter(study=study, annotator=annotator)
-    item.previous = _previous(mine_all, assessment) if assessment else next(iter(item.recent), None)
+    item.previous = _back(Assessment, study, annotator, assessment, latest)
     item.progress.counted("assessment", done=done)
     return item
 
@@ -576,7 +528,6 @@ def _assessment_shown(
         assessment=None,
         held=True,
         previous=None,
-        recent=[],
         progress=annotator_progress(study, annotator),
         based_on=version,
     )
@@ -603,7 +554,6 @@ class GoldCheckItem:
     gold_check: GoldCheck | None
     held: bool
     previous: GoldCheck | None
-    recent: list[GoldCheck]
     progress: AnnotatorProgress
     based_on: int = 0  # the label's version shown (see judgement_version)
     idempotency_key: uuid.UUID = field(default_factory=uuid.uuid4)
@@ -627,7 +577,6 @@ def gold_check_item(
     )
     task = perturbation.item.task or perturbation.item.dataset.task
     mine_all = GoldCheck.answers.filter(study=study, annotator=annotator)
-    recent = list(mine_all.order_by("-created_at", "-id")[:RECENT])
     return GoldCheckItem(
         perturbation=perturbation,
         task_name=task.name if task else "",
@@ -636,8 +585,7 @@ def gold_check_item(
         criterion_text=str((perturbation.parameters or {}).get("criterion_text") or ""),
         gold_check=gold_check,
         held=held,
-        previous=_previous(mine_all, gold_check) if gold_check else (recent[0] if recent else None),
-        recent=recent,
+        previous=_previous(mine_all, gold_check),
         progress=annotator_progress(study, annotator),
         based_on=judgement_version(gold_check),
     )
@@ -647,7 +595,7 @@ def _gold_check_item_fast(
     study: Study, annotator, perturbation_id: int, held: bool | None
 ) -> GoldCheckItem:
     """`gold_check_item` in a statement written once (selectors/shown.py): the text,
-    the label and its version, whether it is held, their count and their recent labels."""
+    the label and its version, whether it is held, their count and their last label's text."""
     params = {"study": study.pk, "person": annotator.pk, "perturbation": perturbation_id}
     found = rows.fetch(shown.gold_check_item_sql(), params)
     if not found:
@@ -661,15 +609,13 @@ def gold_check_page_item(study: Study, annotator, row: Any, held: bool | None) -
     perturbation, names, at = shown.gold_check_load(row)
     answers = rows.columns(GoldCheck, "j")
     gold_check = answers.load(row, at) if row[at] is not None else None
-    version, holds, done, recent = row[at + answers.width :]
+    version, holds, done, latest = row[at + answers.width :]
     held = held or holds
     if not held and gold_check is None:
         raise Http404("This text is not assigned to you.")
     item = _gold_check_shown(study, annotator, perturbation, names, version)
     item.gold_check, item.held = gold_check, held
-    item.recent = shown.gold_check_recent(recent)
-    mine_all = GoldCheck.answers.filter(study=study, annotator=annotator)
-    item.previous = _previous(mine_all, gold_check) if gold_check else next(iter(item.recent), None)
+    item.previous = _back(GoldCheck, study, annotator, gold_check, latest)
     item.progress.counted("gold_check", done=done)
     return item
 
@@ -688,7 +634,6 @@ def _gold_check_shown(
         gold_check=None,
         held=True,
         previous=None,
-        recent=[],
         progress=annotator_progress(study, annotator),
         based_on=version,
     )

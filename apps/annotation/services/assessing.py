@@ -42,6 +42,7 @@ class AssessmentWork(PooledWork):
     answer_keys = ("score",)
     answer_noun = "rating"
     answers_figure = ("assessments", "Ratings", "assessment-count")
+    recent_related = ("unit__criterion__aspect",)
 
     def opted_in(self, study: Study) -> bool:
         return study.assessment_criteria.exists()

@@ -55,6 +55,7 @@ class ComparisonWork(Work):
     answer_noun = "choice"
     skipped_message = "Skipped: moved to the end of your queue"
     answers_figure = ("comparisons", "Comparisons", "comparison-count")
+    recent_related = ("criterion__aspect",)
 
     def plan(self, *, study: Study) -> PlanPart:
         problem = criteria_design_sync(study)

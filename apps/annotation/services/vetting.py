@@ -63,6 +63,7 @@ class VettingWork(PooledWork):
     answer_keys = ("verdict", "note")
     answer_noun = "verdict"
     answers_figure = ("vettings", "Vettings", "vetting-count")
+    recent_related = ("perturbation__kind",)
 
     def overlap(self, study: Study) -> int:
         return study.vetting_overlap

@@ -46,6 +46,8 @@ from apps.annotation.services.saving import (
 J = TypeVar("J")
 Unit = dict[str, Any]  # a unit's lookup: {"perturbation_id": 3, "criterion_id": 7}
 Counted = tuple[int, int]  # a person's answers and units waiting for them, already counted
+#: How many of a person's last answers their page lists ("Your last verdicts").
+RECENT = 8
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,8 @@ class Work:
     skipped_message: ClassVar[str] = "Skipped: put back in the queue"
     #: The progress page's count of answers: (its key in the API, label, id on the page).
     answers_figure: ClassVar[tuple[str, str, str]]
+    #: What the list of a person's last answers shows of each, beside the unit (related rows).
+    recent_related: ClassVar[tuple[str, ...]] = ()
 
     # --- what the study asks for -----------------------------------------------------------
 
@@ -185,6 +189,13 @@ class Work:
             return slot.item
         unit = unit_of(slot, self.model.unit_fields)
         return self.item(study=study, person=person, unit=unit, held=True)
+
+    def recent(self, *, study: Study, person) -> list[Any]:
+        """The person's last answers, latest first: the list a page loads when they open it
+        (not with every unit: docs/annotation.md, "Speed")."""
+        mine = self.model.answers.filter(study=study, **{self.model.person_field: person})
+        latest = mine.select_related(*self.recent_related).order_by("-created_at", "-id")
+        return list(latest[:RECENT])
 
     # --- saving ----------------------------------------------------------------------------
 

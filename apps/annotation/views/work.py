@@ -1,8 +1,9 @@
 """The work pages, one implementation for every type of work: the next unit, a given unit
-(going back to change an answer), submit, skip.
+(going back to change an answer), submit, skip, and the person's last answers.
 
 A type's pages are a `WorkPage`: its `Work` (services/work.py), template (with a `#work`
-partial that htmx swaps in), answer form and URL names; `WorkPage.urls()` routes them.
+partial that htmx swaps in, and a `#recent` one: the list of their last answers, loaded when
+they open it), answer form and URL names; `WorkPage.urls()` routes them.
 Every answer is the `#work` part of the page for htmx; without htmx, a redirect to the next
 unit (or the whole page).
 """
@@ -17,7 +18,7 @@ from django import forms
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
@@ -42,8 +43,8 @@ def work_pages(study: Study, role: str | None) -> list[WorkPage]:
 @dataclass(frozen=True)
 class WorkPage:
     """A type of work's pages: `/studies/{id}/{prefix}/` (next), `.../{prefix}/{unit}`
-    (one unit), `...{unit}{submit}/` and `...{unit}skip/`, named `{prefix}-next`,
-    `-item`, `-submit` and `-skip`."""
+    (one unit), `...{unit}{submit}/`, `...{unit}skip/` and `.../{prefix}/recent/`, named
+    `{prefix}-next`, `-item`, `-submit`, `-skip` and `-recent`."""
 
     work: Work
     template: str
@@ -81,6 +82,7 @@ class WorkPage:
                 path(base, allowed(work_next), page, name=f"{self.prefix}-next"),
                 path(unit, allowed(work_item), page, name=f"{self.prefix}-item"),
                 path(f"{unit}skip/", allowed(work_skip), page, name=f"{self.prefix}-skip"),
+                path(f"{base}recent/", allowed(work_recent), page, name=f"{self.prefix}-recent"),
             ]
         return urls
 
@@ -132,6 +134,14 @@ def work_item(request: AuthedRequest, pk: int, *, page: WorkPage, **unit: int) -
     """A given unit: one they hold, or one they answered and want to change ("back")."""
     study = page.study(request, pk)
     return page.unit_page(request, study, page.work.unit_from(unit))
+
+
+@require_GET
+def work_recent(request: AuthedRequest, pk: int, *, page: WorkPage) -> HttpResponse:
+    """The person's last answers, each a link to change it (the page's list, as it opens)."""
+    study = page.study(request, pk)
+    recent = page.work.recent(study=study, person=request.user)
+    return render(request, f"{page.template}#recent", {"study": study, "recent": recent})
 
 
 @require_POST
