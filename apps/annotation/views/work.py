@@ -112,13 +112,17 @@ class WorkPage:
         return render(request, template, context)
 
     def nav(self, study: Study, unit: Unit, item: Any) -> dict[str, str | None]:
-        """The URLs of "back" (the previous answer) and "skip" (while the unit is held)."""
+        """The URLs of "back" (the previous answer), "skip" (while the unit is held) and the
+        list of the person's last answers (once they have any: one to go back to, or this
+        unit, answered and not held)."""
         fields = self.work.model.unit_fields
         previous = item.previous
         back = [*unit_of(previous, fields).values()] if previous is not None else None
+        answered = back is not None or not item.held
         return {
             "back": self._url("item", study, back) if back else None,
             "skip": self._url("skip", study, [*unit.values()]) if item.held else None,
+            "recent": reverse(f"{self.prefix}-recent", args=[study.pk]) if answered else None,
         }
 
     def _url(self, page: str, study: Study, unit: list[Any]) -> str:
