@@ -371,9 +371,12 @@ def _statements(work: PooledWork, page: bool = False) -> tuple[str, str]:
     shown = work.shown_sql()
     item = work.page_sql() if page else None
     if item is not None:  # the item's statement, of the unit handed out
+        # OFFSET 0: planned as a statement of its own, not merged into the hand-out's joins
+        # (which doubled the whole statement's planning, 2.6 against 1.35 ms: it is planned
+        # again whenever psycopg drops its prepared statements, after any rollback).
         field = work.slot_model.unit_field
         item = item.replace(f"%({field})s", f"got.{field}_id")
-        claim += f"SELECT got.*, item.* FROM got LEFT JOIN LATERAL ({item}) item ON true"
+        claim += f"SELECT got.*, item.* FROM got LEFT JOIN LATERAL ({item} OFFSET 0) item ON true"
     elif shown is None:
         claim += "SELECT * FROM got"
     else:
