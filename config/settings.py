@@ -228,7 +228,7 @@ CELERY_TASK_IGNORE_RESULT = True
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 if REDIS_URL:
     CACHES["sessions"] = {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "config.redis_cache.KeptClientRedisCache",  # one client per pool
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "discern",
     }

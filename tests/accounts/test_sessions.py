@@ -5,6 +5,7 @@ and a deactivated account still end the session at once."""
 import time
 
 import pytest
+import redis
 from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
 from django.core.cache import caches
@@ -37,6 +38,25 @@ def test_with_redis_a_page_reads_the_session_from_it_and_only_the_user_from_the_
     sent = [query["sql"] for query in captured.captured_queries]
     assert not [sql for sql in sent if "django_session" in sql]
     assert 'FROM "accounts_user"' in sent[0]
+
+
+def test_with_redis_pages_read_their_sessions_through_one_kept_client(client, monkeypatch):
+    """Django's own Redis cache builds a client for every call (config/redis_cache.py)."""
+    if not settings.REDIS_URL:
+        pytest.skip("sessions are in the database without Redis")
+    client.force_login(UserFactory())
+    assert signed_in(client)
+    built = []
+    build = redis.Redis.__init__
+
+    def counted(self, *args, **kwargs):
+        built.append(self)
+        build(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.Redis, "__init__", counted)
+    for _ in range(3):
+        assert signed_in(client)
+    assert built == []
 
 
 def test_a_session_lost_by_the_cache_is_read_from_the_database(client):
