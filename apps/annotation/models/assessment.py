@@ -67,9 +67,7 @@ class AssessmentSlot(LeasedSlot):
         constraints = [
             models.UniqueConstraint(fields=["unit", "slot"], name="assessment_slot"),
             models.UniqueConstraint(
-                fields=["unit", "annotator"],
-                condition=Q(annotator__isnull=False),
-                name="assessment_slot_once_per_annotator",
+                fields=["unit", "annotator"], name="assessment_slot_once_per_annotator"
             ),
         ]
         indexes = [
@@ -79,6 +77,11 @@ class AssessmentSlot(LeasedSlot):
                 name="assessment_slot_open",
             ),
             models.Index(fields=["annotator", "study", "done_at"], name="assessment_slot_mine"),
+            models.Index(
+                fields=["annotator", "study", "position", "slot"],
+                condition=Q(done_at__isnull=True, annotator__isnull=False),
+                name="assessment_slot_held",
+            ),
         ]
 
     def __str__(self) -> str:

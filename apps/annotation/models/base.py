@@ -86,7 +86,10 @@ class LeasedSlot(models.Model):
 
     Any annotator of the study may claim an open slot (services/leases.py: under SKIP LOCKED,
     by a conditional update), holding it until the lease runs out. A subclass adds the unit
-    (`unit_field`), and the constraints that make one person hold at most one slot of a unit.
+    (`unit_field`), the constraints that make one person hold at most one slot of a unit (over
+    every slot, not only taken ones: empty annotators never clash, and a partial index looked
+    empty to the planner, which then read it for the held slot), and a partial index of the
+    slots held and not done (`<work>_slot_held`; docs/annotation.md, "Speed").
     """
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")

@@ -35,7 +35,6 @@ class GoldCheckSlot(LeasedSlot):
             ),
             models.UniqueConstraint(
                 fields=["study", "perturbation", "annotator"],
-                condition=Q(annotator__isnull=False),
                 name="gold_check_slot_once_per_annotator",
             ),
         ]
@@ -46,6 +45,11 @@ class GoldCheckSlot(LeasedSlot):
                 name="gold_check_slot_open",
             ),
             models.Index(fields=["annotator", "study", "done_at"], name="gold_check_slot_mine"),
+            models.Index(
+                fields=["annotator", "study", "position", "slot"],
+                condition=Q(done_at__isnull=True, annotator__isnull=False),
+                name="gold_check_slot_held",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -34,7 +34,6 @@ class VettingSlot(LeasedSlot):
             models.UniqueConstraint(fields=["study", "perturbation", "slot"], name="vetting_slot"),
             models.UniqueConstraint(
                 fields=["study", "perturbation", "annotator"],
-                condition=Q(annotator__isnull=False),
                 name="vetting_slot_once_per_annotator",
             ),
         ]
@@ -45,6 +44,11 @@ class VettingSlot(LeasedSlot):
                 name="vetting_slot_open",
             ),
             models.Index(fields=["annotator", "study", "done_at"], name="vetting_slot_mine"),
+            models.Index(
+                fields=["annotator", "study", "position", "slot"],
+                condition=Q(done_at__isnull=True, annotator__isnull=False),
+                name="vetting_slot_held",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -348,13 +348,13 @@ def _statements(work: PooledWork, page: bool = False) -> tuple[str, str]:
             f"{skipped}ORDER BY o.position, o.slot LIMIT 1 FOR UPDATE OF o SKIP LOCKED"
         )
 
-    # The held slot: the person's open slots (none or one, by the index that starts with the
-    # annotator), then sorted. "position + 0" keeps the planner from walking the study's
-    # whole queue in order for the first slot that is theirs (with LIMIT 1 it looks cheap;
-    # it read every open slot of a study when they held none: 29 ms).
+    # The held slot: the first in the partial index of held slots (annotator, study,
+    # position, slot), which gives the order, so the planner takes it at any statistics; not
+    # the study's queue walked in order for the first slot that is theirs (29 ms when they
+    # held none), nor every slot they ever had. docs/annotation.md, "Speed".
     claim = (
         f"WITH held AS (SELECT id FROM {slots} WHERE study_id = %(study)s "
-        "AND annotator_id = %(person)s AND done_at IS NULL ORDER BY position + 0, slot "
+        "AND annotator_id = %(person)s AND done_at IS NULL ORDER BY position, slot "
         "LIMIT 1 FOR UPDATE), "
         f"renewed AS (UPDATE {slots} SET leased_until = %(until)s "
         f"WHERE id IN (SELECT id FROM held) RETURNING {returned}, false AS skipped), "
