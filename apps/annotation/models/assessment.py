@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import F, Q
 
-from apps.annotation.models.base import Judgement, LeasedSlot, Skip
+from apps.annotation.models.base import Judgement, LeasedSlot, Skip, slot_indexes
 from apps.annotation.models.study import Study
 from apps.catalog.models import Criterion
 from apps.corpus.models import Perturbation, SourceItem
@@ -70,19 +70,7 @@ class AssessmentSlot(LeasedSlot):
                 fields=["unit", "annotator"], name="assessment_slot_once_per_annotator"
             ),
         ]
-        indexes = [
-            models.Index(
-                fields=["study", "position", "slot"],
-                condition=Q(done_at__isnull=True),
-                name="assessment_slot_open",
-            ),
-            models.Index(fields=["annotator", "study", "done_at"], name="assessment_slot_mine"),
-            models.Index(
-                fields=["annotator", "study", "position", "slot"],
-                condition=Q(done_at__isnull=True, annotator__isnull=False),
-                name="assessment_slot_held",
-            ),
-        ]
+        indexes = slot_indexes("assessment_slot")
 
     def __str__(self) -> str:
         return f"{self.unit_id}#{self.slot}"

@@ -89,7 +89,7 @@ class LeasedSlot(models.Model):
     (`unit_field`), the constraints that make one person hold at most one slot of a unit (over
     every slot, not only taken ones: empty annotators never clash, and a partial index looked
     empty to the planner, which then read it for the held slot), and a partial index of the
-    slots held and not done (`<work>_slot_held`; docs/annotation.md, "Speed").
+    slots held and not done (`slot_indexes`; docs/annotation.md, "Speed").
     """
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
@@ -117,6 +117,26 @@ class LeasedSlot(models.Model):
 
     class Meta:
         abstract = True
+
+
+def slot_indexes(prefix: str) -> list[models.Index]:
+    """The indexes every kind of `LeasedSlot` has, named `<prefix>_open`, `_mine` and `_held`:
+    the study's open slots in work order (the queue), a person's slots, and the slots held and
+    not done, by person in work order (the hand-out's first look-up, docs/annotation.md,
+    "Speed")."""
+    return [
+        models.Index(
+            fields=["study", "position", "slot"],
+            condition=models.Q(done_at__isnull=True),
+            name=f"{prefix}_open",
+        ),
+        models.Index(fields=["annotator", "study", "done_at"], name=f"{prefix}_mine"),
+        models.Index(
+            fields=["annotator", "study", "position", "slot"],
+            condition=models.Q(done_at__isnull=True, annotator__isnull=False),
+            name=f"{prefix}_held",
+        ),
+    ]
 
 
 class Skip(models.Model):

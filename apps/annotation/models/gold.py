@@ -9,9 +9,8 @@ paper); `GoldCheck` is one annotator's label.
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import Q
 
-from apps.annotation.models.base import Judgement, LeasedSlot, Skip
+from apps.annotation.models.base import Judgement, LeasedSlot, Skip, slot_indexes
 from apps.annotation.models.study import Study
 from apps.corpus.models import Perturbation
 
@@ -38,19 +37,7 @@ class GoldCheckSlot(LeasedSlot):
                 name="gold_check_slot_once_per_annotator",
             ),
         ]
-        indexes = [
-            models.Index(
-                fields=["study", "position", "slot"],
-                condition=Q(done_at__isnull=True),
-                name="gold_check_slot_open",
-            ),
-            models.Index(fields=["annotator", "study", "done_at"], name="gold_check_slot_mine"),
-            models.Index(
-                fields=["annotator", "study", "position", "slot"],
-                condition=Q(done_at__isnull=True, annotator__isnull=False),
-                name="gold_check_slot_held",
-            ),
-        ]
+        indexes = slot_indexes("gold_check_slot")
 
     def __str__(self) -> str:
         return f"{self.study_id}/{self.perturbation_id}#{self.slot}"

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from apps.annotation.models.base import LeasedSlot, Skip
+from apps.annotation.models.base import LeasedSlot, Skip, slot_indexes
 from apps.annotation.models.study import Study
 from apps.catalog.models import Criterion
 from apps.corpus.models import Perturbation
@@ -37,19 +37,7 @@ class VettingSlot(LeasedSlot):
                 name="vetting_slot_once_per_annotator",
             ),
         ]
-        indexes = [
-            models.Index(
-                fields=["study", "position", "slot"],
-                condition=Q(done_at__isnull=True),
-                name="vetting_slot_open",
-            ),
-            models.Index(fields=["annotator", "study", "done_at"], name="vetting_slot_mine"),
-            models.Index(
-                fields=["annotator", "study", "position", "slot"],
-                condition=Q(done_at__isnull=True, annotator__isnull=False),
-                name="vetting_slot_held",
-            ),
-        ]
+        indexes = slot_indexes("vetting_slot")
 
     def __str__(self) -> str:
         return f"{self.study_id}/{self.perturbation_id}#{self.slot}"
