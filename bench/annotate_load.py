@@ -4,7 +4,8 @@ A fresh PostgreSQL database gets the catalog, one dataset of N source items with
 perturbation each (default 50,000, spread over the 18 aspect-targeted kinds; their diffs
 stored as the worker stores them after an import) and a study whose perturbations each need
 `--overlap` vettings; its plan is built. A real server (gunicorn, on loopback) serves it, and
-`--annotators` threads, each an annotator with their own HTTP client, ask for their next item
+`--annotators` threads, each an annotator with their own HTTP client (the standard library's
+`http.client`; `--client httpx` for httpx's, as before 2026-11-25), ask for their next item
 and submit a verdict, over and over, for `--seconds`. One submit in ten is sent twice with the
 same idempotency key (a retry). At the end the database is checked:
 every acknowledged verdict is stored (no loss), none twice (no duplicates), no perturbation has
@@ -12,7 +13,7 @@ more than `--overlap` vettings.
 
     .venv/bin/python bench/annotate_load.py [--database postgres://...:5432/discern_bench_ann?conn_max_age=60]
         [--perturbations 50000] [--annotators 20] [--overlap 3] [--seconds 60] [--workers 4]
-        [--think 0] [--mode api|api-chained|pages] [--reuse] [--no-diffs]
+        [--think 0] [--mode api|api-chained|pages] [--reuse] [--no-diffs] [--client plain|httpx]
 
 `--mode api` uses the REST API (POST vetting/next/, POST vettings/); `--mode api-chained` the
 same API with POST vettings/?next=true, whose answer carries the next unit (vetting/next/ once,
@@ -33,6 +34,8 @@ under 50 ms for both calls.
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
 import os
 import random
 import re
@@ -44,7 +47,10 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
+from json import dumps as json_dumps
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = "postgres://discern:discern@127.0.0.1:5432/discern_bench_ann?conn_max_age=60"
@@ -330,14 +336,71 @@ class Tally:
             self.errors[what] += 1
 
 
-class ApiAnnotator:
-    def __init__(self, base: str, username: str, token: str, study: int):
-        import httpx
+class Reply:
+    """What the annotators read of an answer (httpx's names)."""
 
+    def __init__(self, status_code: int, body: bytes):
+        self.status_code, self.text = status_code, body.decode()
+
+    def json(self) -> Any:
+        return json.loads(self.text)
+
+
+class PlainClient:
+    """One annotator's HTTP client on the standard library's `http.client`: the requests of
+    the measured loop, at under half of httpx's CPU a request (the clients share the
+    machine's cores with the server; docs/benchmarks.md). Sends `headers` with every request
+    and keeps the cookies the server sets."""
+
+    def __init__(self, base: str, headers: dict[str, str], cookies: dict[str, str]):
+        host, port = base.removeprefix("http://").split(":")
+        self.connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        self.headers, self.cookies = dict(headers), dict(cookies)
+
+    def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
+        return self._send("GET", path, None, headers)
+
+    def post(
+        self, path: str, *, data=None, json=None, headers: dict[str, str] | None = None
+    ) -> Reply:
+        if json is not None:
+            body, kind = json_dumps(json).encode(), "application/json"
+        else:
+            body, kind = urlencode(data or {}).encode(), "application/x-www-form-urlencoded"
+        return self._send("POST", path, body, {**(headers or {}), "Content-Type": kind})
+
+    def _send(self, method: str, path: str, body, headers) -> Reply:
+        sent = {**self.headers, **(headers or {})}
+        if self.cookies:
+            sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        try:
+            self.connection.request(method, path, body, sent)
+            response = self.connection.getresponse()
+        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+            self.connection.close()  # the server closed a kept connection: once more
+            self.connection.request(method, path, body, sent)
+            response = self.connection.getresponse()
+        for header in response.headers.get_all("Set-Cookie") or ():
+            name, _, rest = header.partition("=")
+            self.cookies[name.strip()] = rest.split(";", 1)[0]
+        return Reply(response.status, response.read())
+
+
+def client(base: str, plain: bool, headers: dict[str, str], cookies=None) -> Any:
+    """The measured loop's client: `PlainClient`, or (`--client httpx`) httpx's."""
+    if plain:
+        return PlainClient(base, headers, dict(cookies or {}))
+    import httpx
+
+    return httpx.Client(
+        base_url=base, headers=headers, cookies=cookies, timeout=30, follow_redirects=False
+    )
+
+
+class ApiAnnotator:
+    def __init__(self, base: str, username: str, token: str, study: int, plain: bool = True):
         self.username = username
-        self.http = httpx.Client(
-            base_url=base, headers={"Authorization": f"Token {token}"}, timeout=30
-        )
+        self.http = client(base, plain, {"Authorization": f"Token {token}"})
         self.prefix = f"/api/v1/studies/{study}"
 
     def next(self):
@@ -356,8 +419,8 @@ class ChainedApiAnnotator(ApiAnnotator):
     """The API with `?next=true`: each submit's answer carries the next unit, one round trip
     an item (as the pages); "next" is asked only for the first unit."""
 
-    def __init__(self, base: str, username: str, token: str, study: int):
-        super().__init__(base, username, token, study)
+    def __init__(self, base: str, username: str, token: str, study: int, plain: bool = True):
+        super().__init__(base, username, token, study, plain)
         self.current: int | None = None
         self.started = False
 
@@ -383,17 +446,25 @@ class PageAnnotator:
 
     ITEM = re.compile(r'hx-post="/studies/\d+/vet/(\d+)/verdict/"')
 
-    def __init__(self, base: str, username: str, token: str, study: int):
+    def __init__(self, base: str, username: str, token: str, study: int, plain: bool = True):
         import httpx
 
         self.username = username
-        self.http = httpx.Client(base_url=base, timeout=30, follow_redirects=False)
         self.study = study
-        login = self.http.get("/accounts/login/")
-        csrf = self.http.cookies["csrftoken"]
+        with httpx.Client(base_url=base, timeout=30, follow_redirects=False) as signing_in:
+            cookies = self._log_in(signing_in, username)
+        headers = {"X-CSRFToken": cookies["csrftoken"], "HX-Request": "true"}
+        self.http = client(base, plain, headers, cookies)
+        self.current: int | None = None
+
+    @staticmethod
+    def _log_in(http, username: str) -> dict[str, str]:
+        """The session's cookies, signed in through the login page (with httpx)."""
+        login = http.get("/accounts/login/")
+        csrf = http.cookies["csrftoken"]
         token_field = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login.text)
         assert token_field, "no CSRF field on the login page"
-        logged_in = self.http.post(
+        logged_in = http.post(
             "/accounts/login/",
             data={
                 "username": username,
@@ -403,8 +474,7 @@ class PageAnnotator:
             headers={"X-CSRFToken": csrf},
         )
         assert logged_in.status_code == 302, f"login of {username} failed"
-        self.headers = {"X-CSRFToken": self.http.cookies["csrftoken"], "HX-Request": "true"}
-        self.current: int | None = None
+        return dict(http.cookies.items())
 
     def _item(self, response) -> int | None:
         found = self.ITEM.search(response.text)
@@ -413,7 +483,7 @@ class PageAnnotator:
     def next(self):
         if self.current is not None:  # the last answer already showed it
             return self.current, None
-        response = self.http.get(f"/studies/{self.study}/vet/", headers=self.headers)
+        response = self.http.get(f"/studies/{self.study}/vet/")
         if response.status_code != 200:
             return -1, response
         self.current = self._item(response)
@@ -423,7 +493,6 @@ class PageAnnotator:
         response = self.http.post(
             f"/studies/{self.study}/vet/{perturbation}/verdict/",
             data={"verdict": verdict, "note": "", "idempotency_key": key},
-            headers=self.headers,
         )
         ok = response.status_code == 200
         if ok:
@@ -527,6 +596,13 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8911)
     parser.add_argument("--reuse", action="store_true")
     parser.add_argument(
+        "--client",
+        choices=["plain", "httpx"],
+        default="plain",
+        help="the annotators' HTTP client: the standard library's (default) or httpx (the "
+        "client of the figures before 2026-11-25, sixteenth session; 2-3x the CPU a request)",
+    )
+    parser.add_argument(
         "--no-diffs",
         action="store_true",
         help="store no diffs ahead: as annotators meet an import the worker has not got to yet",
@@ -559,7 +635,8 @@ def main() -> None:
     try:
         base = f"http://127.0.0.1:{args.port}"
         kind = ANNOTATORS[args.mode]
-        workers = [kind(base, name, key, study) for name, key in sorted(tokens.items())]
+        plain = args.client == "plain"
+        workers = [kind(base, name, key, study, plain) for name, key in sorted(tokens.items())]
         workers = workers[: args.annotators]
         tally = Tally()
         since = timezone.now()
@@ -591,13 +668,16 @@ def main() -> None:
         f"think {args.think} s, "
         f"{elapsed:.0f} s, {os.cpu_count()} cores"
     )
-    print(f"load average now {os.getloadavg()[0]:.1f}; the clients used {client_cpu:.0f} s of CPU")
+    requests = len(tally.next_ms) + len(tally.submit_ms) + len(tally.retry_ms)
+    print(
+        f"load average now {os.getloadavg()[0]:.1f}; the clients ({args.client}) used "
+        f"{client_cpu:.1f} s of CPU, {client_cpu / max(requests, 1) * 1000:.2f} ms a request"
+    )
     report("page" if args.mode == "pages" else "next", tally.next_ms, elapsed)
     report("submit", tally.submit_ms, elapsed)
     report("retry", tally.retry_ms, elapsed)
     print(f"errors: {sum(tally.errors.values())} {dict(tally.errors)}")
     problems = check(tally, args.overlap, since)
-    requests = len(tally.next_ms) + len(tally.submit_ms) + len(tally.retry_ms)
     targets(args, tally, elapsed, server_cpu, requests, database_cpu)
     sys.exit(1 if problems or tally.errors else 0)
 

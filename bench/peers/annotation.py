@@ -223,13 +223,9 @@ class LabelStudio:
 class LabelStudioAnnotator:
     """annotate_load's annotator interface over Label Studio's API."""
 
-    def __init__(self, base: str, username: str, token: str, project: int):
-        import httpx
-
+    def __init__(self, base: str, username: str, token: str, project: int, plain: bool):
         self.username = username
-        self.http = httpx.Client(
-            base_url=base, headers={"Authorization": f"Token {token}"}, timeout=60
-        )
+        self.http = annotate_load.client(base, plain, {"Authorization": f"Token {token}"})
         self.project = project
         self.keys: set[str] = set()
 
@@ -259,11 +255,13 @@ class LabelStudioAnnotator:
         return response.status_code in (200, 201), response
 
 
-def label_studio_round(ls: LabelStudio, project: int, tokens, clients: int, seconds: float):
+def label_studio_round(
+    ls: LabelStudio, project: int, tokens, clients: int, seconds: float, plain: bool
+):
     server = ls.serve()
     try:
         workers = [
-            LabelStudioAnnotator(ls.base, name, key, project)
+            LabelStudioAnnotator(ls.base, name, key, project, plain)
             for name, key in sorted(tokens.items())[:clients]
         ]
         tally = annotate_load.Tally()
@@ -305,6 +303,7 @@ def discern_round(args, database: str, clients: int, first: bool) -> dict[str, f
         "--database", database, "--perturbations", str(args.perturbations),
         "--annotators", str(clients), "--seconds", str(args.seconds),
         "--workers", str(args.workers), "--port", str(args.port), "--think", "0",
+        "--client", args.client,
     ]  # fmt: skip
     if not first:
         command.append("--reuse")
@@ -338,6 +337,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8560)
     parser.add_argument("--clients", default="1,20")
     parser.add_argument("--database-prefix", default="discern_bench_peers")
+    parser.add_argument(
+        "--client", choices=["plain", "httpx"], default="plain", help="as annotate_load.py's"
+    )
     args = parser.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
     venv = venvs.ensure("label-studio", LABEL_STUDIO)
@@ -360,7 +362,9 @@ def main() -> None:
                     if name == "discern":
                         result = discern_round(args, discern_db, n, first=False)
                     else:
-                        result = label_studio_round(ls, project, tokens, n, args.seconds)
+                        result = label_studio_round(
+                            ls, project, tokens, n, args.seconds, args.client == "plain"
+                        )
                     runs.setdefault((name, n), []).append(result)
                     loads.append(os.getloadavg()[0])
                     print(
