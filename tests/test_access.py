@@ -58,7 +58,7 @@ SECRET = "alpha-private"
 #: URLs anyone may open: the login page, the health check, token exchange, invitation links
 #: (their own token is the check). Still never a 500 nor alpha's data.
 PUBLIC = {"/healthz", "/accounts/login/", "/accounts/logout/", "/api/v1/schema/", "/admin/login/"}
-PUBLIC_PREFIXES = ("/api/v1/auth/", "/accounts/invite/")
+PUBLIC_PREFIXES = ("/api/v1/auth/", "/accounts/invite/", "/docs/")  # docs: the manual
 #: Values of path parameters that are not ids.
 VALUES = {
     "file_format": "csv",

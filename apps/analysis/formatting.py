@@ -12,7 +12,10 @@ import math
 import re
 from typing import Any
 
-#: Column names in words. Names not listed fall back to `_words` (underscores to spaces).
+from apps.analysis.definitions import definition
+
+#: Names of columns that are not figures, in words. A figure's column is named by its
+#: definition (apps/analysis/definitions); a name in neither falls back to `_words`.
 COLUMN_LABELS = {
     "ability": "Ability",
     "alpha": "Krippendorff's alpha",
@@ -25,9 +28,6 @@ COLUMN_LABELS = {
     "ci_low": "95% interval, low",
     "cohen_kappa": "Cohen's kappa",
     "criterion": "Criterion",
-    "D": "Discernment D",
-    "D_EW": "Expert-weighted D",
-    "delta": "Score change (perturbed - original)",
     "description_type": "Description type",
     "detected_both": "Original chosen in both orders",
     "dimension": "Criterion or metric",
@@ -58,7 +58,6 @@ COLUMN_LABELS = {
     "n_units": "Units",
     "not_original": "Share not choosing the original",
     "originals": "Originals",
-    "p": "Combined p",
     "pairs": "Pairs",
     "percent_agreement": "Percent agreement",
     "percent_ci_high": "Percent agreement: 95% interval, high",
@@ -84,8 +83,10 @@ _P_COLUMN = re.compile(r"^(p|p_.*|.*_p|p-value.*)$")
 
 
 def column_label(name: str) -> str:
-    """A column's name in words: `ci_low` → "95% interval, low"."""
-    return COLUMN_LABELS.get(name) or _words(name)
+    """A column's name in words: a figure's from its definition (`delta` → "Score drop
+    (original − perturbed)"), others from COLUMN_LABELS (`ci_low` → "95% interval, low")."""
+    found = definition(name)
+    return found.name if found is not None else COLUMN_LABELS.get(name) or _words(name)
 
 
 def _words(name: str) -> str:

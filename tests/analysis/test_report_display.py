@@ -54,7 +54,7 @@ def test_headers_are_words_and_p_values_scientific(client, study):
     assert "<th>95% interval, low</th>" in page
     assert "match_rate_vote_all</th>" not in page and "ci_low</th>" not in page
     run = client.get(f"/studies/{study.pk}/reports/judge-reliability/?run={study.run.pk}")
-    assert "<th>Combined p</th>" in run.content.decode()
+    assert "<th>Combined p (harmonic mean, calibrated)</th>" in run.content.decode()
     assert "6.25e-02" in run.content.decode()  # Wilcoxon p of 4 pairs all lower: 1/16
 
 

@@ -73,6 +73,8 @@ def build_comparison(audit: JudgeAudit, units: dict[int, dict[str, Units]] | Non
             [e.ci_low for e in estimates],
             [e.ci_high for e in estimates],
             ylabel=f"{measure.summary} over {measure.unit}",
+            caption="Bars: each judge's value; whiskers: its 95% interval.",
+            counts=[e.n for e in estimates],
             marks=[marks.get((measure.key, label), "") for label in labels],
         )
         report.sections.append(Section(f"Figure: {measure.label}", figures=[figure]))

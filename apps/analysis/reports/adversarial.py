@@ -205,8 +205,18 @@ def scores_section(rows: Sequence[Final]) -> Section:
     figures = []
     if table_rows:
         figures = [
-            boxplots("final_s_gold", "S_gold of the final texts", gold_plot),
-            boxplots("final_s_victim", "S_victim of the final texts", victim_plot),
+            boxplots(
+                "final_s_gold",
+                "S_gold of the final texts",
+                gold_plot,
+                caption="0-100; n: items with a scored final text.",
+            ),
+            boxplots(
+                "final_s_victim",
+                "S_victim of the final texts",
+                victim_plot,
+                caption="0-100; n: items with a scored final text.",
+            ),
         ]
     return Section("Scores of the final texts", tables=[table], figures=figures)
 

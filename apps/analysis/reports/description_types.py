@@ -112,5 +112,7 @@ def _between_types(
         corr,
         types,
         types,
+        scale="correlation",
+        caption="Pearson r; the table gives each pair's N.",
     )
     return table, figure

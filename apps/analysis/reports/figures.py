@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Sequence
+from typing import Literal
 
 import matplotlib
 
@@ -23,6 +24,11 @@ def _png(fig) -> str:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
+Scale = Literal["diverging", "correlation", "sequential"]
+#: Text sizes (points) legible at the 110 dpi the PNGs are drawn at.
+TICK_SIZE, CELL_SIZE, TITLE_SIZE = 9, 8, 11
+
+
 def heatmap(
     name: str,
     title: str,
@@ -30,33 +36,67 @@ def heatmap(
     rows: Sequence[str],
     columns: Sequence[str],
     *,
+    caption: str,
+    scale: Scale = "diverging",
     marks: dict[tuple[int, int], str] | None = None,
-    cmap: str = "RdBu_r",
-    center: float | None = 0.0,
+    counts: npt.ArrayLike | None = None,
     fmt: str = "{:.2f}",
-    caption: str = "",
+    colorbar: str = "",
 ) -> Figure:
-    """A labelled heatmap with the value (and an optional mark such as S_T) in each cell."""
+    """A labelled heatmap with the value (and an optional mark such as S_T) in each cell.
+
+    ``scale``: "diverging" centres a red-blue scale on 0, symmetric around it (deltas);
+    "correlation" fixes it to [-1, 1] (Pearson r); "sequential" runs from the smallest value
+    to the largest (shares, counts). ``counts``: the N behind each cell, written in the cell
+    ("n=5") when the cells' N differ (one N for all belongs in the caption). ``caption`` is
+    required: it says what a cell is and its N (every figure carries its N)."""
     data = np.asarray(matrix, dtype=float)
-    fig, ax = plt.subplots(figsize=(1.1 + 0.62 * len(columns), 0.9 + 0.36 * len(rows)))
+    n = None if counts is None else np.asarray(counts, dtype=float)
+    show_n = n is not None and len({int(v) for v in n[np.isfinite(n)].ravel()}) > 1
+    fig, ax = plt.subplots(
+        figsize=(1.6 + 0.8 * len(columns), 1.2 + (0.5 if show_n else 0.4) * len(rows))
+    )
     finite = data[np.isfinite(data)]
-    limit = float(np.abs(finite).max()) if finite.size else 1.0
-    bounds = (-limit, limit) if center == 0.0 else (None, None)
+    bounds: tuple[float | None, float | None]
+    if scale == "correlation":
+        cmap, bounds = "RdBu_r", (-1.0, 1.0)
+    elif scale == "diverging":
+        limit = float(np.abs(finite).max()) if finite.size and np.abs(finite).max() > 0 else 1.0
+        cmap, bounds = "RdBu_r", (-limit, limit)
+    else:
+        cmap, bounds = "Blues", (None, None)
     image = ax.imshow(data, cmap=cmap, vmin=bounds[0], vmax=bounds[1], aspect="auto")
-    ax.set_xticks(range(len(columns)), labels=columns, rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(len(rows)), labels=rows, fontsize=8)
+    ax.set_xticks(range(len(columns)), labels=columns, rotation=40, ha="right", fontsize=TICK_SIZE)
+    ax.set_yticks(range(len(rows)), labels=rows, fontsize=TICK_SIZE)
+    shade = np.asarray(image.norm(np.nan_to_num(data)), dtype=float)  # 0-1: text colour
     for (i, j), value in np.ndenumerate(data):
-        label = "" if not np.isfinite(value) else fmt.format(value)
-        mark = (marks or {}).get((i, j), "")
-        ax.text(j, i, f"{label}\n{mark}".strip(), ha="center", va="center", fontsize=6)
-    fig.colorbar(image, ax=ax, shrink=0.8)
-    ax.set_title(title, fontsize=10)
+        lines = ["" if not np.isfinite(value) else fmt.format(value)]
+        lines.append((marks or {}).get((i, j), ""))
+        if show_n and n is not None and np.isfinite(n[i, j]):
+            lines.append(f"n={int(n[i, j])}")
+        dark = bool(np.isfinite(value)) and abs(float(shade[i, j]) - 0.5) > 0.3
+        ax.text(
+            j,
+            i,
+            "\n".join(line for line in lines if line),
+            ha="center",
+            va="center",
+            fontsize=CELL_SIZE,
+            color="white" if dark and scale != "sequential" else "black",
+        )
+    bar = fig.colorbar(image, ax=ax, shrink=0.8)
+    if colorbar:
+        bar.set_label(colorbar, fontsize=TICK_SIZE)
+    ax.set_title(title, fontsize=TITLE_SIZE)
     return Figure(name=name, title=title, png_base64=_png(fig), caption=caption)
 
 
-def score_counts(name: str, title: str, series: dict[str, dict[float, int]]) -> Figure:
+def score_counts(
+    name: str, title: str, series: dict[str, dict[float, int]], *, caption: str
+) -> Figure:
     """Side-by-side bars of how often each score was given, one colour per series (e.g. a
-    judge's scores on originals and on perturbed texts), as shares of each series."""
+    judge's scores on originals and on perturbed texts), as shares of each series; each
+    series' N is in its legend."""
     fig, ax = plt.subplots(figsize=(6, 3.2))
     values = sorted({v for counts in series.values() for v in counts})
     width = 0.8 / max(len(series), 1)
@@ -65,23 +105,28 @@ def score_counts(name: str, title: str, series: dict[str, dict[float, int]]) -> 
         shares = [counts.get(v, 0) / total for v in values]
         positions = [i + (n - (len(series) - 1) / 2) * width for i in range(len(values))]
         ax.bar(positions, shares, width=width, label=f"{label} (n={total})")
-    ax.set_xticks(range(len(values)), labels=[f"{v:g}" for v in values], fontsize=8)
-    ax.set_xlabel("score")
-    ax.set_ylabel("share of calls")
-    ax.legend(fontsize=8)
-    ax.set_title(title, fontsize=10)
-    return Figure(name=name, title=title, png_base64=_png(fig))
+    ax.set_xticks(range(len(values)), labels=[f"{v:g}" for v in values], fontsize=TICK_SIZE)
+    ax.set_xlabel("score", fontsize=TICK_SIZE)
+    ax.set_ylabel("share of calls", fontsize=TICK_SIZE)
+    ax.legend(fontsize=TICK_SIZE)
+    ax.set_title(title, fontsize=TITLE_SIZE)
+    return Figure(name=name, title=title, png_base64=_png(fig), caption=caption)
 
 
-def boxplots(name: str, title: str, groups: dict[str, Sequence[float]]) -> Figure:
-    """Box plots side by side, one per group (e.g. S_T deltas per description type)."""
-    fig, ax = plt.subplots(figsize=(1.5 + 0.9 * max(len(groups), 1), 3.2))
+def boxplots(
+    name: str, title: str, groups: dict[str, Sequence[float]], *, caption: str, ylabel: str = ""
+) -> Figure:
+    """Box plots side by side, one per group (e.g. S_T deltas per description type), each
+    labelled with its N under the group's name."""
+    fig, ax = plt.subplots(figsize=(1.8 + 1.1 * max(len(groups), 1), 3.4))
     labels = list(groups)
     ax.boxplot([list(groups[k]) or [np.nan] for k in labels])
-    ax.set_xticks(range(1, len(labels) + 1), labels=labels, rotation=30, fontsize=8)
+    shown = [f"{k}\n(n={len(groups[k])})" for k in labels]
+    ax.set_xticks(range(1, len(labels) + 1), labels=shown, rotation=30, fontsize=TICK_SIZE)
     ax.axhline(0, color="grey", linewidth=0.6)
-    ax.set_title(title, fontsize=10)
-    return Figure(name=name, title=title, png_base64=_png(fig))
+    ax.set_ylabel(ylabel, fontsize=TICK_SIZE)
+    ax.set_title(title, fontsize=TITLE_SIZE)
+    return Figure(name=name, title=title, png_base64=_png(fig), caption=caption)
 
 
 def estimates(
@@ -92,12 +137,14 @@ def estimates(
     lows: Sequence[float | None],
     highs: Sequence[float | None],
     *,
+    caption: str,
     ylabel: str = "",
     marks: Sequence[str] = (),
+    counts: Sequence[int] = (),
 ) -> Figure:
-    """One bar per label (e.g. per judge) with its 95% interval as an error bar, and an
-    optional mark (e.g. "*" for significant) above it."""
-    fig, ax = plt.subplots(figsize=(1.8 + 1.1 * max(len(labels), 1), 3.2))
+    """One bar per label (e.g. per judge) with its 95% interval as an error bar, its N under
+    the label (``counts``), and an optional mark (e.g. "*" for significant) above it."""
+    fig, ax = plt.subplots(figsize=(2.2 + 1.4 * max(len(labels), 1), 3.4))
     value = np.array([np.nan if v is None else v for v in values], dtype=float)
     low = np.array([np.nan if v is None else v for v in lows], dtype=float)
     high = np.array([np.nan if v is None else v for v in highs], dtype=float)
@@ -108,7 +155,8 @@ def estimates(
         if mark:
             top = np.nanmax([value[i], high[i], 0.0])
             ax.text(i, top, mark, ha="center", va="bottom", fontsize=12)
-    ax.set_xticks(list(positions), labels=list(labels), rotation=20, ha="right", fontsize=8)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    return Figure(name=name, title=title, png_base64=_png(fig))
+    shown = [f"{label}\n(N={n})" for label, n in zip(labels, counts, strict=True)] or labels
+    ax.set_xticks(list(positions), labels=list(shown), rotation=15, ha="right", fontsize=TICK_SIZE)
+    ax.set_ylabel(ylabel, fontsize=TICK_SIZE)
+    ax.set_title(title, fontsize=TITLE_SIZE)
+    return Figure(name=name, title=title, png_base64=_png(fig), caption=caption)

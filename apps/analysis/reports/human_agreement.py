@@ -261,8 +261,7 @@ def _cell_figure(pooled, expected):
         kinds,
         aspects,
         marks=marks,
-        cmap="Blues",
-        center=None,
+        scale="sequential",
         fmt="{:.0f}",
         caption="E marks cells the tree expects affected.",
     )

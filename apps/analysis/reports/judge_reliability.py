@@ -120,7 +120,12 @@ def deltas_section(data: RunScores, paired) -> Section:
         section.figures.append(_delta_heatmap(data, kinds, dims, estimates, classes))
     if groups:
         section.figures.append(
-            figures.boxplots("s_t_s_f", "S_T and S_F deltas per description type", groups)
+            figures.boxplots(
+                "s_t_s_f",
+                "S_T and S_F deltas per description type",
+                groups,
+                caption="One point per cell; the table above gives each cell's N.",
+            )
         )
     return section
 
@@ -186,6 +191,8 @@ def _delta_heatmap(data: RunScores, kinds, dims, estimates, classes) -> figures.
         [k.slug for _, k in kinds],
         [data.dims[d].label for d in dims],
         marks=marks,
+        caption="Score drop (original − perturbed) per kind and criterion; the table gives "
+        "each cell's N and interval.",
     )
 
 
@@ -291,7 +298,15 @@ def _correlation_table(name, texts, aspects) -> Table:
 
 def _correlation_figure(name, title, texts, aspects):
     corr = aspect_correlation_matrix(_matrix(texts, aspects))
-    return figures.heatmap(f"correlation_{name}", title, corr, aspects, aspects)
+    return figures.heatmap(
+        f"correlation_{name}",
+        title,
+        corr,
+        aspects,
+        aspects,
+        scale="correlation",
+        caption="Pearson r; the table gives each aspect's N.",
+    )
 
 
 def _response_style(run: JudgeRun) -> Section:
@@ -309,6 +324,7 @@ def _response_style(run: JudgeRun) -> Section:
                 "response_style",
                 "Scores on originals and perturbed texts",
                 {"originals": counts["originals"], "perturbed": counts["perturbed"]},
+                caption="Share of each series' parsed calls per score; n: calls.",
             )
         )
     return section

@@ -5,6 +5,7 @@ from typing import Any
 from django import template
 
 from apps.analysis.formatting import column_label, format_value, table_display
+from apps.analysis.glossary import glossed as _glossed
 
 register = template.Library()
 
@@ -49,3 +50,9 @@ def linked_rows(shown: dict[str, Any]) -> list[list[dict[str, str]]]:
             cells.append({"text": "open" if link else value, "href": value if link else ""})
         out.append(cells)
     return out
+
+
+@register.filter
+def glossed(text: Any) -> str:
+    """`{{ label|glossed }}`: the text with each of the papers' terms linked to its gloss."""
+    return _glossed(str(text))
