@@ -7,10 +7,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsResearcher
-from apps.analysis.permissions import READS_REPORTS
+from apps.analysis.permissions import READS_AUDIT_CARDS, READS_REPORTS
 from apps.analysis.ratings_import import ratings_import_upload
 from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS
-from apps.analysis.selectors import report_run
+from apps.analysis.selectors import audit_readable, report_run
 from apps.analysis.services import report_get
 from apps.annotation.permissions import study_access
 from apps.corpus.selectors import datasets_owned_by
@@ -96,3 +96,46 @@ def _scale(data) -> tuple[float, float] | None:
         return (float(lo), float(hi))
     except (TypeError, ValueError) as exc:
         raise ValueError("scale_min and scale_max must both be numbers") from exc
+
+
+class AuditCardsView(APIView):
+    """Every report card of an audit and the judges side by side, as one JSON object (what
+    `judge_audit --json` writes): the owner's, or with a share link (`?share=`)."""
+
+    permission_classes = [READS_AUDIT_CARDS]
+
+    @extend_schema(parameters=[OpenApiParameter("share", str, required=False)], responses=dict)
+    def get(self, request, pk: int):
+        from apps.analysis.cards.snapshots import audit_json
+
+        audit = audit_readable(request.user, pk, request.query_params.get("share", ""))
+        return Response(audit_json(audit))
+
+
+class AuditBaselineView(APIView):
+    """Compare an audit's cards with saved ones (the body: a saved card or audit JSON, as
+    `GET .../cards/` or a card's JSON download gave it): each figure's paired test, Holm-
+    corrected, and `regressions`, the figures significantly worse now (docs/cards.md)."""
+
+    permission_classes = [READS_AUDIT_CARDS]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("share", str, required=False)],
+        request=dict,
+        responses={200: dict, 400: dict},
+    )
+    def post(self, request, pk: int):
+        from apps.analysis.cards.baseline import BaselineError, baseline_compare
+
+        audit = audit_readable(request.user, pk, request.query_params.get("share", ""))
+        try:
+            result = baseline_compare(audit, request.data)
+        except BaselineError as exc:
+            return Response({"errors": [str(exc)]}, status=400)
+        return Response(
+            {
+                "regressions": result.regressions,
+                "compared": result.compared,
+                "comparison": result.report.as_dict(),
+            }
+        )

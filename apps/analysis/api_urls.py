@@ -1,10 +1,12 @@
 from django.urls import path
 
-from apps.analysis.api import RatingsImportView, ReportView
+from apps.analysis.api import AuditBaselineView, AuditCardsView, RatingsImportView, ReportView
 from apps.analysis.progress_views import StudyProgressView, StudyWeightsView
 from apps.analysis.raw_data.views import RawDataView
 
 urlpatterns = [
+    path("judge-audits/<int:pk>/cards/", AuditCardsView.as_view(), name="api-audit-cards"),
+    path("judge-audits/<int:pk>/baseline/", AuditBaselineView.as_view(), name="api-audit-baseline"),
     path("datasets/<int:pk>/ratings/", RatingsImportView.as_view(), name="api-ratings-import"),
     path("studies/<int:pk>/reports/<slug:name>/", ReportView.as_view(), name="api-report"),
     path("studies/<int:pk>/progress/", StudyProgressView.as_view(), name="api-study-progress"),

@@ -3,6 +3,7 @@ the one-file HTML and JSON downloads, and the owner's read-only share links."""
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -22,6 +23,8 @@ from apps.analysis.selectors import audit_owned, audit_readable
 
 logger = logging.getLogger(__name__)
 FILES = ("html", "json", "csv")
+#: A saved audit of many judges is a few megabytes; more is not a saved card.
+MAX_SAVED_BYTES = 50_000_000
 
 
 def _report(build, *args) -> tuple[Report | None, str]:
@@ -157,3 +160,27 @@ def audit_share_revoke(request: AuthedRequest, pk: int, share_pk: int) -> HttpRe
     share.revoked_at = share.revoked_at or timezone.now()
     share.save(update_fields=["revoked_at"])
     return _shares(request, audit)
+
+
+@allow(READS_AUDIT_CARDS)
+@require_POST
+def audit_baseline(request: AuthedRequest, pk: int) -> HttpResponse:
+    """The audit's cards against a saved card or audit JSON (an uploaded file): each figure's
+    paired test, and which figures got significantly worse (docs/cards.md)."""
+    from apps.analysis.cards.baseline import BaselineError, baseline_compare
+
+    share = request.GET.get("share", "")
+    audit = audit_readable(request.user, pk, share)
+    upload = request.FILES.get("saved")
+    context: dict[str, Any] = {"audit": audit, "query": f"?share={share}" if share else ""}
+    try:
+        if upload is None:
+            raise BaselineError("choose the saved card's JSON file")
+        data = json.loads(upload.read(MAX_SAVED_BYTES + 1)[:MAX_SAVED_BYTES] or b"null")
+        result = baseline_compare(audit, data)
+    except (BaselineError, ValueError) as exc:
+        context["error"] = f"{upload.name if upload else 'the file'}: {exc}"
+        return render(request, "analysis/audit_baseline.html", context, status=400)
+    owner = audit.owner_id == request.user.pk or request.user.is_superuser
+    context |= {"result": result, "report": result.report, "owner": owner, "base": ""}
+    return render(request, "analysis/audit_baseline.html", context)

@@ -26,6 +26,35 @@ COLUMN_LABELS = {
     "check": "Check",
     "ci_high": "95% interval, high",
     "ci_low": "95% interval, low",
+    "better": "Better",
+    "criterion_or_metric": "Criterion or metric",
+    "diff": "Change (removed, added)",
+    "evidence": "Evidence",
+    "figure": "Figure",
+    "original_score": "Score of the original",
+    "paradigm": "Paradigm",
+    "part": "Part of the audit",
+    "perturbed_score": "Score of the perturbed text",
+    "population": "N counts",
+    "reply": "The judge's reply",
+    "scope": "Scope",
+    "source": "Source",
+    "text_link": "The texts",
+    "texts": "Texts (each counted once)",
+    "threshold": "Threshold",
+    "verdict": "Verdict",
+    "why": "Why",
+    "first": "First",
+    "second": "Second",
+    "test": "Test",
+    "difference": "Difference (first − second)",
+    "p_value": "p-value",
+    "p_holm": "p, Holm-adjusted",
+    "p_bh": "p, Benjamini-Hochberg",
+    "significant": "Significant",
+    "worse": "Worse",
+    "formula": "Formula",
+    "interval": "Interval",
     "cohen_kappa": "Cohen's kappa",
     "criterion": "Criterion",
     "description_type": "Description type",
@@ -85,6 +114,9 @@ _P_COLUMN = re.compile(r"^(p|p_.*|.*_p|p-value.*)$")
 def column_label(name: str) -> str:
     """A column's name in words: a figure's from its definition (`delta` → "Score drop
     (original − perturbed)"), others from COLUMN_LABELS (`ci_low` → "95% interval, low")."""
+    if ": " in name:  # a subject's column in judges side by side: "careful: n" → "careful: N"
+        subject, column = name.rsplit(": ", 1)
+        return subject if column == "value" else f"{subject}: {column_label(column)}"
     found = definition(name)
     return found.name if found is not None else COLUMN_LABELS.get(name) or _words(name)
 
@@ -120,17 +152,66 @@ def _digits(value: float) -> int:
     return len(str(int(abs(value))))
 
 
+#: Columns kept in the downloads for notebooks and tests but not shown to people.
+HIDDEN_COLUMNS = frozenset({"key", "badness"})
+
+
+def _merged(columns: list[str]) -> list[tuple[str, int, int | None, int | None]]:
+    """Display columns as (name, value index, low index, high index): a column followed by
+    its ``*ci_low`` and ``*ci_high`` becomes one, "value [low, high]"; hidden ones go."""
+    out: list[tuple[str, int, int | None, int | None]] = []
+    i = 0
+    while i < len(columns):
+        name = columns[i]
+        bounds = columns[i + 1 : i + 3]
+        if len(bounds) == 2 and bounds[0].endswith("ci_low") and bounds[1].endswith("ci_high"):
+            out.append((name, i, i + 1, i + 2))
+            i += 3
+            continue
+        if name not in HIDDEN_COLUMNS:
+            out.append((name, i, None, None))
+        i += 1
+    return out
+
+
+def interval_text(value: Any, low: Any, high: Any, *, p_value: bool = False) -> str:
+    """A figure with its 95% interval as shown: "0.12 [0.05, 0.21]"; the value alone when it
+    has no interval; "—" when there is no value."""
+    shown = format_value(value, p_value=p_value)
+    if shown == "—" or format_value(low) == "—" or format_value(high) == "—":
+        return shown
+    return f"{shown} [{format_value(low)}, {format_value(high)}]"
+
+
 def table_display(table: Any) -> dict[str, Any]:
-    """A report table ready for a template: labelled headers and formatted cells."""
-    p_columns = [is_p_value(c, table.name) for c in table.columns]
-    rows = [
-        [format_value(v, p_value=p) for v, p in zip(row, p_columns, strict=False)]
-        for row in table.rows
-    ]
+    """A report table ready for a template: labelled headers, each figure beside its 95%
+    interval in one cell, machine-only columns left out, formatted cells."""
+    merged = _merged(list(table.columns))
+    headers, columns = [], []
+    for name, _, low, _ in merged:
+        label = column_label(name)
+        headers.append(f"{label} [95% interval]" if low is not None else label)
+        columns.append(name)
+    rows = []
+    for row in table.rows:
+        cells = []
+        for name, at, low, high in merged:
+            p = is_p_value(name, table.name)
+            if low is None:
+                cells.append(format_value(_get(row, at), p_value=p))
+            else:
+                cells.append(
+                    interval_text(_get(row, at), _get(row, low), _get(row, high), p_value=p)
+                )
+        rows.append(cells)
     return {
         "name": table.name,
         "caption": table.caption,
-        "headers": [column_label(c) for c in table.columns],
-        "columns": table.columns,
+        "headers": headers,
+        "columns": columns,
         "rows": rows,
     }
+
+
+def _get(row: list[Any], at: int | None) -> Any:
+    return row[at] if at is not None and at < len(row) else None

@@ -135,3 +135,20 @@ class CardShare(models.Model):
 
     def __str__(self) -> str:
         return f"share of audit {self.audit_id}{' (revoked)' if self.revoked_at else ''}"
+
+
+class VerdictThreshold(models.Model):
+    """A study's own threshold for one figure's verdict on its audits' report cards; a
+    figure without one uses its definition's default (apps/analysis/definitions)."""
+
+    study = models.ForeignKey("annotation.Study", on_delete=models.CASCADE, related_name="+")
+    figure = models.CharField(max_length=40, help_text="The figure's key in the definitions.")
+    value = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "figure"], name="one_threshold_per_figure")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study}: {self.figure} {self.value:g}"

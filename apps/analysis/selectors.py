@@ -42,3 +42,15 @@ def audit_owned(user, pk: int):
     from apps.judging.models import JudgeAudit
 
     return get_object_or_404(JudgeAudit.objects.for_user(user), pk=pk)
+
+
+def verdict_thresholds(study: Study | None) -> dict[str, float]:
+    """Each figure's verdict threshold: the study's own where it set one, else the default."""
+    from apps.analysis.definitions import DEFINITIONS
+    from apps.analysis.models import VerdictThreshold
+
+    chosen = {k: d.threshold for k, d in DEFINITIONS.items() if d.threshold is not None}
+    if study is not None:
+        own = VerdictThreshold.objects.filter(study=study, figure__in=list(chosen))
+        chosen |= dict(own.values_list("figure", "value"))
+    return chosen

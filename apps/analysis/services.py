@@ -14,6 +14,7 @@ from django.db.models import Count, Max
 from apps.analysis.models import HumanRating, ReportSnapshot
 from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS
 from apps.analysis.reports.base import Report
+from apps.analysis.reports.meanings import with_meanings
 from apps.annotation.models import Study, judgement_types
 from apps.judging.models import JudgeCall, JudgeRun, SearchItem
 
@@ -22,8 +23,9 @@ logger = logging.getLogger(__name__)
 #: Runs with more scored calls than this are built in the worker, with a progress page.
 BACKGROUND_CALLS = 50_000
 #: Part of every fingerprint: raise it when what reports compute changes, so snapshots built
-#: by the previous code are rebuilt (2: calibrated combined p, intervals, new tables).
-REPORT_FORMAT = 2
+#: by the previous code are rebuilt (2: calibrated combined p, intervals, new tables; 3: every
+#: figure defined once, intervals over texts, a section of what the figures mean).
+REPORT_FORMAT = 3
 
 
 def inputs_fingerprint(study: Study, run: JudgeRun | None = None) -> str:
@@ -111,5 +113,5 @@ def report_build(*, snapshot_id: int) -> None:
 
 def _build(snapshot: ReportSnapshot) -> Report:
     if snapshot.run is not None:
-        return RUN_REPORTS[snapshot.name](snapshot.run)
-    return STUDY_REPORTS[snapshot.name](snapshot.study)
+        return with_meanings(RUN_REPORTS[snapshot.name](snapshot.run))
+    return with_meanings(STUDY_REPORTS[snapshot.name](snapshot.study))

@@ -27,6 +27,7 @@ urlpatterns = [
         name="audit-compare-file",
     ),
     path("audits/<int:pk>/audit.json", card_views.audit_json_file, name="audit-json"),
+    path("audits/<int:pk>/baseline/", card_views.audit_baseline, name="audit-baseline"),
     path("audits/<int:pk>/cards/<int:subject_pk>/", card_views.audit_card, name="audit-card"),
     path(
         "audits/<int:pk>/cards/<int:subject_pk>.<str:file_format>",

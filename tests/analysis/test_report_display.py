@@ -1,6 +1,8 @@
 """What a person sees of a report: a failure is a panel with its reason (never a 500), column
 headers are words, numbers have a sensible precision and p-values are in scientific notation."""
 
+import re
+
 import pytest
 
 from apps.analysis import reports
@@ -50,8 +52,10 @@ def test_a_report_that_fails_shows_its_reason_everywhere(client, api_client, stu
 def test_headers_are_words_and_p_values_scientific(client, study):
     client.force_login(study.owner)
     page = client.get(f"/studies/{study.pk}/reports/human-agreement/").content.decode()
-    assert "<th>Match rate (all votes pooled)</th>" in page
-    assert "<th>95% interval, low</th>" in page
+    # each figure sits beside its interval in one cell: "0.5 [0.2, 0.8]"
+    assert "<th>Match rate (all votes pooled) [95% interval]</th>" in page
+    assert re.search(r"<td>[\d.]+ \[[\d.]+, [\d.]+\]</td>", page)
+    assert "95% interval, low" not in page
     assert "match_rate_vote_all</th>" not in page and "ci_low</th>" not in page
     run = client.get(f"/studies/{study.pk}/reports/judge-reliability/?run={study.run.pk}")
     assert "<th>Combined p (harmonic mean, calibrated)</th>" in run.content.decode()

@@ -72,8 +72,9 @@ def build_comparison(audit: JudgeAudit, units: dict[int, dict[str, Units]] | Non
             [e.value for e in estimates],
             [e.ci_low for e in estimates],
             [e.ci_high for e in estimates],
-            ylabel=f"{measure.summary} over {measure.unit}",
-            caption="Bars: each judge's value; whiskers: its 95% interval.",
+            ylabel=measure.definition.unit,
+            caption=f"{measure.definition.direction.capitalize()}. Bars: each judge's value "
+            "over the units every judge measured; whiskers: its 95% interval; N under each.",
             counts=[e.n for e in estimates],
             marks=[marks.get((measure.key, label), "") for label in labels],
         )
@@ -107,16 +108,16 @@ def build_comparison(audit: JudgeAudit, units: dict[int, dict[str, Units]] | Non
 
 
 def _side_by_side(subjects, labels, units) -> tuple[Table, list[tuple[Measure, list]]]:
-    columns = ["figure", "unit"]
+    columns = ["key", "figure", "better"]
     for label in labels:
-        columns += [f"{label} value", f"{label} ci_low", f"{label} ci_high", f"{label} n"]
+        columns += [f"{label}: value", f"{label}: ci_low", f"{label}: ci_high", f"{label}: n"]
     rows, measured = [], []
     for measure in MEASURES:
         per_subject = [units[s.pk][measure.key] for s in subjects]
         keys = common_keys(per_subject)
         if not keys:
             continue
-        row: list[object] = [measure.label, measure.unit]
+        row: list[object] = [measure.key, measure.label, measure.definition.direction]
         estimates = [summarise(measure, {k: u[k] for k in keys}) for u in per_subject]
         for e in estimates:
             row += [rounded(e.value), rounded(e.ci_low), rounded(e.ci_high), e.n]
@@ -126,8 +127,8 @@ def _side_by_side(subjects, labels, units) -> tuple[Table, list[tuple[Measure, l
 
 
 TEST_COLUMNS = [
-    "figure",
     "key",
+    "figure",
     "first",
     "second",
     "test",
@@ -143,27 +144,38 @@ TEST_COLUMNS = [
 ]
 
 
+Units_ = dict[str, Units]
+
+
 def _tests(subjects, labels, units) -> Table:
-    found: list[tuple[Measure, int, int, PairedResult]] = []
-    for i, j in combinations(range(len(subjects)), 2):
+    pairs = [
+        (labels[i], units[subjects[i].pk], labels[j], units[subjects[j].pk])
+        for i, j in combinations(range(len(subjects)), 2)
+    ]
+    return paired_tests(pairs)
+
+
+def paired_tests(pairs: Sequence[tuple[str, Units_, str, Units_]]) -> Table:
+    """Every figure of each pair of subjects (label, units by figure) compared on the units
+    both measured, the whole table corrected for its family of tests (Holm; BH beside)."""
+    found: list[tuple[Measure, str, str, PairedResult]] = []
+    for first_label, first, second_label, second in pairs:
         for measure in MEASURES:
-            first = units[subjects[i].pk][measure.key]
-            second = units[subjects[j].pk][measure.key]
-            result = paired_test(measure, first, second)
+            result = paired_test(measure, first[measure.key], second[measure.key])
             if result.n:
-                found.append((measure, i, j, result))
+                found.append((measure, first_label, second_label, result))
     p = [r.p for *_, r in found]
     adjusted, fdr = holm(p), benjamini_hochberg(p)
     rows = []
-    for (measure, i, j, r), p_holm, p_bh in zip(found, adjusted, fdr, strict=True):
-        worse = _worse(measure, r, labels[i], labels[j])
+    for (measure, a, b, r), p_holm, p_bh in zip(found, adjusted, fdr, strict=True):
+        worse = _worse(measure, r, a, b)
         hit = not math.isnan(p_holm) and p_holm < ALPHA and worse != ""
         rows.append(
             [
-                measure.label,
                 measure.key,
-                labels[i],
-                labels[j],
+                measure.label,
+                a,
+                b,
                 r.test,
                 r.n,
                 rounded(r.difference),

@@ -92,6 +92,20 @@ class SubjectEvidence:
         problems = run.problems
         return "; ".join(f"{p.get('count', 0)} left out: {p.get('reason', '')}" for p in problems)
 
+    def state(self, kind: str) -> tuple[str, str]:
+        """("not measured" or "no result", why) for a part that gives no figure; ("", "")
+        for a part that ran to its end. A failed run is "no result": it ran, and nothing it
+        produced can be read as a figure."""
+        why = self.missing(kind)
+        if not why:
+            return "", ""
+        part = self.parts.get(kind)
+        failed = part is not None and any(
+            thing is not None and thing.status == RunStatus.FAILED
+            for thing in (part.run, part.search)
+        )
+        return ("no result" if failed else "not measured"), why
+
     def missing(self, kind: str) -> str:
         """Why a part gives no figure (empty when it should): skipped, not run, or unfinished."""
         part = self.parts.get(kind)
@@ -108,4 +122,10 @@ class SubjectEvidence:
             if run.error:
                 state += f": {run.error}"
             return f"{label}: run {run.pk} is {state}."
+        search = part.search
+        if search is not None and search.status != RunStatus.DONE:
+            state = search.get_status_display().lower()
+            return f"{label}: search {search.pk} is {state}" + (
+                f": {search.error}." if search.error else "."
+            )
         return ""

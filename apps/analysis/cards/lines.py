@@ -1,15 +1,20 @@
 """The lines of a report card (docs/cards.md): one per figure, each as
-[figure, part, value, ci_low, ci_high, n, unit, note, evidence]."""
+[key, figure, part, value, ci_low, ci_high, n, texts, note, evidence]: the figure's key and
+name from its definition (apps/analysis/definitions), its value with the 95% interval, N
+(the units its definition's population counts) and the texts the interval counts once each
+(empty when every unit is independent)."""
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import replace
 
 from django.db.models import Avg, Count, StdDev
 
 from apps.analysis.cards.evidence import SubjectEvidence, calls_link, run_link, search_link
 from apps.analysis.cards.units import MEASURES, Measure, Units, cue_baseline
+from apps.analysis.definitions import DEFINITIONS
 from apps.analysis.reports import discernment
 from apps.analysis.reports.base import rounded
 from apps.analysis.reports.human_scores import human_aspect_scores
@@ -19,25 +24,44 @@ from apps.analysis.stats.deltas import (
     aspect_correlation_matrix,
     mean_off_diagonal,
 )
-from apps.analysis.stats.intervals import Estimate, mean_interval, share_of
+from apps.analysis.stats.intervals import (
+    Estimate,
+    clustered_mean,
+    clustered_share,
+    mean_interval,
+)
 from apps.analysis.stats.sentiment import polarity
+from apps.catalog.models import Level
 from apps.judging.models import JudgeCall, JudgeRun
 from apps.judging.models.audit import PartKind
 
 Line = list[object]
 NO_INTERVAL = Estimate(math.nan, math.nan, math.nan, 0)
+LINE_COLUMNS = [
+    "key",
+    "figure",
+    "part",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "texts",
+    "note",
+    "evidence",
+]
 
 
-def _line(figure: str, part: str, e: Estimate, unit: str, note: str, link: str) -> Line:
+def _line(key: str, part: str, e: Estimate, note: str, link: str, figure: str = "") -> Line:
     label = PartKind(part).label if part else "all parts"
     return [
-        figure,
+        key,
+        figure or DEFINITIONS[key].name,
         label,
         rounded(e.value),
         rounded(e.ci_low),
         rounded(e.ci_high),
         e.n,
-        unit,
+        e.clusters or None,
         note,
         link,
     ]
@@ -52,11 +76,25 @@ def part_link(evidence: SubjectEvidence, part: str) -> str:
 
 
 def summarise(measure: Measure, values: Units) -> Estimate:
-    """A measure's figure over its units: a share (Wilson) or a mean (bootstrap)."""
-    data = list(values.values())
-    if measure.summary == "share":
-        return share_of(data)
-    return mean_interval([v for v in data if math.isfinite(v)])
+    """A measure's figure over its units: a share or a mean, its interval counting each text
+    once (``Measure.cluster``)."""
+    keys = list(values)
+    data = [values[k] for k in keys]
+    clusters = [measure.cluster(k) for k in keys]
+    summary = clustered_share if measure.summary == "share" else clustered_mean
+    estimate = summary(data, clusters)
+    if estimate.clusters == estimate.n:  # one unit per text: nothing to count apart
+        return replace(estimate, clusters=0)
+    return estimate
+
+
+def measure_note(evidence: SubjectEvidence, measure: Measure) -> str:
+    """Why a measure has no unit: the part's state, else what its run left out."""
+    note = evidence.missing(measure.part) if measure.part else ""
+    if note:
+        return note
+    left_out = evidence.left_out(measure.part) if measure.part else ""
+    return "no data: " + measure.empty + (f" ({left_out})" if left_out else "")
 
 
 def lines(evidence: SubjectEvidence, units: dict[str, Units]) -> list[Line]:
@@ -65,32 +103,14 @@ def lines(evidence: SubjectEvidence, units: dict[str, Units]) -> list[Line]:
         if measure.key == "discernment":
             continue
         values = units[measure.key]
-        note = evidence.missing(measure.part) if measure.part else ""
+        link = part_link(evidence, measure.part)
         if not values:
-            if not note:
-                left_out = evidence.left_out(measure.part) if measure.part else ""
-                note = measure.empty + (f" ({left_out})" if left_out else "")
             rows.append(
-                _line(
-                    measure.label,
-                    measure.part,
-                    NO_INTERVAL,
-                    measure.unit,
-                    note,
-                    part_link(evidence, measure.part),
-                )
+                _line(measure.key, measure.part, NO_INTERVAL, measure_note(evidence, measure), link)
             )
             continue
-        rows.append(
-            _line(
-                measure.label,
-                measure.part,
-                summarise(measure, values),
-                measure.unit,
-                note,
-                part_link(evidence, measure.part),
-            )
-        )
+        note = evidence.missing(measure.part) if measure.part else ""
+        rows.append(_line(measure.key, measure.part, summarise(measure, values), note, link))
     rows.extend(_confusion_lines(evidence))
     rows.append(_sentiment_line(evidence))
     rows.extend(_cost_lines(evidence))
@@ -106,32 +126,25 @@ def _discernment_lines(evidence: SubjectEvidence, per_kind: Units) -> list[Line]
         note = evidence.missing(part) or "no data: no perturbed text was scored" + (
             f" ({left_out})" if left_out else ""
         )
-        return [_line("D_min / D_avg", part, NO_INTERVAL, "kinds", note, link)]
+        return [_line(k, part, NO_INTERVAL, note, link) for k in ("D_min", "D_avg")]
     summary = discernment.section(data, data.by_kind_dim()).tables[1]
     rows = []
     for statistic, value, _, kinds in summary.rows:
         weighted = "expert weights" if statistic.startswith("D_EW") else "without weights"
-        note = "no interval (a transformed p-value); " + weighted
+        note = f"over {kinds} kinds; no interval (a transformed p-value); {weighted}"
         if value is None:
             note = f"undefined ({weighted}: no expert votes, or a kind without data)"
         estimate = Estimate(value if value is not None else math.nan, math.nan, math.nan, kinds)
-        rows.append(_line(statistic, part, estimate, "kinds", note, link))
+        rows.append(_line(statistic, part, estimate, note, link))
     levels: dict[str, list[float]] = defaultdict(list)
     level_of = {k.slug: k.level for k in data.kinds.values()}
+    names = dict(Level.choices)
     for slug, d in per_kind.items():
         levels[level_of.get(str(slug), "") or "-"].append(d)
     for level, values in sorted(levels.items()):
         finite = [v for v in values if math.isfinite(v)]
-        rows.append(
-            _line(
-                f"D mean, level {level}",
-                part,
-                mean_interval(finite),
-                "kinds",
-                "bootstrap over the level's kinds",
-                link,
-            )
-        )
+        figure = f"Mean discernment of the {names.get(level, 'unlevelled').lower()} kinds"
+        rows.append(_line("D_level", part, mean_interval(finite), "", link, figure))
     return rows
 
 
@@ -140,10 +153,10 @@ def _confusion_lines(evidence: SubjectEvidence) -> list[Line]:
     both scored): above 0, the judge mixes aspects up more than humans do."""
     part = PartKind.ASPECT_DELTAS
     data = evidence.scores(part)
-    figure = "Aspect confusion (judge minus human off-diagonal r)"
+    key = "aspect_confusion"
     link = part_link(evidence, part)
     if data is None:
-        return [_line(figure, part, NO_INTERVAL, "texts", evidence.missing(part), link)]
+        return [_line(key, part, NO_INTERVAL, evidence.missing(part), link)]
     items = list({i for i, _ in data.original} | {i for i, _, _ in data.perturbed})
     human = human_aspect_scores(items)
     h_aspects = {a for scores in human.values() for a in scores}
@@ -156,19 +169,17 @@ def _confusion_lines(evidence: SubjectEvidence) -> list[Line]:
         judge = mean_off_diagonal(aspect_correlation_matrix(judge_scores))
         people = mean_off_diagonal(aspect_correlation_matrix(human_scores))
         estimate = aspect_confusion(judge_scores, human_scores)
-        note = (
-            f"{dtype} criteria; judge {rounded(judge)}, humans {rounded(people)}; bootstrap "
-            "over the judge's and the people's texts"
-        )
-        rows.append(_line(figure, part, estimate, "texts", note, link))
+        note = f"{dtype} criteria; judge {rounded(judge)}, people {rounded(people)}"
+        rows.append(_line(key, part, estimate, note, link))
     if not rows:
-        note = "no data: fewer than two aspects scored by both the judge and humans"
-        rows.append(_line(figure, part, NO_INTERVAL, "texts", note, link))
+        note = "no data: fewer than two aspects scored by both the judge and people"
+        rows.append(_line(key, part, NO_INTERVAL, note, link))
     return rows
 
 
 def _polarities(run: JudgeRun) -> dict[tuple, float]:
-    rows = JudgeCall.objects.filter(run=run).exclude(raw_response="")
+    """The polarity of each readable reply (unreadable ones say nothing of the judge's view)."""
+    rows = JudgeCall.objects.filter(run=run, parse_status="parsed").exclude(raw_response="")
     keys = rows.values_list(
         "item_id", "perturbation_id", "criterion_id", "metric_id", "sample_index", "raw_response"
     )
@@ -177,16 +188,17 @@ def _polarities(run: JudgeRun) -> dict[tuple, float]:
 
 def _sentiment_line(evidence: SubjectEvidence) -> Line:
     """Mean shift of the replies' TextBlob polarity under the misleading cue, paired by text."""
-    part = PartKind.MISLEADING_CUE
-    figure = "Sentiment shift under the misleading cue"
+    part, key = PartKind.MISLEADING_CUE, "sentiment_shift"
     cue, baseline = evidence.run(part), cue_baseline(evidence)
     if cue is None or baseline is None or cue.judge.is_metric:
         note = evidence.missing(part) or "no replies to read (a metric judge)"
-        return _line(figure, part, NO_INTERVAL, "texts", note, part_link(evidence, part))
+        return _line(key, part, NO_INTERVAL, note, part_link(evidence, part))
     with_cue, without = _polarities(cue), _polarities(baseline)
-    shifts = [with_cue[k] - without[k] for k in with_cue.keys() & without.keys()]
-    note = f"polarity with the cue minus without (run {baseline.pk}); bootstrap over texts"
-    return _line(figure, part, mean_interval(shifts), "texts", note, calls_link(cue))
+    paired = sorted(with_cue.keys() & without.keys(), key=str)
+    shifts = [with_cue[k] - without[k] for k in paired]
+    texts = [k[:2] for k in paired]
+    note = f"compared with run {baseline.pk}"
+    return _line(key, part, clustered_mean(shifts, texts), note, calls_link(cue))
 
 
 def _cost_lines(evidence: SubjectEvidence) -> list[Line]:
@@ -207,28 +219,7 @@ def _cost_lines(evidence: SubjectEvidence) -> list[Line]:
     else:
         latency = NO_INTERVAL
     return [
-        _line(
-            "Tokens (prompt + completion)",
-            "",
-            tokens,
-            "calls",
-            f"{prompt} prompt, {completion} completion; cached calls cost nothing",
-            "",
-        ),
-        _line(
-            "Cost (USD)",
-            "",
-            price,
-            "calls",
-            "" if cost is not None else "the judge has no prices",
-            "",
-        ),
-        _line(
-            "Latency per call (s)",
-            "",
-            latency,
-            "HTTP calls",
-            "mean with a normal 95% interval; cached calls left out",
-            "",
-        ),
+        _line("tokens", "", tokens, f"{prompt} prompt, {completion} completion", ""),
+        _line("cost_usd", "", price, "" if cost is not None else "the judge has no prices", ""),
+        _line("latency", "", latency, "", ""),
     ]

@@ -16,12 +16,14 @@ from apps.analysis.cards.card import build_card
 from apps.analysis.cards.comparison import build_comparison, subjects_of
 from apps.analysis.models import AuditReport
 from apps.analysis.reports.base import Report
+from apps.analysis.selectors import verdict_thresholds
 from apps.analysis.services import inputs_fingerprint
 from apps.judging.models import JudgeRun, SearchItem
 from apps.judging.models.audit import AuditPart, AuditSubject, JudgeAudit
 
-#: Part of every fingerprint: raise it when what a card computes changes.
-CARD_FORMAT = 1
+#: Part of every fingerprint: raise it when what a card computes changes (2: the verdict,
+#: intervals over texts, every figure defined once).
+CARD_FORMAT = 2
 
 
 def audit_fingerprint(audit: JudgeAudit) -> str:
@@ -47,6 +49,7 @@ def audit_fingerprint(audit: JudgeAudit) -> str:
     state: list[Any] = [CARD_FORMAT, parts, counters, searched]
     if audit.study is not None:
         state.append(inputs_fingerprint(audit.study))
+        state.append(sorted(verdict_thresholds(audit.study).items()))
     return hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()
 
 

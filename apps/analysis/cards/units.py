@@ -10,7 +10,6 @@ per-unit formulas are the statistics modules' own (``stats.fbi``, ``stats.prompt
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Literal
@@ -18,34 +17,63 @@ from typing import Literal
 from django.db.models import Q
 
 from apps.analysis.cards.evidence import SubjectEvidence
+from apps.analysis.definitions import DEFINITIONS, Definition
 from apps.analysis.reports import discernment
 from apps.analysis.reports.adversarial import search_finals
-from apps.analysis.reports.judge_data import RunScores, item_deltas, pairwise_pairs
+from apps.analysis.reports.judge_data import KindInfo, RunScores, item_deltas, pairwise_pairs
 from apps.analysis.reports.judge_reliability import cell_classes
 from apps.analysis.reports.judge_vs_human import judge_means, rating_sources
 from apps.analysis.stats import fbi
 from apps.analysis.stats.prompting import cue_matches
-from apps.judging.models import JudgeCall, JudgeRun, Technique
+from apps.judging.models import (
+    Candidate,
+    CandidateOrigin,
+    JudgeCall,
+    JudgeRun,
+    SearchIteration,
+    Technique,
+)
 from apps.judging.models.audit import PartKind
 
 Units = dict[Hashable, float]
 
 
+def _first(key: Hashable) -> Hashable:
+    """The text a unit belongs to: the first part of its key (a perturbation, a text)."""
+    return key[0] if isinstance(key, tuple) else key
+
+
+def _itself(key: Hashable) -> Hashable:
+    return key
+
+
 @dataclass(frozen=True)
 class Measure:
-    """A card figure measured per unit. ``worse``: which direction is worse for a judge;
-    ``test``: the paired test that compares two judges on it."""
+    """A card figure measured per unit; what it means is its definition's (``key``).
+    ``test``: the paired test that compares two judges on it; ``cluster``: the text a unit
+    belongs to (units of one text are not independent: intervals count each text once)."""
 
     key: str
-    label: str
     part: str
     summary: Literal["share", "mean"]
-    worse: Literal["higher", "lower"]
     test: Literal["mcnemar", "bootstrap", "wilcoxon"]
-    unit: str
     units: Callable[[SubjectEvidence], Units]
+    cluster: Callable[[Hashable], Hashable] = _itself
     #: Why a part that ran can still give no unit of this figure.
-    empty: str = "no data: nothing of this kind was scored"
+    empty: str = "nothing of this kind was scored"
+
+    @property
+    def definition(self) -> Definition:
+        return DEFINITIONS[self.key]
+
+    @property
+    def label(self) -> str:
+        return self.definition.name
+
+    @property
+    def worse(self) -> str:
+        """Which direction is worse for a judge: "higher" or "lower"."""
+        return "higher" if self.definition.better in ("lower", "near 0") else "lower"
 
 
 def _single_pairs(data: RunScores, invariant: bool) -> tuple[list, list[float], list[float]]:
@@ -129,6 +157,11 @@ def _deltas(evidence: SubjectEvidence, which: str) -> Units:
     return out
 
 
+def _item_of_cell(key: Hashable) -> Hashable:
+    """A delta unit is (cell, item): its cluster is the item."""
+    return key[1] if isinstance(key, tuple) else key
+
+
 def s_t_deltas(evidence: SubjectEvidence) -> Units:
     """Per (S_T cell, item): original minus perturbed score (should be clearly positive)."""
     return _deltas(evidence, "S_T")
@@ -197,161 +230,137 @@ def human_errors(evidence: SubjectEvidence) -> Units:
 
 
 def _attacks(evidence: SubjectEvidence, direction: str) -> Units:
+    """Per searched item whose final text was scored: 1 when the attack succeeded. An item
+    the search could not score (no readable candidate) is no unit: not a failed attack."""
     search = evidence.search()
     if search is None or search.direction != direction:
         return {}
     rows = search_finals(Q(search_id=search.pk))
-    return {row.external_id: float(row.success) for row in rows if row.method == "adveval"}
+    tried = searched_items(search.pk)
+    return {
+        row.external_id: float(row.success)
+        for row in rows
+        if row.method == "adveval" and row.external_id in tried
+    }
+
+
+def searched_items(search_id: int) -> set[str]:
+    """The items for which the generator wrote at least one candidate that both judges
+    scored: only there did the search try anything (a final text that is still R0 because
+    every reply was unreadable says nothing of the judge)."""
+    scored = Candidate.objects.filter(
+        search_item__search_id=search_id,
+        origin=CandidateOrigin.GENERATOR,
+        s_gold__isnull=False,
+        s_victim__isnull=False,
+    )
+    return set(scored.values_list("search_item__item__external_id", flat=True))
+
+
+ANSWERED = ("parsed", "unparsed")
 
 
 def unparsed(evidence: SubjectEvidence) -> Units:
-    """Per answered call of every part (its identity in its part): 1 when unparsed."""
+    """Per answered call of the whole audit of this subject: its runs' calls, its
+    adversarial search's judge calls (the subject as victim, the gold judge) and generator
+    calls (a reply and its format retry count as two calls). 1 when unreadable."""
     part_of = {p.baseline_id: f"{k} baseline" for k, p in evidence.parts.items() if p.baseline_id}
     part_of |= {p.run_id: kind for kind, p in evidence.parts.items() if p.run_id}
+    search = evidence.search()
+    if search is not None:
+        for role, run_id in search.judges.values_list("role", "run_id"):
+            part_of.setdefault(run_id, f"search {role}")
     rows = JudgeCall.objects.filter(
-        run_id__in=list(part_of), parse_status__in=("parsed", "unparsed")
+        run_id__in=list(part_of), parse_status__in=ANSWERED
     ).values_list("run_id", "identity", "parse_status")
-    return {(part_of[run], identity): float(status == "unparsed") for run, identity, status in rows}
+    out: Units = {(part_of[run], key): float(status == "unparsed") for run, key, status in rows}
+    if search is not None:
+        out |= generator_calls(search.pk)
+    return out
+
+
+def generator_calls(search_id: int) -> Units:
+    rows = SearchIteration.objects.filter(
+        search_item__search_id=search_id, number__gt=0, parse_status__in=ANSWERED
+    ).values_list("pk", "parse_status", "format_retry")
+    out: Units = {}
+    for pk, status, retry in rows:
+        if retry is not None:  # the first reply held no candidate: it was asked again
+            out[("generator", pk, 0)] = 1.0
+        out[("generator", pk, 1 if retry is not None else 0)] = float(status == "unparsed")
+    return out
 
 
 NO_CELLS = (
-    "no data: a cell counts as S_T or S_F once the study's human comparisons agree with "
-    "the kind's expected impact on the aspect (none do yet)"
+    "a cell counts as S_T or S_F once the study's human comparisons agree with the kind's "
+    "expected impact on the aspect (none do yet)"
 )
 MEASURES = [
-    Measure(
-        "discernment",
-        "Discernment D per kind",
-        PartKind.DISCERNMENT,
-        "mean",
-        "lower",
-        "wilcoxon",
-        "kinds",
-        kind_discernment,
-    ),
+    Measure("discernment", PartKind.DISCERNMENT, "mean", "wilcoxon", kind_discernment),
     Measure(
         "detection_failure",
-        "Single answer: perturbations not scored lower",
         PartKind.FBI_SINGLE,
         "share",
-        "higher",
         "mcnemar",
-        "perturbation x criterion",
         detection_failures,
+        _first,
     ),
     Measure(
         "invariant_success",
-        "Score-invariant kinds: score kept",
         PartKind.FBI_SINGLE,
         "share",
-        "lower",
         "mcnemar",
-        "perturbation x criterion",
         invariant_successes,
-        "no data: no perturbation of a score-invariant kind was scored",
+        _first,
+        "no perturbation of a score-invariant kind was scored",
     ),
     Measure(
         "reference_failure",
-        "Reference-guided: perturbations still given the maximum",
         PartKind.FBI_REFERENCE,
         "share",
-        "higher",
         "mcnemar",
-        "perturbation x criterion",
         reference_failures,
+        _first,
     ),
     Measure(
-        "pairwise_failure",
-        "Pairwise: original not preferred in both orders",
-        PartKind.FBI_PAIRWISE,
-        "share",
-        "higher",
-        "mcnemar",
-        "pairs",
-        pairwise_failures,
+        "pairwise_failure", PartKind.FBI_PAIRWISE, "share", "mcnemar", pairwise_failures, _first
     ),
-    Measure(
-        "position_flip",
-        "Position bias: verdicts that flip with the order",
-        PartKind.FBI_PAIRWISE,
-        "share",
-        "higher",
-        "mcnemar",
-        "pairs",
-        order_flips,
-    ),
+    Measure("position_flip", PartKind.FBI_PAIRWISE, "share", "mcnemar", order_flips, _first),
     Measure(
         "s_t_delta",
-        "S_T deltas (affected aspects; higher is better)",
         PartKind.ASPECT_DELTAS,
         "mean",
-        "lower",
         "bootstrap",
-        "cell x item",
         s_t_deltas,
+        _item_of_cell,
         NO_CELLS,
     ),
     Measure(
         "s_f_delta",
-        "S_F |deltas| (unaffected aspects; near 0 is better)",
         PartKind.ASPECT_DELTAS,
         "mean",
-        "higher",
         "bootstrap",
-        "cell x item",
         s_f_deltas,
+        _item_of_cell,
         NO_CELLS,
     ),
-    Measure(
-        "cue_resisted",
-        "Misleading cue: scores unchanged by the cue",
-        PartKind.MISLEADING_CUE,
-        "share",
-        "lower",
-        "mcnemar",
-        "text x criterion",
-        cue_resisted,
-    ),
-    Measure(
-        "human_error",
-        "Distance from the human mean (share of the scale)",
-        PartKind.HUMAN_AGREEMENT,
-        "mean",
-        "higher",
-        "bootstrap",
-        "text x criterion",
-        human_errors,
-    ),
+    Measure("cue_resisted", PartKind.MISLEADING_CUE, "share", "mcnemar", cue_resisted, _first),
+    Measure("human_error", PartKind.HUMAN_AGREEMENT, "mean", "bootstrap", human_errors, _first),
     Measure(
         "attack_success_r_plus",
-        "Attack success R+ (bad text scored high)",
         PartKind.ADVERSARIAL,
         "share",
-        "higher",
         "mcnemar",
-        "items",
         lambda e: _attacks(e, "R+"),
     ),
     Measure(
         "attack_success_r_minus",
-        "Attack success R- (good text scored low)",
         PartKind.ADVERSARIAL,
         "share",
-        "higher",
         "mcnemar",
-        "items",
         lambda e: _attacks(e, "R-"),
     ),
-    Measure(
-        "unparsed",
-        "Unparsed replies",
-        "",
-        "share",
-        "higher",
-        "mcnemar",
-        "calls",
-        unparsed,
-    ),
+    Measure("unparsed", "", "share", "mcnemar", unparsed),
 ]
 BY_KEY = {m.key: m for m in MEASURES}
 
@@ -361,10 +370,9 @@ def measure_units(evidence: SubjectEvidence) -> dict[str, Units]:
     return {m.key: m.units(evidence) for m in MEASURES}
 
 
-def by_kind(units: Units, kind_of: dict[Hashable, str]) -> dict[str, list[float]]:
-    """Units grouped by the kind their key belongs to (for the worst-kinds table)."""
-    out: dict[str, list[float]] = defaultdict(list)
-    for key, value in units.items():
-        if key in kind_of:
-            out[kind_of[key]].append(value)
-    return out
+def kinds_of_units(evidence: SubjectEvidence, part: str) -> dict[int, KindInfo]:
+    """Each perturbed text of a part's run → its kind (units key on the text first)."""
+    data = evidence.scores(part)
+    if data is None:
+        return {}
+    return {pert: data.kinds[kind] for (_, pert, _), (kind, _) in data.perturbed.items()}

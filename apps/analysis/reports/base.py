@@ -47,6 +47,9 @@ class Report:
     notes: list[str] = field(default_factory=list)
     #: What a reader must not miss (e.g. a copied rater), shown above everything else.
     warnings: list[str] = field(default_factory=list)
+    #: A card's figures unit by unit ({figure key: [[unit key, value], ...]}), for the
+    #: paired tests against a saved card (docs/cards.md, "A regression gate"); not shown.
+    units: dict[str, list[list[Any]]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return _clean(asdict(self))
@@ -69,6 +72,7 @@ class Report:
             sections,
             data.get("notes", []),
             data.get("warnings", []),
+            data.get("units", {}),
         )
 
     def tables(self) -> list[Table]:

@@ -35,7 +35,7 @@ def report_table(table: Any) -> dict[str, Any]:
 
 
 #: Report columns whose values are links to the evidence (a run's calls, a text, a search).
-LINK_COLUMNS = frozenset({"evidence", "calls"})
+LINK_COLUMNS = frozenset({"evidence", "calls", "text_link"})
 
 
 @register.filter

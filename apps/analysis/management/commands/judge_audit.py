@@ -4,6 +4,7 @@ for it and write its cards as JSON (docs/audit.md, "From the command line")."""
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.accounts.models import User
+from apps.analysis.cards.baseline import BaselineError, baseline_compare, saved_cards
 from apps.analysis.cards.snapshots import audit_json_text
 from apps.annotation.models import Study
 from apps.corpus.models import Dataset
@@ -37,6 +39,20 @@ def _subject(value: str) -> tuple[Judge, Strategy | None]:
             f"--judge {value}: no such judge or strategy (JUDGE_ID[:STRATEGY_ID])"
         ) from exc
     return judge, strategy
+
+
+def _baseline(path: Path | None, wait: bool) -> Any:
+    """The saved cards, read and checked before anything is spent."""
+    if path is None:
+        return None
+    if not wait:
+        raise CommandError("--baseline needs --wait (the cards are compared once it ends)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        saved_cards(data)
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"--baseline {path}: {exc}", returncode=2) from exc
+    return data
 
 
 class Command(BaseCommand):
@@ -71,8 +87,16 @@ class Command(BaseCommand):
         parser.add_argument("--wait", action="store_true", help="Wait until the audit ends.")
         parser.add_argument("--timeout", type=float, default=0, help="Seconds; 0: no limit.")
         parser.add_argument("--json", type=Path, help="Write the audit's cards here (with --wait).")
+        parser.add_argument(
+            "--baseline",
+            type=Path,
+            metavar="CARD.json",
+            help="A saved card or audit JSON (--json's file): with --wait, compare each card "
+            "with it and exit 1 naming every figure significantly worse now.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        baseline = _baseline(options["baseline"], options["wait"])
         try:
             owner = User.objects.get(username=options["owner"])
         except User.DoesNotExist as exc:
@@ -120,6 +144,23 @@ class Command(BaseCommand):
             self.stdout.write(f"wrote {options['json']}")
         if audit.status != AuditStatus.DONE:
             raise CommandError(f"audit {audit.pk} ended {audit.status}: {audit.error}")
+        if baseline is not None:
+            self._gate(audit, baseline)
+
+    def _gate(self, audit: JudgeAudit, baseline: Any) -> None:
+        """Compare with the saved cards; exit 1 naming each figure significantly worse."""
+        try:
+            result = baseline_compare(audit, baseline)
+        except BaselineError as exc:
+            raise CommandError(f"--baseline: {exc}", returncode=2) from exc
+        self.stdout.write(f"compared with the saved cards: {result.compared} figures tested")
+        if result.regressions:
+            lines = "\n".join(f"  worse now: {r}" for r in result.regressions)
+            raise CommandError(
+                f"{len(result.regressions)} figure(s) significantly worse than the saved "
+                f"card (Holm-corrected, p < 0.05):\n{lines}"
+            )
+        self.stdout.write("no figure is significantly worse than the saved card")
 
     def _estimate(self, audit: JudgeAudit) -> None:
         e = audit.estimate
