@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import time
+from collections.abc import Mapping
 
 from django.db import transaction
 from django.db.models import Count, Max
@@ -115,3 +117,48 @@ def _build(snapshot: ReportSnapshot) -> Report:
     if snapshot.run is not None:
         return with_meanings(RUN_REPORTS[snapshot.name](snapshot.run))
     return with_meanings(STUDY_REPORTS[snapshot.name](snapshot.study))
+
+
+class ThresholdError(ValueError):
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+        self.errors = errors
+
+
+@transaction.atomic
+def verdict_thresholds_save(*, study: Study, values: Mapping[str, str | float | None]) -> None:
+    """Set the study's verdict thresholds (figure key → value; blank: the default). Checks
+    every value first and saves all or nothing; a share's threshold lies in [0, 1]."""
+    from apps.analysis.definitions import DEFINITIONS
+    from apps.analysis.models import VerdictThreshold
+
+    chosen: dict[str, float | None] = {}
+    errors: dict[str, str] = {}
+    for key, raw in values.items():
+        definition = DEFINITIONS.get(key)
+        if definition is None or definition.threshold is None:
+            errors[key] = "no such figure with a verdict"
+            continue
+        if raw in (None, ""):
+            chosen[key] = None
+            continue
+        try:
+            value = float(raw)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            errors[key] = "a number, please"
+            continue
+        if not math.isfinite(value) or (
+            definition.unit.startswith("share") and not 0 <= value <= 1
+        ):
+            errors[key] = "a share's threshold lies between 0 and 1"
+            continue
+        chosen[key] = None if value == definition.threshold else value
+    if errors:
+        raise ThresholdError(errors)
+    for key, own in chosen.items():
+        if own is None:
+            VerdictThreshold.objects.filter(study=study, figure=key).delete()
+        else:
+            VerdictThreshold.objects.update_or_create(
+                study=study, figure=key, defaults={"value": own}
+            )

@@ -1,12 +1,20 @@
 from django.urls import path
 
-from apps.analysis import card_views, docs_views, progress_views, study_views, views
+from apps.analysis import (
+    card_views,
+    docs_views,
+    progress_views,
+    study_views,
+    threshold_views,
+    views,
+)
 from apps.analysis.raw_data.views import raw_data_download
 
 urlpatterns = [
     path("docs/<slug:page>/", docs_views.docs_page, name="docs-page"),
     path("studies/<int:pk>/", study_views.study_detail, name="study-detail"),
     path("studies/<int:pk>/progress/", progress_views.progress, name="study-progress"),
+    path("studies/<int:pk>/thresholds/", threshold_views.study_thresholds, name="study-thresholds"),
     path(
         "studies/<int:pk>/data/<slug:table>.<str:file_format>",
         raw_data_download,

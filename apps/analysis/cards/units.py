@@ -20,11 +20,19 @@ from apps.analysis.cards.evidence import SubjectEvidence
 from apps.analysis.definitions import DEFINITIONS, Definition
 from apps.analysis.reports import discernment
 from apps.analysis.reports.adversarial import search_finals
-from apps.analysis.reports.judge_data import KindInfo, RunScores, item_deltas, pairwise_pairs
+from apps.analysis.reports.judge_data import (
+    Dim,
+    KindInfo,
+    RunScores,
+    item_deltas,
+    kind_infos,
+    pairwise_pairs,
+)
 from apps.analysis.reports.judge_reliability import cell_classes
 from apps.analysis.reports.judge_vs_human import judge_means, rating_sources
 from apps.analysis.stats import fbi
 from apps.analysis.stats.prompting import cue_matches
+from apps.catalog.tree import lineage_slugs
 from apps.judging.models import (
     Candidate,
     CandidateOrigin,
@@ -76,10 +84,27 @@ class Measure:
         return "higher" if self.definition.better in ("lower", "near 0") else "lower"
 
 
+def expected_to_lower(data: RunScores) -> Callable[[int, Dim], bool]:
+    """Whether a kind should lower a dimension's score: a criterion on an aspect only when
+    the aspect is the kind's target or one of its ancestors (its expected impact); a metric,
+    or a kind that targets no aspect, always."""
+    lineage = lineage_slugs()
+
+    def lowers(kind: int, dim: Dim) -> bool:
+        target = data.kinds[kind].target_aspect_id
+        aspect = data.dims[dim].aspect
+        return not (target and aspect) or aspect in lineage.get(target, [])
+
+    return lowers
+
+
 def _single_pairs(data: RunScores, invariant: bool) -> tuple[list, list[float], list[float]]:
+    lowers = expected_to_lower(data)
     keys, orig, pert = [], [], []
     for (item, perturbation, dim), (kind, score) in data.perturbed.items():
-        if (item, dim) in data.original and data.kinds[kind].score_invariant == invariant:
+        if (item, dim) not in data.original or data.kinds[kind].score_invariant != invariant:
+            continue
+        if invariant or lowers(kind, dim):
             keys.append((perturbation, dim))
             orig.append(data.original[(item, dim)])
             pert.append(score)
@@ -112,8 +137,9 @@ def reference_failures(evidence: SubjectEvidence) -> Units:
     if data is None or run is None or run.strategy is None:
         return {}
     keys, scores = [], []
+    lowers = expected_to_lower(data)
     for (_, perturbation, dim), (kind, score) in data.perturbed.items():
-        if not data.kinds[kind].score_invariant:
+        if not data.kinds[kind].score_invariant and lowers(kind, dim):
             keys.append((perturbation, dim))
             scores.append(score)
     flags = fbi.reference_guided_failures(scores, run.strategy.scale_max)
@@ -126,11 +152,14 @@ def _pairs(evidence: SubjectEvidence) -> dict:
 
 
 def pairwise_failures(evidence: SubjectEvidence) -> Units:
-    """Per pair shown in both orders: 1 unless the original won in both."""
+    """Per pair shown in both orders, of a kind that should lower the score: 1 unless the
+    original won in both (for a score-invariant kind a tie is right: no unit here)."""
+    pairs = _pairs(evidence)
+    kinds = kind_infos({kind for kind, _ in pairs})
     return {
         key: float(not detected[0])
-        for (_, key), judgements in _pairs(evidence).items()
-        if (detected := fbi.detected_in_both([judgements]))
+        for (kind, key), judgements in pairs.items()
+        if not kinds[kind].score_invariant and (detected := fbi.detected_in_both([judgements]))
     }
 
 

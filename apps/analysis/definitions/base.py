@@ -59,14 +59,21 @@ class Definition:
 
 
 _REGISTRY: dict[str, Definition] = {}
+_SECTIONS: dict[str, str] = {}
 
 
-def register(*definitions: Definition) -> None:
+def register(*definitions: Definition, section: str = "Other figures") -> None:
+    """Declare figures; ``section`` is the heading they are listed under in docs/figures.md."""
     for definition in definitions:
         if definition.key in _REGISTRY:
             raise ValueError(f"figure {definition.key!r} is defined twice")
         _REGISTRY[definition.key] = definition
+        _SECTIONS[definition.key] = section
 
 
 def registry() -> dict[str, Definition]:
     return _REGISTRY
+
+
+def section_of(key: str) -> str:
+    return _SECTIONS[key]

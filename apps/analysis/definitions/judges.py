@@ -24,7 +24,8 @@ register(
         "lower",
         "Share of perturbed texts (kinds that should lower the score) the judge scored the "
         "same as or higher than their original, on the same criterion (FBI single-answer "
-        "failure rate).",
+        "failure rate). Only criteria the kind should lower count: on an aspect, the kind's "
+        "target aspect and its ancestors (its expected impact); every metric.",
         "share of texts",
         TEXTS,
         SHARE_OVER_TEXTS,
@@ -41,7 +42,8 @@ register(
         "lower",
         "Share of perturbed texts (kinds that should lower the score) that still got the "
         "scale's maximum when the original was shown as the reference answer (FBI "
-        "reference-guided failure rate). Needs no score of the original itself.",
+        "reference-guided failure rate), on the criteria the kind should lower. Needs no "
+        "score of the original itself.",
         "share of texts",
         TEXTS,
         SHARE_OVER_TEXTS,
@@ -377,4 +379,5 @@ register(
         "HTTP calls",
         "normal 95% interval: mean ± 1.96 sd / √n",
     ),
+    section="A judge's figures: the report card, judges side by side, judge reliability",
 )
