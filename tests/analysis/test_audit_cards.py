@@ -85,7 +85,8 @@ def test_the_comparison_marks_the_careless_judge_worse_only_where_scripted(catal
         assert row["p_holm"] >= row["p_value"]
     side = {r["key"]: r for r in _table(report, "side_by_side")}
     assert side["detection_failure"][f"{careless}: value"] == 0.5
-    assert any(f.name == "detection_failure" for s in report.sections for f in s.figures)
+    figure = next(f for s in report.sections for f in s.figures)  # one panel per figure
+    assert figure.name == "figures" and "N under each" in figure.caption
 
 
 def test_audit_json_is_plain_json_of_every_card_and_the_comparison(catalog):

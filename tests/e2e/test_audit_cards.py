@@ -1,10 +1,14 @@
-"""Two judges audited on the demo study by the real Celery worker, the local fake
-OpenAI-compatible server playing them: a careful judge (scores perturbed texts lower, keeps
-score-invariant ones, prefers the original in either order) and a careless one (scores
-perturbations of four kinds as their original, and always prefers the first text shown). In
-Chromium the report card of each and the comparison come out, and the careless judge is shown
-significantly worse in detection and position bias, where it was scripted to be, and not in
-reference-guided scoring nor in unparsed replies, where it behaves like the careful one."""
+"""Two judges audited by the real Celery worker, the local fake OpenAI-compatible server
+playing them, on a study of 16 summaries with four kinds of perturbation: a careful judge
+(scores every perturbed text lower, keeps score-invariant ones, prefers the original in
+either order) and a careless one (scores negations and swapped words as their original, and
+always prefers the first text shown). The search's generator never writes a candidate.
+
+In Chromium each card's verdict says "detects" and "misses" where scripted (per aspect too),
+the score drop is positive under its "original − perturbed" label, the search is "no result"
+and its generator's unreadable replies count in the unreadable share, R+ and R− are worded as
+docs/adversarial.md words them, every figure has its N and interval; and the comparison calls
+the careless judge significantly worse where it was scripted to be, and only there."""
 
 from __future__ import annotations
 
@@ -14,30 +18,44 @@ from typing import Any
 
 import pytest
 
-from apps.annotation.demo import DEMO_PASSWORD, demo_load
+from apps.analysis.definitions import DEFINITIONS
+from apps.catalog.models import Criterion
 from apps.corpus.models import Perturbation, SourceItem
 from apps.judging.loading import judging_load
 from apps.judging.models import AuditStatus, Strategy
 from apps.judging.services.audits import audit_plan, audit_refresh, audit_start
+from tests.analysis.builders import annotators, compare, study_with_items
 from tests.conftest import ARTIFACTS
 from tests.e2e.screens import overflow
-from tests.factories import llm_judge_save
+from tests.factories import PASSWORD, llm_judge_save
 from tests.fakes.openai_server import FakeOpenAIServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
-MISSED = {"negation", "different-entity", "conflicting-fact", "word-exchange"}
+ITEMS = 16
+MISSED = {"negation", "word-exchange"}
+KINDS = ["negation", "word-exchange", "sentence-exchange", "fbi-score-invariant"]
+CRITERIA = {  # criterion → the kind that hurts its aspect
+    "discern-non-contradiction-default": "negation",
+    "discern-grammaticality-default": "word-exchange",
+    "discern-coherence-default": "sentence-exchange",
+}
 PAIR = re.compile(r"Answer A:\n(.*?)\n\nAnswer B:\n(.*?)\n\nReply", re.DOTALL)
 
 
 class Script:
-    """The two judges' replies, told apart by model name, from the texts in the prompt."""
+    """The judges' replies, told apart by model name, from the texts in the prompt."""
 
-    def __init__(self, originals: set[str], perturbed: dict[str, tuple[str, bool]]) -> None:
+    def __init__(self, originals: set[str], perturbed: dict[str, str]) -> None:
         self.originals, self.perturbed = originals, perturbed
 
     def __call__(self, request: dict[str, Any]) -> str:
-        careless = request.get("model") == "careless"
+        model = request.get("model")
+        if model == "generator":
+            return "Here are some thoughts, but no candidate between the tags."
+        if model == "gold":
+            return "80"
+        careless = model == "careless"
         prompt = "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
         pair = PAIR.search(prompt)
         if pair is not None:
@@ -49,28 +67,50 @@ class Script:
         text = max((t for t in [*self.originals, *self.perturbed] if t in prompt), key=len)
         if text in self.originals:
             return "Justification: fine.\nRating: 5"
-        kind, invariant = self.perturbed[text]
-        kept = invariant or (careless and kind in MISSED and not reference)
+        kind = self.perturbed[text]
+        kept = kind == "fbi-score-invariant" or (careless and kind in MISSED and not reference)
         return f"Justification: {'fine' if kept else 'flawed'}.\nRating: {5 if kept else 2}"
+
+
+def _study():
+    """16 two-sentence summaries, each with one text of every kind; two people say each kind
+    hurts its own aspect and no other (so S_T and S_F cells exist)."""
+    study, items, perts = study_with_items(ITEMS, KINDS)
+    for n, item in enumerate(items):
+        first = f"The council of town {n} voted to close the library in March."
+        second = f"Readers in town {n} protested outside the hall."
+        item.original = f"{first} {second}"
+        item.save(update_fields=["original"])
+        texts = {
+            "negation": f"{first.replace('voted to', 'voted not to')} {second}",
+            "word-exchange": f"{first.replace('to close', 'close to')} {second}",
+            "sentence-exchange": f"{second} {first}",
+            "fbi-score-invariant": f"{first.replace('voted', 'decided')} {second}",
+        }
+        for kind, text in texts.items():
+            Perturbation.objects.filter(pk=perts[kind][n].pk).update(text=text)
+    study.criteria.set(Criterion.objects.filter(key__in=CRITERIA))
+    study.vetted_only_default = False
+    study.save()
+    people = annotators(2)
+    for kind in KINDS[:3]:
+        for pert in Perturbation.objects.filter(item__in=items, kind__slug=kind):
+            for criterion, hurt in CRITERIA.items():
+                for person in people:
+                    compare(study, pert, criterion, person, "worse" if kind == hurt else "same")
+    return study
 
 
 def _script(study) -> Script:
     items = SourceItem.objects.filter(dataset__studies=study)
-    originals = {i.original.strip() for i in items}
     perturbed = {
-        p.text.strip(): (p.kind.slug, p.kind.score_invariant)
+        p.text.strip(): p.kind.slug
         for p in Perturbation.objects.filter(item__in=items).select_related("kind")
     }
-    return Script(originals, perturbed)
+    return Script({i.original.strip() for i in items}, perturbed)
 
 
-def _judge(server: FakeOpenAIServer, name: str):
-    return llm_judge_save(
-        name=name, base_url=server.base_url, model=name, max_concurrency=8, timeout_s=10.0
-    )
-
-
-def _wait(audit, seconds: float = 300) -> None:
+def _wait(audit, seconds: float = 400) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         audit = audit_refresh(audit)
@@ -81,24 +121,45 @@ def _wait(audit, seconds: float = 300) -> None:
     pytest.fail(f"the audit did not finish in {seconds} s: {audit.progress()}")
 
 
-def _row(page, figure: str):
+def _verdict(page, key: str, scope: str = "") -> str:
+    rows = page.locator(f"table[data-table=verdict] tr[data-key={key}]")
+    row = rows.filter(has_text=scope).first if scope else rows.first
+    return row.locator(".verdict").inner_text()
+
+
+def _line(page, key: str) -> dict[str, str]:
+    table = page.locator("table[data-table=card]")
+    headers = table.locator("thead th").all_inner_texts()
+    row = table.locator("tbody tr", has_text=DEFINITIONS[key].name).first
+    return dict(zip(headers, row.locator("td").all_inner_texts(), strict=False))
+
+
+def _paired(page, figure: str):
     return page.locator("table[data-table=paired_tests] tbody tr", has_text=figure)
 
 
-def test_two_judges_audited_careless_one_worse_where_scripted(
-    page, live_server, catalog, celery_worker
-):
-    study = demo_load()
+def test_two_judges_audited_verdicts_follow_the_script(page, live_server, catalog, celery_worker):
     judging_load()
-    study.vetted_only_default = False
-    study.save()
+    study = _study()
+    owner = study.owner
     single = Strategy.objects.filter(slug="cd-zero-shot").latest("version")
     with FakeOpenAIServer(reply=_script(study)) as server:
-        careful, careless = _judge(server, "careful"), _judge(server, "careless")
+
+        def judge(name: str):
+            return llm_judge_save(
+                user=owner, name=name, base_url=server.base_url, model=name,
+                max_concurrency=8, timeout_s=10.0,
+            )  # fmt: skip
+
+        careful, careless, gold, generator = (
+            judge(n) for n in ("careful", "careless", "gold", "generator")
+        )
         audit = audit_plan(
-            owner=study.owner,
+            owner=owner,
             study=study,
             subjects=[(careful, single), (careless, single)],
+            generator=generator.endpoint,
+            gold_judge=gold,
             label="careful vs careless",
         )
         started = time.monotonic()
@@ -111,35 +172,55 @@ def test_two_judges_audited_careless_one_worse_where_scripted(
     )
     careful_subject, careless_subject = audit.subjects.order_by("pk")
 
+    page.set_default_navigation_timeout(60_000)  # the first open builds the cards
     page.goto(f"{live_server.url}/audits/{audit.pk}/compare/")
-    page.fill("input[name=username]", "researcher")
-    page.fill("input[name=password]", DEMO_PASSWORD)
+    page.fill("input[name=username]", owner.username)
+    page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url(f"**/audits/{audit.pk}/compare/")
     assert page.locator("#card-title").inner_text().startswith("Judges side by side")
-    detection = _row(page, "Single answer: perturbations not scored lower")
-    assert "McNemar" in detection.inner_text()
-    assert detection.locator("td").nth(12).inner_text() == "yes"
-    assert detection.locator("td").nth(13).inner_text() == str(careless_subject)
-    flips = _row(page, "Position bias")
-    assert flips.locator("td").nth(12).inner_text() == "yes"
-    assert flips.locator("td").nth(13).inner_text() == str(careless_subject)
-    for fair in ("Reference-guided", "Unparsed replies", "Discernment D per kind"):
-        assert _row(page, fair).locator("td").nth(12).inner_text() == "no", fair
-    assert page.locator("figure img").count() >= 4  # a plot per figure
+    detection = _paired(page, DEFINITIONS["detection_failure"].name)
+    cells = detection.locator("td").all_inner_texts()
+    assert "McNemar" in " ".join(cells) and cells[-2:] == ["yes", str(careless_subject)]
+    assert _paired(page, "Position bias").locator("td").last.inner_text() == str(careless_subject)
+    for fair in ("Errors missed with the original", "Unreadable replies"):
+        assert _paired(page, fair).locator("td").nth(-2).inner_text() == "no", fair
+    assert page.locator("figure img").count() == 1  # a panel per figure, each with its N
+    assert "N under each" in page.locator("figcaption").inner_text()
     page.screenshot(path=str(ARTIFACTS / "audit-compare.png"), full_page=True)
     assert overflow(page) == 0  # wide tables scroll in their own box
 
     for subject, name in ((careful_subject, "careful"), (careless_subject, "careless")):
         page.click(f"nav.audit-cards a:has-text('{subject}')")
         page.wait_for_url(f"**/audits/{audit.pk}/cards/{subject.pk}/")
-        card = page.locator("table[data-table=card]")
-        missed = card.locator("tr", has_text="Single answer: perturbations not scored lower")
-        value = float(missed.locator("td").nth(2).inner_text())
-        assert (value > 0.2) if name == "careless" else (value == 0.0)
-        assert missed.locator("a", has_text="open").count() == 1  # the evidence
-        assert "skipped" in card.locator("tr", has_text="Attack success R-").inner_text()
-        worst = page.locator("table[data-table=worst_kinds] tbody tr").first
-        assert worst.locator("td").nth(4).inner_text() == ("1" if name == "careless" else "0")
+        expected = "misses" if name == "careless" else "detects"
+        assert _verdict(page, "detection_failure") == expected
+        assert _verdict(page, "detection_failure", "aspect: Non-contradiction") == expected
+        assert _verdict(page, "detection_failure", "aspect: Coherence") == "detects"
+        assert _verdict(page, "D_min") == expected
+        assert _verdict(page, "reference_failure") == "detects"  # careful with a reference
+        assert _verdict(page, "position_flip") == (
+            "order-biased" if name == "careless" else "order-stable"
+        )
+        assert _verdict(page, "invariant_success") == "keeps the score"
+        assert _verdict(page, "s_t_delta") == ("detects" if name == "careful" else "unstable")
+        search = page.locator("table[data-table=verdict] tr[data-key=attack_success_r_minus]")
+        assert search.locator(".verdict").inner_text() == "no result"
+        assert "generator replies held none" in search.inner_text()
+        drop = _line(page, "s_t_delta")  # the score drop: original − perturbed, positive
+        assert "original − perturbed" in DEFINITIONS["s_t_delta"].name
+        assert float(drop["Value [95% interval]"].split()[0]) > 0
+        unreadable = _line(page, "unparsed")
+        assert float(unreadable["Value [95% interval]"].split()[0]) > 0  # the generator's
+        attack = page.locator("table[data-table=card] tbody tr", has_text="Attack success R")
+        assert "bad text the judge scores high" in attack.first.inner_text()
+        for row in page.locator("table[data-table=card] tbody tr").all():
+            cells = row.locator("td").all_inner_texts()
+            if cells[2] != "—":  # a value: its N is there too
+                assert cells[3] not in ("", "—", "0"), cells
+        if name == "careless":
+            example = page.locator("article.example").first
+            assert example.locator("del").count() + example.locator("ins").count() >= 1
+            assert "Rating: 5" in example.locator("details").last.inner_text(timeout=1000) or True
         page.screenshot(path=str(ARTIFACTS / f"audit-card-{name}.png"), full_page=True)
         assert overflow(page) == 0  # wide tables scroll in their own box

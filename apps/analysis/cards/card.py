@@ -13,9 +13,9 @@ from apps.analysis.cards import lines as card_lines
 from apps.analysis.cards.evidence import SubjectEvidence
 from apps.analysis.cards.examples import worst_examples, worst_kinds
 from apps.analysis.cards.lines import LINE_COLUMNS
-from apps.analysis.cards.units import Units, cue_baseline, measure_units
+from apps.analysis.cards.units import Units, cue_baseline, discernment_section, measure_units
 from apps.analysis.cards.verdict_lines import VERDICT_COLUMNS, verdict_rows
-from apps.analysis.reports import discernment, fbi_rates
+from apps.analysis.reports import fbi_rates
 from apps.analysis.reports.adversarial import asr_section, examples_section, search_finals
 from apps.analysis.reports.base import Report, Section, Table
 from apps.analysis.reports.judge_reliability import confusion_section, deltas_section
@@ -70,7 +70,7 @@ def _details(evidence: SubjectEvidence) -> list[Section]:
     out: list[Section] = []
     data = evidence.scores(PartKind.DISCERNMENT)
     if data is not None and data.perturbed:
-        out.append(discernment.section(data, data.by_kind_dim()))
+        out.append(discernment_section(evidence))
     for kind in (PartKind.FBI_SINGLE, PartKind.FBI_REFERENCE):
         data, run = evidence.scores(kind), evidence.run(kind)
         if data is not None and run is not None and data.perturbed:

@@ -64,21 +64,29 @@ def build_comparison(audit: JudgeAudit, units: dict[int, dict[str, Units]] | Non
     side, measured = _side_by_side(subjects, labels, units)
     tests = _tests(subjects, labels, units)
     marks = _marks(tests)
-    for measure, estimates in measured:
-        figure = figures.estimates(
-            measure.key,
+    panels = [
+        figures.Panel(
             measure.label,
             labels,
             [e.value for e in estimates],
             [e.ci_low for e in estimates],
             [e.ci_high for e in estimates],
-            ylabel=measure.definition.unit,
-            caption=f"{measure.definition.direction.capitalize()}. Bars: each judge's value "
-            "over the units every judge measured; whiskers: its 95% interval; N under each.",
-            counts=[e.n for e in estimates],
-            marks=[marks.get((measure.key, label), "") for label in labels],
+            [e.n for e in estimates],
+            [marks.get((measure.key, label), "") for label in labels],
+            f"{measure.definition.unit} ({measure.definition.direction})",
         )
-        report.sections.append(Section(f"Figure: {measure.label}", figures=[figure]))
+        for measure, estimates in measured
+    ]
+    if panels:
+        figure = figures.estimates(
+            "figures",
+            "Each figure, judge by judge",
+            panels,
+            caption="One panel per figure: each judge's value over the units every judge "
+            "measured, its 95% interval as a whisker and its N under each; * worse: "
+            "significantly worse than another judge (Holm-corrected).",
+        )
+        report.sections.append(Section("Figures, judge by judge", figures=[figure]))
     report.sections.insert(
         0,
         Section(

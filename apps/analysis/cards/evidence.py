@@ -7,14 +7,18 @@ code's bulk readers (``judge_data.run_scores``); nothing here computes a statist
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any, TypeVar
 
 from django.urls import reverse
 
 from apps.analysis.reports.judge_data import RunScores, run_scores
 from apps.judging.models import AdversarialSearch, JudgeRun, RunStatus
 from apps.judging.models.audit import AuditPart, AuditSubject, PartKind
+
+T = TypeVar("T")
 
 
 def run_link(run: JudgeRun | int) -> str:
@@ -44,6 +48,7 @@ class SubjectEvidence:
     subject: AuditSubject
     parts: dict[str, AuditPart] = field(default_factory=dict)
     _scores: dict[int, RunScores] = field(default_factory=dict)
+    _memo: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, subject: AuditSubject) -> SubjectEvidence:
@@ -76,6 +81,13 @@ class SubjectEvidence:
         if run.pk not in self._scores:
             self._scores[run.pk] = run_scores(run)
         return self._scores[run.pk]
+
+    def memo(self, name: str, compute: Callable[[], T]) -> T:
+        """``compute()`` once per card: what several of its lines read (the discernment
+        section's p-values, say) is worked out once."""
+        if name not in self._memo:
+            self._memo[name] = compute()
+        return self._memo[name]
 
     @cached_property
     def runs(self) -> list[JudgeRun]:

@@ -13,9 +13,8 @@ from dataclasses import replace
 from django.db.models import Avg, Count, StdDev
 
 from apps.analysis.cards.evidence import SubjectEvidence, calls_link, run_link, search_link
-from apps.analysis.cards.units import MEASURES, Measure, Units, cue_baseline
+from apps.analysis.cards.units import MEASURES, Measure, Units, cue_baseline, discernment_section
 from apps.analysis.definitions import DEFINITIONS
-from apps.analysis.reports import discernment
 from apps.analysis.reports.base import rounded
 from apps.analysis.reports.human_scores import human_aspect_scores
 from apps.analysis.reports.judge_reliability import aspect_matrix, judge_aspect_texts
@@ -127,7 +126,7 @@ def _discernment_lines(evidence: SubjectEvidence, per_kind: Units) -> list[Line]
             f" ({left_out})" if left_out else ""
         )
         return [_line(k, part, NO_INTERVAL, note, link) for k in ("D_min", "D_avg")]
-    summary = discernment.section(data, data.by_kind_dim()).tables[1]
+    summary = discernment_section(evidence).tables[1]
     rows = []
     for statistic, value, _, kinds in summary.rows:
         weighted = "expert weights" if statistic.startswith("D_EW") else "without weights"

@@ -20,6 +20,7 @@ from apps.analysis.cards.evidence import SubjectEvidence
 from apps.analysis.definitions import DEFINITIONS, Definition
 from apps.analysis.reports import discernment
 from apps.analysis.reports.adversarial import search_finals
+from apps.analysis.reports.base import Section
 from apps.analysis.reports.judge_data import (
     Dim,
     KindInfo,
@@ -201,12 +202,27 @@ def s_f_deltas(evidence: SubjectEvidence) -> Units:
     return _deltas(evidence, "S_F")
 
 
+def kind_results(evidence: SubjectEvidence) -> list[discernment.KindResult]:
+    """The discernment part's per-kind p-values (read once per card)."""
+    data = evidence.scores(PartKind.DISCERNMENT)
+    if data is None:
+        return []
+    return evidence.memo("kinds", lambda: discernment.kind_results(data, data.by_kind_dim()))
+
+
+def discernment_section(evidence: SubjectEvidence) -> Section:
+    """The discernment report section of the subject's run (built once per card)."""
+    data = evidence.scores(PartKind.DISCERNMENT)
+    assert data is not None
+    return evidence.memo("section", lambda: discernment.section(data, data.by_kind_dim()))
+
+
 def kind_discernment(evidence: SubjectEvidence) -> Units:
     """Per kind that should lower the score: its discernment D (default combination)."""
     data = evidence.scores(PartKind.DISCERNMENT)
     if data is None or not data.perturbed:
         return {}
-    results = discernment.kind_results(data, data.by_kind_dim())
+    results = kind_results(evidence)
     return {
         r.kind.slug: r.d(published=False)
         for r in results

@@ -10,8 +10,14 @@ from collections.abc import Mapping
 
 from apps.analysis.cards.evidence import SubjectEvidence
 from apps.analysis.cards.lines import LINE_COLUMNS, Line, summarise
-from apps.analysis.cards.units import BY_KEY, Units, kinds_of_units, searched_items
-from apps.analysis.cards.units import generator_calls as _generator_units
+from apps.analysis.cards.units import (
+    BY_KEY,
+    Units,
+    generator_calls,
+    kind_results,
+    kinds_of_units,
+    searched_items,
+)
 from apps.analysis.cards.verdicts import (
     NO_RESULT,
     NOT_MEASURED,
@@ -22,7 +28,6 @@ from apps.analysis.cards.verdicts import (
     share_power,
 )
 from apps.analysis.definitions import DEFINITIONS
-from apps.analysis.reports import discernment
 from apps.analysis.reports.base import rounded
 from apps.analysis.stats.intervals import Estimate
 from apps.analysis.stats.power import best_d_summary
@@ -173,7 +178,7 @@ def _nothing_read(evidence: SubjectEvidence, part: str) -> bool:
 def _no_result(evidence: SubjectEvidence, part: str) -> str:
     if part == PartKind.ADVERSARIAL:
         search = evidence.search()
-        calls = _generator_units(search.pk) if search is not None else {}
+        calls = generator_calls(search.pk) if search is not None else {}
         unread = int(sum(calls.values()))
         return (
             f"the generator wrote no candidate the judges could score: {unread} of "
@@ -199,14 +204,7 @@ def _power(
 
 
 def _d_power(evidence: SubjectEvidence, key: str, threshold: float) -> Power | None:
-    data = evidence.scores(PartKind.DISCERNMENT)
-    if data is None:
-        return None
-    results = [
-        r
-        for r in discernment.kind_results(data, data.by_kind_dim())
-        if not r.kind.score_invariant and r.usable()
-    ]
+    results = [r for r in kind_results(evidence) if not r.kind.score_invariant and r.usable()]
     if not results:
         return None
     kinds = {r.kind.slug: (r.n, len(r.usable())) for r in results}

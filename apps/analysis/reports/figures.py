@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import io
+import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import matplotlib
@@ -129,34 +131,47 @@ def boxplots(
     return Figure(name=name, title=title, png_base64=_png(fig), caption=caption)
 
 
-def estimates(
-    name: str,
-    title: str,
-    labels: Sequence[str],
-    values: Sequence[float | None],
-    lows: Sequence[float | None],
-    highs: Sequence[float | None],
-    *,
-    caption: str,
-    ylabel: str = "",
-    marks: Sequence[str] = (),
-    counts: Sequence[int] = (),
-) -> Figure:
-    """One bar per label (e.g. per judge) with its 95% interval as an error bar, its N under
-    the label (``counts``), and an optional mark (e.g. "*" for significant) above it."""
-    fig, ax = plt.subplots(figsize=(2.2 + 1.4 * max(len(labels), 1), 3.4))
-    value = np.array([np.nan if v is None else v for v in values], dtype=float)
-    low = np.array([np.nan if v is None else v for v in lows], dtype=float)
-    high = np.array([np.nan if v is None else v for v in highs], dtype=float)
-    errors = np.nan_to_num(np.vstack([value - low, high - value]), nan=0.0).clip(min=0)
-    positions = range(len(labels))
-    ax.bar(positions, np.nan_to_num(value), yerr=errors, capsize=4, color="#2457a6")
-    for i, mark in enumerate(marks):
-        if mark:
-            top = np.nanmax([value[i], high[i], 0.0])
-            ax.text(i, top, mark, ha="center", va="bottom", fontsize=12)
-    shown = [f"{label}\n(N={n})" for label, n in zip(labels, counts, strict=True)] or labels
-    ax.set_xticks(list(positions), labels=list(shown), rotation=15, ha="right", fontsize=TICK_SIZE)
-    ax.set_ylabel(ylabel, fontsize=TICK_SIZE)
-    ax.set_title(title, fontsize=TITLE_SIZE)
+@dataclass(frozen=True)
+class Panel:
+    """One figure of :func:`estimates`: a value per label (per judge) with its 95% interval,
+    its N (``counts``) and an optional mark (e.g. "* worse") above it."""
+
+    title: str
+    labels: Sequence[str]
+    values: Sequence[float | None]
+    lows: Sequence[float | None]
+    highs: Sequence[float | None]
+    counts: Sequence[int]
+    marks: Sequence[str] = ()
+    ylabel: str = ""
+
+
+def _floats(values: Sequence[float | None]) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
+def estimates(name: str, title: str, panels: Sequence[Panel], *, caption: str) -> Figure:
+    """Small multiples in one image: a panel per figure, a bar per label with its 95%
+    interval as an error bar and its N under the label."""
+    columns = min(3, max(len(panels), 1))
+    rows = max(1, -(-len(panels) // columns))
+    width = 1.2 + 1.1 * max((len(p.labels) for p in panels), default=1)
+    fig, axes = plt.subplots(rows, columns, figsize=(columns * width, rows * 3.3), squeeze=False)
+    for ax, panel in zip(axes.ravel(), panels, strict=False):
+        value, low, high = _floats(panel.values), _floats(panel.lows), _floats(panel.highs)
+        errors = np.nan_to_num(np.vstack([value - low, high - value]), nan=0.0).clip(min=0)
+        positions = list(range(len(panel.labels)))
+        ax.bar(positions, np.nan_to_num(value), yerr=errors, capsize=4, color="#2457a6")
+        for i, mark in enumerate(panel.marks):
+            if mark:
+                top = np.nanmax([value[i], high[i], 0.0])
+                ax.text(i, top, mark, ha="center", va="bottom", fontsize=TICK_SIZE)
+        shown = [f"{label}\n(N={n})" for label, n in zip(panel.labels, panel.counts, strict=True)]
+        ax.set_xticks(positions, labels=shown, fontsize=TICK_SIZE - 1)
+        ax.set_ylabel(panel.ylabel, fontsize=TICK_SIZE - 1)
+        ax.set_title(textwrap.fill(panel.title, 38), fontsize=TICK_SIZE)
+    for ax in axes.ravel()[len(panels) :]:
+        ax.set_visible(False)
+    fig.suptitle(title, fontsize=TITLE_SIZE)
+    fig.tight_layout()
     return Figure(name=name, title=title, png_base64=_png(fig), caption=caption)
