@@ -196,7 +196,7 @@ def failure_section(run: JudgeRun, data: RunScores, paired: Paired | None = None
         "score beside the original as reference (it needs no score of the original). For "
         "score-invariant kinds (changed, yet deserving the same score), the share handled "
         "right: the score kept, or the maximum kept beside the reference. A text's share is "
-        "over its criteria; the rate is the mean over texts. " + UNITS_CAPTION,
+        "over its criteria; the rate is the mean over texts.",
         tables=[
             Table(
                 "failure_rates",
@@ -294,7 +294,8 @@ def pairwise_section(run: JudgeRun) -> Section:
         "original was not chosen in both orders. For score-invariant kinds, where both texts "
         "deserve the same verdict, two success rates: the share of judgements answering "
         "tie, and the share of pairs tied or either, with no consistent preference (a tie in "
-        "either order, or each text chosen once). " + PAIRWISE_CAPTION,
+        "either order, or each text chosen once). A text's share is over its judgements or "
+        "pairs; the rate is the mean over texts.",
         tables=[
             Table(
                 "pairwise",
