@@ -12,7 +12,7 @@ from typing import cast
 from django.db.models import Avg, BooleanField, Count, ExpressionWrapper, Q
 from django.db.models.functions import Coalesce
 
-from apps.analysis.stats.fbi import Preference
+from apps.analysis.stats.fbi import Judgements, Preference
 from apps.catalog.models import Criterion, DescriptionType, Metric, PerturbationKind
 from apps.judging.models import JudgeCall, JudgeRun
 
@@ -201,9 +201,6 @@ def score_distribution(run: JudgeRun) -> dict[str, dict[float, int]]:
     for is_original, score, n in rows:
         out["originals" if is_original else "perturbed"][score] = n
     return out
-
-
-Judgements = tuple[Preference | None, Preference | None]
 
 
 def text_abilities(perturbation_ids: set[int]) -> dict[int, str]:
