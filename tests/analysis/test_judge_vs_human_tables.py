@@ -89,12 +89,18 @@ def test_consistency_by_technique_and_misleading_cue_per_criterion(catalog):
     report = judge_vs_human.build(study)
     alpha = {r["criterion"]: r for r in _table(report, "strategy_alpha")}
     assert set(alpha) == {"coherence", "fluency"}  # one row per criterion, not per judge pool
-    assert alpha["coherence"]["techniques"] == "zero-shot, knowledge, few-shot, chain-of-thought"
+    assert alpha["coherence"]["techniques"] == (
+        "Zero-shot, Knowledge (definitions given), Few-shot, Chain of thought"
+    )
     assert alpha["coherence"]["alpha"] == 1.0 and alpha["coherence"]["n"] == 8
     match = {r["criterion"]: r for r in _table(report, "misleading_match")}
-    assert match["coherence"]["match_share"] == 0.75 and match["coherence"]["n"] == 8
-    assert match["fluency"]["match_share"] == 0.25
-    assert match["all criteria"]["match_share"] == 0.5 and match["all criteria"]["n"] == 16
+    assert match["coherence"]["cue_resisted"] == 0.75 and match["coherence"]["n"] == 8
+    assert match["fluency"]["cue_resisted"] == 0.25
+    # pooled, each text counts once: texts' shares 1, 1, .5 x 4, 0, 0 -> 0.5 over 8 texts,
+    # the Wilson interval of 4 of 8 (not of 8 of 16 text x criterion pairs)
+    pooled = match["all criteria"]
+    assert (pooled["cue_resisted"], pooled["n"]) == (0.5, 8)
+    assert (pooled["ci_low"], pooled["ci_high"]) == (0.2152, 0.7848)
     assert {r["knowledge_run"] for r in match.values()} == {runs["knowledge"].pk}
     for row in match.values():
-        assert row["ci_low"] <= row["match_share"] <= row["ci_high"]
+        assert row["ci_low"] <= row["cue_resisted"] <= row["ci_high"]

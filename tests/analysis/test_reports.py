@@ -19,6 +19,7 @@ from tests.analysis.builders import (
 )
 
 pytestmark = pytest.mark.django_db
+MINOR = "Random character deletion (minor)"
 
 
 def _table(report: Report, name: str) -> dict:
@@ -119,9 +120,9 @@ def test_discernment_deltas_and_failure_rates(catalog):
         vote(study, "char-deletion-minor", metric, person)
     report = judge_reliability.build(run)
     p = 2.0**-12
-    p_values = _row(report, "p_values", "char-deletion-minor")
+    p_values = _row(report, "p_values", MINOR)
     assert p_values["coherence"] == pytest.approx(p, rel=1e-3)
-    dropped = _row(report, "discernment", "char-deletion-minor")
+    dropped = _row(report, "discernment", MINOR)
     # default: Wilson's HMP of (p, p) is p, made exact by the Landau tail at 1/p, M = 2
     assert dropped["p"] == pytest.approx(hmp_pvalue([p, p]), rel=1e-2)
     assert dropped["D"] == pytest.approx(discernment(hmp_pvalue([p, p])), abs=1e-3)
@@ -133,7 +134,7 @@ def test_discernment_deltas_and_failure_rates(catalog):
     assert dropped["D_EW_published"] == pytest.approx(math.log(p) / math.log(0.05), abs=1e-3)
     weighted = hmp_pvalue([p, p], [0.25, 0.75])
     assert dropped["D_EW"] == pytest.approx(discernment(weighted), abs=1e-3)
-    unmoved = _row(report, "discernment", "sentence-exchange")
+    unmoved = _row(report, "discernment", "Sentence exchange")
     # both metrics p = 1 (no change): the default says no evidence, D = 0; the published
     # 1 / (1/1 + 1/1) = 0.5 gives D = 0.2314 > 0 although nothing moved
     assert (unmoved["p"], unmoved["D"], unmoved["D_EW"]) == (1.0, 0.0, None)
@@ -150,12 +151,13 @@ def test_discernment_deltas_and_failure_rates(catalog):
     assert summary["D_EW_min"] == [dropped["D_EW"], dropped["D_EW_published"], 1]
     deltas = {(r[0], r[1]): r[4] for r in _table(report, "deltas")["rows"]}
     expected_delta = float(np.mean([1 + 0.01 * k for k in range(n)]))
-    assert deltas[("char-deletion-minor", "coherence")] == pytest.approx(expected_delta)
-    assert deltas[("sentence-exchange", "coherence")] == 0.0
-    failures = {r[0]: r[4:] for r in _table(report, "failure_rates")["rows"]}
-    assert failures["char-deletion-minor"][0] == 0.0 and failures["sentence-exchange"][0] == 1.0
-    # two metrics of 12 texts each, Wilson 95% interval of 0 of 24: [0, 0.1380]
-    assert failures["char-deletion-minor"][1:] == [0.0, pytest.approx(0.138, abs=1e-3), 2 * n]
+    assert deltas[(MINOR, "Coherence")] == pytest.approx(expected_delta)
+    assert deltas[("Sentence exchange", "Coherence")] == 0.0
+    failures = {r[0]: r[3:] for r in _table(report, "failure_rates")["rows"]}
+    assert failures[MINOR][0] == 0.0 and failures["Sentence exchange"][0] == 1.0
+    # two metrics of 12 texts each: each text counts once, the Wilson 95% interval of 0 of
+    # 12 texts is [0, 0.2425] (of 0 of 24 (text, metric) pairs it would be [0, 0.1380])
+    assert failures[MINOR][1:] == [0.0, pytest.approx(0.2425, abs=1e-4), n, 2 * n]
     assert [f.name for s in report.sections for f in s.figures][:1] == ["deltas"]
 
 
@@ -187,12 +189,13 @@ def test_s_t_and_s_f_cells_follow_expectation_and_humans(catalog):
             compare(study, pert, "discern-fluency-default", person, "same")
     report = judge_reliability.build(run)
     cells = {(r[0], r[2]): (r[4], r[8]) for r in _table(report, "deltas")["rows"]}
-    assert cells[("negation", "non-contradiction")] == (2.0, "S_T")
-    assert cells[("negation", "fluency")] == (0.0, "S_F")
+    s_t, s_f = "S_T: affected, the score should drop", "S_F: not affected, the score should stay"
+    assert cells[("Negation", "non-contradiction")] == (2.0, s_t)
+    assert cells[("Negation", "fluency")] == (0.0, s_f)
     means = {r[0]: r for r in _table(report, "s_t_s_f_means")["rows"]}
     # every item dropped 2 on the S_T cell, 0 on the S_F cell: intervals collapse on them
-    assert means["S_T"] == ["S_T", "default", 2.0, 2.0, 2.0, 1, 4]
-    assert means["S_F"] == ["S_F", "default", 0.0, 0.0, 0.0, 1, 4]
+    assert means[s_t] == [s_t, "default", 2.0, 2.0, 2.0, 1, 4]
+    assert means[s_f] == [s_f, "default", 0.0, 0.0, 0.0, 1, 4]
 
 
 def test_progress_page_shows_each_annotators_agreement(client, catalog):

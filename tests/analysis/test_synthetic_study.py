@@ -66,5 +66,5 @@ def test_a_judge_that_notices_is_significant_and_one_that_does_not_is_not(catalo
             )
     table = next(t for t in judge_reliability.build(run).tables() if t.name == "discernment")
     rows = {r[0]: dict(zip(table.columns, r, strict=True)) for r in table.rows}
-    assert rows["char-deletion-major"]["D"] >= 1
-    assert rows["word-exchange"]["D"] < 1
+    assert rows["Random character deletion (major)"]["D"] >= 1
+    assert rows["Word exchange"]["D"] < 1

@@ -39,8 +39,11 @@ CAPTION = (
     "the kind). D = log_0.05(p); D_EW: the same with the experts' weights. The *_published "
     "columns use the DHP paper's 1/sum(1/p), which is M times smaller than the harmonic mean "
     "for M metrics and overstates significance; they are there to compare with the paper. "
-    "n: perturbed texts scored; M: metrics combined."
+    "n: the kind's perturbed texts whose original was scored too (the most over its metrics); "
+    "M: metrics combined (those with a p-value). Score-invariant kinds are listed with their "
+    "D, which a good judge keeps near 0; D_min and D_avg below leave them out."
 )
+LEVEL_NAMES = {"C": "character", "W": "word", "S": "sentence", "": "none"}
 
 
 @dataclass
@@ -106,13 +109,15 @@ def section(data: RunScores, paired: Paired) -> Section:
     results = kind_results(data, paired)
     rows = [_row(r, labels) for r in results]
     p_rows = [
-        [r.kind.slug, r.n, *[significant(r.p[d]) for d in sorted(data.dims)]] for r in results
+        [r.kind.name, r.n, len(r.usable()), *[significant(r.p[d]) for d in sorted(data.dims)]]
+        for r in results
     ]
     return Section(
         "Discernment",
         "One-sided Wilcoxon signed-rank test per kind and metric (original scored higher than "
         "perturbed), combined per kind into one p-value; D = log_0.05(p), so D >= 1 is "
-        "significant at 0.05 under the default combination.",
+        "significant at 0.05 under the default combination. Score-invariant kinds are shown "
+        "but left out of D_min and D_avg: a good judge rightly leaves their scores unchanged.",
         tables=[
             Table(
                 "discernment",
@@ -135,9 +140,12 @@ def section(data: RunScores, paired: Paired) -> Section:
             _summary(results, labels),
             Table(
                 "p_values",
-                ["kind", "n", *[data.dims[d].label for d in sorted(data.dims)]],
+                ["kind", "n", "M", *[data.dims[d].label for d in sorted(data.dims)]],
                 p_rows,
-                "One-sided Wilcoxon p-value per kind and metric; n: perturbed texts scored.",
+                "One-sided Wilcoxon p-value per kind and criterion or metric (one column "
+                "each); n: the kind's perturbed texts scored both ways (the most over its "
+                "metrics); M: metrics with a p-value, which the combined p of the discernment "
+                "table combines.",
             ),
         ],
     )
@@ -145,9 +153,9 @@ def section(data: RunScores, paired: Paired) -> Section:
 
 def _row(result: KindResult, labels: Mapping[Dim, str]) -> list[object]:
     return [
-        result.kind.slug,
-        result.kind.level or "",
-        "yes" if result.kind.score_invariant else "",
+        result.kind.name,
+        LEVEL_NAMES.get(result.kind.level, result.kind.level),
+        "yes" if result.kind.score_invariant else "no",
         result.n,
         len(result.usable()),
         significant(result.p_combined(published=False)),
@@ -180,8 +188,9 @@ def _summary(results: list[KindResult], labels: Mapping[Dim, str]) -> Table:
         rows,
         "D_min: the worst kind; D_avg: the mean over kinds with each level (C, W, S) weighing "
         "the same and kinds in a level equally (DHP Fig. 4). Score-invariant kinds are left "
-        "out (a good judge rightly leaves them unchanged); kinds: how many entered. value: "
-        "default combination; value_published: the paper's 1/sum(1/p).",
+        "out (a good judge rightly leaves them unchanged), and so are kinds without a level "
+        "from D_avg; kinds: how many kinds entered (N). No interval: D is a transformed "
+        "p-value. value: default combination; value_published: the paper's 1/sum(1/p).",
     )
 
 

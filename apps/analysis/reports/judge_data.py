@@ -12,8 +12,8 @@ from typing import cast
 from django.db.models import Avg, BooleanField, Count, ExpressionWrapper, Q
 from django.db.models.functions import Coalesce
 
-from apps.analysis.stats.fbi import Preference
-from apps.catalog.models import Criterion, Metric, PerturbationKind
+from apps.analysis.stats.fbi import Judgements, Preference
+from apps.catalog.models import Criterion, DescriptionType, Metric, PerturbationKind
 from apps.judging.models import JudgeCall, JudgeRun
 
 Dim = tuple[str, int]  # ("c", criterion id) or ("m", metric id)
@@ -24,9 +24,17 @@ Paired = dict[tuple[int, Dim], tuple[list[float], list[float]]]
 @dataclass
 class Dimension:
     key: Dim
+    #: The machine name: the criterion's key, the metric's slug, "overall" or the metric
+    #: judge's metric (CSV columns, keys of the card's units).
     label: str
     aspect: str = ""
     description_type: str = ""
+    #: What people read: "Fluency (default)", the metric's name, "BLEU"; the label if unset.
+    name: str = ""
+
+    @property
+    def shown(self) -> str:
+        return self.name or self.label
 
 
 @dataclass
@@ -60,6 +68,7 @@ class RunScores:
         return out
 
 
+TYPE_NAMES = dict(DescriptionType.choices)
 WHOLE_TEXT: Dim = ("m", 0)  # a call with neither criterion nor metric: the text as a whole
 
 
@@ -121,20 +130,24 @@ def run_scores(run: JudgeRun) -> RunScores:
 def _labels(data: RunScores, items: set[int]) -> None:
     criteria = {d[1] for d in _dims(data) if d[0] == "c"}
     metrics = {d[1] for d in _dims(data) if d[0] == "m"}
-    for pk, key, aspect, dtype in Criterion.objects.filter(pk__in=criteria).values_list(
-        "id", "key", "aspect__slug", "description_type"
-    ):
-        data.dims[("c", pk)] = Dimension(("c", pk), key, aspect, dtype)
+    for pk, key, aspect, aspect_name, dtype in Criterion.objects.filter(
+        pk__in=criteria
+    ).values_list("id", "key", "aspect__slug", "aspect__name", "description_type"):
+        name = f"{aspect_name} ({TYPE_NAMES.get(dtype, dtype).lower()})"
+        data.dims[("c", pk)] = Dimension(("c", pk), key, aspect, dtype, name)
     metric_task = {}
-    for pk, slug, task in Metric.objects.filter(pk__in=metrics).values_list(
-        "id", "slug", "task__slug"
+    for pk, slug, name, task in Metric.objects.filter(pk__in=metrics).values_list(
+        "id", "slug", "name", "task__slug"
     ):
-        data.dims[("m", pk)] = Dimension(("m", pk), slug)
+        data.dims[("m", pk)] = Dimension(("m", pk), slug, name=name)
         metric_task[("m", pk)] = task
     if WHOLE_TEXT in _dims(data):
-        run = data.run
-        label = run.judge.metric if run.strategy is None and run.judge.metric else "overall"
-        data.dims[WHOLE_TEXT] = Dimension(WHOLE_TEXT, label)
+        judge = data.run.judge
+        metric = judge.metric if data.run.strategy is None and judge.metric else ""
+        label = metric or "overall"
+        data.dims[WHOLE_TEXT] = Dimension(
+            WHOLE_TEXT, label, name=judge.get_metric_display() if metric else "overall"
+        )
     data.kinds = kind_infos({kind for kind, _ in data.perturbed.values()})
     from apps.corpus.models import SourceItem
 
@@ -190,15 +203,12 @@ def score_distribution(run: JudgeRun) -> dict[str, dict[float, int]]:
     return out
 
 
-Judgements = tuple[Preference | None, Preference | None]
+def text_abilities(perturbation_ids: set[int]) -> dict[int, str]:
+    """perturbation → its item's FBI ability (``metadata["ability"]``), "" when none."""
+    from apps.corpus.models import Perturbation
 
-
-def pairwise_verdicts(run: JudgeRun) -> dict[int, list[Judgements]]:
-    """Per kind: each pair's preferred text with the original first, then swapped."""
-    out: dict[int, list[Judgements]] = defaultdict(list)
-    for (kind, _), judgements in pairwise_pairs(run).items():
-        out[kind].append(judgements)
-    return out
+    rows = Perturbation.objects.filter(pk__in=perturbation_ids).values_list("pk", "item__metadata")
+    return {pk: (metadata or {}).get("ability", "") for pk, metadata in rows}
 
 
 def pairwise_pairs(run: JudgeRun) -> dict[tuple[int, tuple], Judgements]:

@@ -30,6 +30,7 @@ from apps.analysis.stats.comparisons import (
 from apps.analysis.stats.deltas import (
     CellClass,
     aspect_correlation_matrix,
+    aspect_correlations,
     cell_mean_estimate,
     classify_cells,
     score_delta_estimate,
@@ -50,15 +51,16 @@ def build(run: JudgeRun) -> Report:
     if data.perturbed:
         report.sections.append(discernment.section(data, paired))
         report.sections.append(deltas_section(data, paired))
-        report.sections.append(fbi_rates.failure_section(run, data, paired))
+        report.sections.append(fbi_rates.failure_section(run, data))
     report.sections.append(confusion_section(run, data))
     report.sections.append(_response_style(run))
     if run.strategy and run.strategy.both_orders:
         report.sections.append(fbi_rates.pairwise_section(run))
     report.notes.append(
         "Scores are the mean of a text's parsed samples; unparsed outputs are left out, never "
-        "counted as a score. Intervals are 95%: Wilson's for shares, a bootstrap over items "
-        "(or cells) for means."
+        "counted as a score. Intervals are 95%: Wilson's for shares (over perturbed texts, each "
+        "counting once however many criteria it was scored on), a bootstrap over items for "
+        "means, Fisher's z for Pearson r."
     )
     if one_measurement(run):
         report.notes.append(
@@ -83,20 +85,30 @@ def human_cell_verdicts(run: JudgeRun) -> dict[tuple[str, str], Verdict | None]:
 Cell = tuple[int, Dim]  # (kind id, dimension)
 
 
+DELTA = "Score drop (original − perturbed)"
+#: The cell classes in words; the page glosses the terms S_T and S_F.
+CELL_WORDS: dict[CellClass, str] = {
+    "S_T": "S_T: affected, the score should drop",
+    "S_F": "S_F: not affected, the score should stay",
+    "neither": "neither: no agreed verdict",
+}
+
+
 def deltas_section(data: RunScores, paired) -> Section:
-    dims = sorted(data.dims, key=lambda d: (data.dims[d].aspect, data.dims[d].label))
-    kinds = sorted(data.kinds.items(), key=lambda kv: kv[1].slug)
+    dims = sorted(data.dims, key=lambda d: (data.dims[d].aspect, data.dims[d].shown))
+    kinds = sorted(data.kinds.items(), key=lambda kv: kv[1].name)
     cells = [(k, d) for k, _ in kinds for d in dims if paired.get((k, d), ([], []))[0]]
     estimates = {cell: score_delta_estimate(*paired[cell]) for cell in cells}
     classes = cell_classes(data, cells)
     rows = [_delta_row(data, c, estimates[c], classes.get(c, "neither")) for c in cells]
     groups = _s_t_s_f_groups(data, {c: e.value for c, e in estimates.items()}, classes)
     section = Section(
-        "Score deltas",
-        "delta = mean(score(original) - score(perturbed)) over the n texts scored both ways, "
-        "with a bootstrap 95% interval over them. S_T: expected and humans say affected "
-        "(delta should be clearly positive); S_F: both say not affected (delta should be "
-        "near 0).",
+        DELTA,
+        f"{DELTA}: the mean over the n items scored both ways of the original's score minus "
+        "the perturbed text's, on one criterion, with a bootstrap 95% interval over the items; "
+        "positive when the judge scored the perturbed text lower. S_T cells (the expected "
+        "impact and the people both say affected) should be clearly positive; S_F cells (both "
+        "say not affected) near 0.",
         tables=[
             Table(
                 "deltas",
@@ -112,6 +124,8 @@ def deltas_section(data: RunScores, paired) -> Section:
                     "cell",
                 ],
                 rows,
+                f"{DELTA} per kind and criterion; n: items whose original and perturbed text "
+                "were both scored on the criterion.",
             ),
             _cell_means(data, classes, item_deltas(data)),
         ],
@@ -122,9 +136,12 @@ def deltas_section(data: RunScores, paired) -> Section:
         section.figures.append(
             figures.boxplots(
                 "s_t_s_f",
-                "S_T and S_F deltas per description type",
+                f"{DELTA} of the S_T and S_F cells per description type",
                 groups,
-                caption="One point per cell; the table above gives each cell's N.",
+                ylabel=DELTA,
+                caption=f"One point per (kind, criterion) cell: its {DELTA.lower()}, the mean "
+                "over its items; n under each box: cells. The deltas table gives each cell's "
+                "items and interval; the cell means table the interval of each box's mean.",
             )
         )
     return section
@@ -133,15 +150,15 @@ def deltas_section(data: RunScores, paired) -> Section:
 def _delta_row(data: RunScores, cell: Cell, estimate: Estimate, cell_class: CellClass) -> list:
     dim = data.dims[cell[1]]
     return [
-        data.kinds[cell[0]].slug,
-        dim.label,
+        data.kinds[cell[0]].name,
+        dim.shown,
         dim.aspect,
         dim.description_type,
         rounded(estimate.value),
         rounded(estimate.ci_low),
         rounded(estimate.ci_high),
         estimate.n,
-        cell_class,
+        CELL_WORDS[cell_class],
     ]
 
 
@@ -171,28 +188,37 @@ def _s_t_s_f_groups(
     for dtype in sorted({data.dims[dim].description_type for _, dim in deltas}):
         of_type = {c: d for c, d in deltas.items() if data.dims[c[1]].description_type == dtype}
         s_t, s_f = split_deltas(of_type, classes)
-        groups |= {name: ds for name, ds in ((f"S_F {dtype}", s_f), (f"S_T {dtype}", s_t)) if ds}
+        named = ((f"S_F {dtype}".strip(), s_f), (f"S_T {dtype}".strip(), s_t))
+        groups |= {name: ds for name, ds in named if ds}
     return dict(sorted(groups.items()))
 
 
 def _delta_heatmap(data: RunScores, kinds, dims, estimates, classes) -> figures.Figure:
     matrix = np.full((len(kinds), len(dims)), np.nan)
+    counts = np.full((len(kinds), len(dims)), np.nan)
     marks = {}
     for i, (kind_id, _) in enumerate(kinds):
         for j, dim in enumerate(dims):
             if (kind_id, dim) in estimates:
                 matrix[i, j] = estimates[(kind_id, dim)].value
+                counts[i, j] = estimates[(kind_id, dim)].n
             if classes.get((kind_id, dim), "neither") != "neither":
                 marks[(i, j)] = classes[(kind_id, dim)]
+    n = {int(c) for c in counts[np.isfinite(counts)]}
+    each = f"every cell over {n.pop()} items" if len(n) == 1 else "n in each cell: its items"
     return figures.heatmap(
         "deltas",
-        "Score deltas (kinds x criteria)",
+        f"{DELTA} per kind and criterion",
         matrix,
-        [k.slug for _, k in kinds],
-        [data.dims[d].label for d in dims],
+        [k.name for _, k in kinds],
+        [data.dims[d].shown for d in dims],
         marks=marks,
-        caption="Score drop (original − perturbed) per kind and criterion; the table gives "
-        "each cell's N and interval.",
+        counts=counts,
+        colorbar=DELTA,
+        caption=f"{DELTA}: the mean over items of the original's score minus the perturbed "
+        f"text's, per kind and criterion; red: the perturbed text scored lower, blue: higher "
+        f"(a diverging scale centred on 0); {each}. S_T / S_F mark the cells that should "
+        "drop / stay. The deltas table gives each cell's 95% interval.",
     )
 
 
@@ -210,7 +236,7 @@ def _cell_means(
         mean = cell_mean_estimate(matrix)
         rows.append(
             [
-                cell_class,
+                CELL_WORDS[cell_class],
                 description_type,
                 rounded(mean.value),
                 rounded(mean.ci_low),
@@ -223,8 +249,9 @@ def _cell_means(
         "s_t_s_f_means",
         ["cell", "description_type", "mean_delta", "ci_low", "ci_high", "cells", "items"],
         rows,
-        "Mean delta of the S_T and of the S_F cells per description type (Hu et al. Fig. 4), "
-        "with a bootstrap 95% interval over the items.",
+        f"Mean {DELTA.lower()} of the S_T and of the S_F cells per description type (Hu et "
+        "al. Fig. 4): the mean over cells of each cell's mean over its items, with a "
+        "bootstrap 95% interval resampling the items (N: items; cells: how many cells).",
     )
 
 
@@ -234,27 +261,24 @@ def confusion_section(run: JudgeRun, data: RunScores) -> Section:
 
     section = Section(
         "Aspect confusion",
-        "Pearson correlation between scores on different aspects over the same texts. High "
-        "off-diagonal values for the judge but not for humans mean the judge confuses aspects.",
+        "Pearson correlation between scores on different aspects over the same texts, with "
+        "its 95% interval (Fisher z) and the n texts scored on both aspects. High values for "
+        "the judge but not for humans mean the judge confuses aspects.",
     )
     by_type = judge_aspect_texts(data)
     human = human_aspect_scores(
         list({i for i, _ in data.original} | {i for i, _, _ in data.perturbed})
     )
-    for dtype, texts in sorted(by_type.items()):
+    sources = [
+        (f"judge_{dtype}", f"Judge ({dtype} criteria)", texts)
+        for dtype, texts in sorted(by_type.items())
+    ]
+    sources.append(("human", "Humans (imported ratings)", human))
+    for name, title, texts in sources:
         aspects = sorted({a for scores in texts.values() for a in scores})
-        if len(aspects) < 2:
-            continue
-        section.tables.append(_correlation_table(f"judge_{dtype}", texts, aspects))
-        section.figures.append(
-            _correlation_figure(f"judge_{dtype}", f"Judge ({dtype} criteria)", texts, aspects)
-        )
-    h_aspects = sorted({a for scores in human.values() for a in scores})
-    if len(h_aspects) >= 2:
-        section.tables.append(_correlation_table("human", human, h_aspects))
-        section.figures.append(
-            _correlation_figure("human", "Humans (imported ratings)", human, h_aspects)
-        )
+        if len(aspects) >= 2:
+            section.tables.append(_correlation_table(name, title, texts, aspects))
+            section.figures.append(_correlation_figure(name, title, texts, aspects))
     return section
 
 
@@ -282,30 +306,37 @@ def _matrix(texts, aspects) -> np.ndarray:
     return np.array([[scores.get(a, np.nan) for a in aspects] for scores in texts.values()])
 
 
-def _correlation_table(name, texts, aspects) -> Table:
-    matrix = _matrix(texts, aspects)
-    corr = aspect_correlation_matrix(matrix)
-    scored = (~np.isnan(matrix)).sum(axis=0)
-    rows = [[a, *[rounded(v) for v in corr[i]], int(scored[i])] for i, a in enumerate(aspects)]
+def _correlation_table(name, title, texts, aspects) -> Table:
+    found = aspect_correlations(_matrix(texts, aspects))
+    rows = [
+        [aspects[i], aspects[j], rounded(e.value), rounded(e.ci_low), rounded(e.ci_high), e.n]
+        for (i, j), e in found.items()
+    ]
     return Table(
         f"correlation_{name}",
-        ["aspect", *aspects, "n_texts"],
+        ["aspect", "other_aspect", "aspect_r", "ci_low", "ci_high", "n"],
         rows,
-        "Pearson r over the texts scored on both aspects; n_texts: texts scored on the row's "
-        "aspect.",
+        f"{title}: Pearson r per pair of aspects, with its 95% interval (Fisher z); n: texts "
+        "scored on both aspects (no interval below 4, no r below 2 or when a side is "
+        "constant).",
     )
 
 
 def _correlation_figure(name, title, texts, aspects):
-    corr = aspect_correlation_matrix(_matrix(texts, aspects))
+    matrix = _matrix(texts, aspects)
+    scored = (~np.isnan(matrix)).astype(int)
     return figures.heatmap(
         f"correlation_{name}",
         title,
-        corr,
+        aspect_correlation_matrix(matrix),
         aspects,
         aspects,
         scale="correlation",
-        caption="Pearson r; the table gives each aspect's N.",
+        counts=scored.T @ scored,
+        colorbar="Pearson r",
+        caption="Pearson r between the scores of two aspects over the texts scored on both "
+        "(fixed scale from −1 to 1); n in a cell: those texts, when the cells' N differ "
+        f"({len(texts)} texts in all). The table gives each pair's 95% interval (Fisher z).",
     )
 
 
@@ -313,10 +344,19 @@ def _response_style(run: JudgeRun) -> Section:
     counts = distribution(run)
     values = sorted(set(counts["originals"]) | set(counts["perturbed"]))
     rows = [[v, counts["originals"].get(v, 0), counts["perturbed"].get(v, 0)] for v in values]
+    totals = {series: sum(found.values()) for series, found in counts.items()}
     section = Section(
         "Response style",
-        "How often each score was given (every parsed call).",
-        tables=[Table("score_counts", ["score", "originals", "perturbed"], rows)],
+        "How often each score was given (every parsed call, samples included).",
+        tables=[
+            Table(
+                "score_counts",
+                ["score", "originals", "perturbed"],
+                rows,
+                "Calls per score: on originals and on perturbed texts; every parsed call "
+                "counts (a text scored on several criteria or samples counts each time).",
+            )
+        ],
     )
     if values:
         section.figures.append(
@@ -324,7 +364,9 @@ def _response_style(run: JudgeRun) -> Section:
                 "response_style",
                 "Scores on originals and perturbed texts",
                 {"originals": counts["originals"], "perturbed": counts["perturbed"]},
-                caption="Share of each series' parsed calls per score; n: calls.",
+                caption="Share of each series' parsed calls given each score; N = "
+                f"{totals['originals']} calls on originals, {totals['perturbed']} on perturbed "
+                "texts (counts, so no interval: the table gives them).",
             )
         )
     return section

@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from apps.analysis.reports.base import Section, Table, rounded
+from apps.analysis.stats.intervals import Estimate
 from apps.analysis.stats.prompting import judge_consistency, match_share_estimate
 from apps.judging.models import JudgeRun, Technique
 
@@ -64,7 +65,7 @@ def consistency_section(runs: list[JudgeRun], means: Means) -> Section:
                 [
                     chosen[0].judge.name,
                     criterion,
-                    ", ".join(r.strategy.technique for r in chosen if r.strategy),
+                    ", ".join(Technique(r.strategy.technique).label for r in chosen if r.strategy),
                     rounded(alpha.value),
                     rounded(alpha.ci_low),
                     rounded(alpha.ci_high),
@@ -82,6 +83,7 @@ def consistency_section(runs: list[JudgeRun], means: Means) -> Section:
                 "strategy_alpha",
                 ["judge", "criterion", "techniques", "alpha", "ci_low", "ci_high", "n"],
                 rows,
+                "n: texts scored under every technique listed (the units of alpha).",
             )
         ],
     )
@@ -107,7 +109,8 @@ def misleading_section(runs: list[JudgeRun], means: Means) -> Section:
         "Per criterion, the share of texts whose score under the misleading-cue prompt equals "
         "the knowledge-prompt score of the same judge (Chaudhary et al. Table 3): high means "
         "the judge resisted the cue. The knowledge run is the judge's latest run of a "
-        "knowledge-technique strategy. Wilson 95% interval; n: texts scored by both.",
+        "knowledge-technique strategy. Wilson 95% interval over texts; n: texts scored by "
+        "both.",
         tables=[
             Table(
                 "misleading_match",
@@ -116,21 +119,28 @@ def misleading_section(runs: list[JudgeRun], means: Means) -> Section:
                     "misleading_run",
                     "knowledge_run",
                     "criterion",
-                    "match_share",
+                    "cue_resisted",
                     "ci_low",
                     "ci_high",
                     "n",
                 ],
                 rows,
+                "n: texts scored under both prompts. In the 'all criteria' row a text scored "
+                "on several criteria counts once (its share of criteria scored the same), so "
+                "the interval is over texts, not text × criterion pairs.",
             )
         ],
     )
 
 
 def match_rows(cue: JudgeRun, knowledge: JudgeRun, means: Means) -> list[list[object]]:
+    """Per criterion scored under both prompts, then over all of them when there are several:
+    [judge, cue run, knowledge run, criterion, share matching, ci_low, ci_high, n texts]."""
     cue_scores, plain_scores = _by_criterion(means[cue.pk]), _by_criterion(means[knowledge.pk])
     rows = []
-    pooled_cue, pooled_plain = [], []
+    pooled_cue: list[float] = []
+    pooled_plain: list[float] = []
+    pooled_texts: list[Unit] = []
     for criterion in sorted(set(cue_scores) & set(plain_scores)):
         units = sorted(set(cue_scores[criterion]) & set(plain_scores[criterion]), key=str)
         if not units:
@@ -139,14 +149,15 @@ def match_rows(cue: JudgeRun, knowledge: JudgeRun, means: Means) -> list[list[ob
         b = [plain_scores[criterion][u] for u in units]
         pooled_cue += a
         pooled_plain += b
-        rows.append(_match_row(cue, knowledge, criterion, a, b))
+        pooled_texts += units
+        rows.append(_match_row(cue, knowledge, criterion, match_share_estimate(a, b)))
     if len(rows) > 1:
-        rows.append(_match_row(cue, knowledge, "all criteria", pooled_cue, pooled_plain))
+        share = match_share_estimate(pooled_cue, pooled_plain, pooled_texts)
+        rows.append(_match_row(cue, knowledge, "all criteria", share))
     return rows
 
 
-def _match_row(cue, knowledge, criterion, a, b) -> list[object]:
-    share = match_share_estimate(a, b)
+def _match_row(cue, knowledge, criterion, share: Estimate) -> list[object]:
     return [
         cue.judge.name,
         cue.pk,
@@ -155,5 +166,5 @@ def _match_row(cue, knowledge, criterion, a, b) -> list[object]:
         rounded(share.value),
         rounded(share.ci_low),
         rounded(share.ci_high),
-        share.n,
+        share.effective_n,
     ]

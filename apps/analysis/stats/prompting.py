@@ -3,7 +3,7 @@ judge's scores agree across strategies, and whether it resists the cue. The cue'
 itself is part of building the prompt (``apps.judging.misleading_cue``).
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -14,16 +14,27 @@ from apps.analysis.stats.agreement import (
     alpha_with_ci,
     krippendorff_alpha,
 )
-from apps.analysis.stats.intervals import Estimate, share_of
+from apps.analysis.stats.intervals import Estimate, clustered_share, share_of
 
 
 def match_share_estimate(
-    misleading_scores: npt.ArrayLike, knowledge_scores: npt.ArrayLike
+    misleading_scores: npt.ArrayLike,
+    knowledge_scores: npt.ArrayLike,
+    texts: Sequence[Hashable] | None = None,
 ) -> Estimate:
     """Share of items whose misleading-cue score equals the knowledge-prompt score (pairs
-    with a missing score dropped), with its Wilson interval over the complete pairs. High
-    means the judge resisted the cue."""
-    return share_of(cue_matches(misleading_scores, knowledge_scores))
+    with a missing score dropped), with its Wilson interval over the complete pairs, or over
+    the ``texts`` when given (a text scored on several criteria counts once: the mean of
+    each text's share). High means the judge resisted the cue."""
+    flags = cue_matches(misleading_scores, knowledge_scores)
+    if texts is None:
+        return share_of(flags)
+    cue = np.asarray(misleading_scores, dtype=np.float64)
+    plain = np.asarray(knowledge_scores, dtype=np.float64)
+    complete = ~(np.isnan(cue) | np.isnan(plain))
+    if len(texts) != complete.size:
+        raise ValueError("every pair needs its text")
+    return clustered_share(flags, [t for t, c in zip(texts, complete, strict=True) if c])
 
 
 def cue_matches(

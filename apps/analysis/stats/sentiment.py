@@ -8,13 +8,15 @@ and needs no NLTK corpora, so it works offline; nothing is downloaded. Polarity 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Mapping
 from functools import lru_cache
+from typing import TypeVar
 
-import numpy as np
-from scipy import stats
 from textblob.en.sentiments import PatternAnalyzer
+
+from apps.analysis.stats.intervals import Estimate, clustered_mean, mean_interval
+
+K = TypeVar("K", bound=Hashable)
 
 
 @lru_cache(maxsize=1)
@@ -29,25 +31,33 @@ def polarity(text: str) -> float:
     return float(_analyzer().analyze(text).polarity)
 
 
-@dataclass(frozen=True)
-class MeanPolarity:
-    mean: float
-    n: int
-    ci_low: float = math.nan
-    ci_high: float = math.nan
+def polarity_estimate(replies: Mapping[K, Iterable[str]]) -> Estimate:
+    """The mean polarity of every non-empty reply, replies grouped by the text they judge
+    (several criteria, samples): a percentile cluster bootstrap over the texts, each
+    resampled with all its replies. ``n``: replies, ``clusters``: texts."""
+    values, texts = [], []
+    for text, found in sorted(replies.items(), key=lambda kv: str(kv[0])):
+        for reply in found:
+            if reply.strip():
+                values.append(polarity(reply))
+                texts.append(text)
+    return clustered_mean(values, texts)
 
 
-def mean_polarity(texts: Iterable[str], *, n_resamples: int = 1000) -> MeanPolarity:
-    """The mean polarity of the non-empty texts, how many there were, and a percentile
-    bootstrap 95% interval of the mean over texts (none below two texts)."""
-    values = np.array([polarity(t) for t in texts if t.strip()], dtype=float)
-    if values.size == 0:
-        return MeanPolarity(math.nan, 0)
-    mean = float(values.mean())
-    if values.size < 2 or np.all(values == values[0]):
-        low = high = mean if values.size >= 2 else math.nan
-        return MeanPolarity(mean, int(values.size), low, high)
-    ci = stats.bootstrap(
-        (values,), np.mean, n_resamples=n_resamples, method="percentile", rng=0
-    ).confidence_interval
-    return MeanPolarity(mean, int(values.size), float(ci.low), float(ci.high))
+def polarity_shift(
+    with_cue: Mapping[K, Iterable[str]], without: Mapping[K, Iterable[str]]
+) -> Estimate:
+    """The mean over texts of (mean polarity of the text's replies with the cue − without it),
+    over the texts with a non-empty reply under both, with a percentile bootstrap over those
+    texts (``n``: texts)."""
+    shifts = []
+    for text in sorted(with_cue.keys() & without.keys(), key=str):
+        cue, plain = _mean(with_cue[text]), _mean(without[text])
+        if not (math.isnan(cue) or math.isnan(plain)):
+            shifts.append(cue - plain)
+    return mean_interval(shifts)
+
+
+def _mean(replies: Iterable[str]) -> float:
+    values = [polarity(r) for r in replies if r.strip()]
+    return sum(values) / len(values) if values else math.nan
