@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any
 
-from apps.analysis.definitions import definition
+from apps.analysis.definitions import LABELS, definition
 
 #: Names of columns that are not figures, in words. A figure's column is named by its
 #: definition (apps/analysis/definitions); a name in neither falls back to `_words`.
@@ -118,7 +118,9 @@ def column_label(name: str) -> str:
         subject, column = name.rsplit(": ", 1)
         return subject if column == "value" else f"{subject}: {column_label(column)}"
     found = definition(name)
-    return found.name if found is not None else COLUMN_LABELS.get(name) or _words(name)
+    if found is not None:
+        return found.name
+    return COLUMN_LABELS.get(name) or LABELS.get(name) or _words(name)
 
 
 def _words(name: str) -> str:
@@ -126,8 +128,14 @@ def _words(name: str) -> str:
     return words[:1].upper() + words[1:] if words else name
 
 
+#: Columns of a p-value table that are not p-values.
+NOT_P_VALUES = frozenset({"kind", "n", "M", "units", "texts"})
+
+
 def is_p_value(column: str, table: str = "") -> bool:
-    return table in P_VALUE_TABLES or bool(_P_COLUMN.match(column))
+    if table in P_VALUE_TABLES:
+        return column not in NOT_P_VALUES
+    return bool(_P_COLUMN.match(column))
 
 
 def format_value(value: Any, *, p_value: bool = False) -> str:

@@ -37,7 +37,9 @@ def test_the_same_cards_pass_and_a_planted_regression_is_named(catalog):
         f"{careless}: Position bias: the preferred text changes when the order is swapped",
     ]
     tests = {r[0]: r for r in worse.report.tables()[0].rows}
-    assert tests["detection_failure"][4] == "McNemar (exact)" and tests["detection_failure"][5] == 24
+    assert (
+        tests["detection_failure"][4] == "McNemar (exact)" and tests["detection_failure"][5] == 24
+    )
     one_card = audit_json(audit)["cards"][0]["card"]  # a card's own JSON download
     assert baseline_compare(audit, one_card).compared >= 0  # matched by its title
 
@@ -51,7 +53,12 @@ def test_files_that_are_not_saved_cards_say_why(catalog):
     old["cards"][0]["card"].pop("units")
     with pytest.raises(BaselineError, match="holds no units"):
         saved_cards(old)
-    stranger = {"cards": [{"subject": {"label": "someone else"}, "card": audit_json(audit)["cards"][0]["card"]}] * 2}
+    stranger = {
+        "cards": [
+            {"subject": {"label": "someone else"}, "card": audit_json(audit)["cards"][0]["card"]}
+        ]
+        * 2
+    }
     with pytest.raises(BaselineError, match="no subject of this audit has a saved card"):
         baseline_compare(audit, stranger)
 
@@ -65,7 +72,8 @@ def test_the_api_and_the_page_give_the_same_gate(catalog, api_client):
     assert cards.status_code == 200 and len(cards.json()["cards"]) == 2
     answer = api_client.post(f"/api/v1/judge-audits/{audit.pk}/baseline/", planted, format="json")
     assert answer.status_code == 200
-    assert [r.split(": ", 1)[1] for r in answer.json()["regressions"]][0].startswith("Errors missed")
+    first = answer.json()["regressions"][0]
+    assert first.split(": ", 1)[1].startswith("Errors missed")
     bad = api_client.post(f"/api/v1/judge-audits/{audit.pk}/baseline/", {"x": 1}, format="json")
     assert bad.status_code == 400 and "neither a report card" in bad.json()["errors"][0]
     client = Client()
@@ -91,7 +99,7 @@ def test_the_command_checks_the_file_before_spending(catalog, tmp_path):
     audit, _careful, _careless = scripted_audit(n_items=2)
     broken = tmp_path / "broken.json"
     broken.write_text("{nope")
-    with pytest.raises(CommandError, match="--baseline .*broken.json") as error:
+    with pytest.raises(CommandError, match=r"--baseline .*broken\.json") as error:
         call_command(
             "judge_audit", "--owner", audit.owner.username, "--study", str(audit.study_id),
             "--judge", "1", "--wait", "--baseline", str(broken),

@@ -27,9 +27,7 @@ def _card(n_items: int):
     AuditPart.objects.create(subject=subject, part=PartKind.FBI_SINGLE, run=run)
     card = build_card(subject)
     table = next(t for t in card.tables() if t.name == "verdict")
-    return {
-        (r[0], r[2]): dict(zip(table.columns, r, strict=True)) for r in table.rows
-    }
+    return {(r[0], r[2]): dict(zip(table.columns, r, strict=True)) for r in table.rows}
 
 
 def test_one_text_per_kind_is_too_few_to_tell_not_a_blind_judge(catalog):

@@ -280,7 +280,7 @@ def test_the_score_drop_is_original_minus_perturbed_and_says_so(catalog, client)
     client.force_login(study.owner)
     page = client.get(f"/studies/{study.pk}/reports/judge-reliability/", {"run": run.pk})
     html = page.content.decode()
-    assert "<th>Score drop (original − perturbed)</th>" in html
+    assert "<th>Score drop (original − perturbed) [95% interval]</th>" in html
     assert "perturbed − original" not in html
 
 

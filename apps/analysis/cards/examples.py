@@ -153,7 +153,7 @@ def _rows(data, run, chosen) -> list[list[object]]:
                 rounded(estimate.ci_low),
                 rounded(estimate.ci_high),
                 estimate.clusters or estimate.n,
-                data.dims[dim].label,
+                data.dims[dim].shown,
                 text.item.source,
                 inline_diff(text.item.original, text.text),
                 rounded(data.original[(item, dim)]),

@@ -29,7 +29,7 @@ from apps.analysis.stats.intervals import (
     clustered_share,
     mean_interval,
 )
-from apps.analysis.stats.sentiment import polarity
+from apps.analysis.stats.sentiment import polarity_shift
 from apps.catalog.models import Level
 from apps.judging.models import JudgeCall, JudgeRun
 from apps.judging.models.audit import PartKind
@@ -176,13 +176,15 @@ def _confusion_lines(evidence: SubjectEvidence) -> list[Line]:
     return rows
 
 
-def _polarities(run: JudgeRun) -> dict[tuple, float]:
-    """The polarity of each readable reply (unreadable ones say nothing of the judge's view)."""
+def _replies(run: JudgeRun) -> dict[tuple, list[str]]:
+    """Each text's readable replies (unreadable ones say nothing of the judge's view)."""
     rows = JudgeCall.objects.filter(run=run, parse_status="parsed").exclude(raw_response="")
-    keys = rows.values_list(
-        "item_id", "perturbation_id", "criterion_id", "metric_id", "sample_index", "raw_response"
-    )
-    return {tuple(r[:5]): polarity(r[5]) for r in keys.iterator()}
+    out: dict[tuple, list[str]] = defaultdict(list)
+    for item, perturbation, reply in rows.values_list(
+        "item_id", "perturbation_id", "raw_response"
+    ).iterator():
+        out[(item, perturbation)].append(reply)
+    return out
 
 
 def _sentiment_line(evidence: SubjectEvidence) -> Line:
@@ -192,12 +194,8 @@ def _sentiment_line(evidence: SubjectEvidence) -> Line:
     if cue is None or baseline is None or cue.judge.is_metric:
         note = evidence.missing(part) or "no replies to read (a metric judge)"
         return _line(key, part, NO_INTERVAL, note, part_link(evidence, part))
-    with_cue, without = _polarities(cue), _polarities(baseline)
-    paired = sorted(with_cue.keys() & without.keys(), key=str)
-    shifts = [with_cue[k] - without[k] for k in paired]
-    texts = [k[:2] for k in paired]
-    note = f"compared with run {baseline.pk}"
-    return _line(key, part, clustered_mean(shifts, texts), note, calls_link(cue))
+    shift = polarity_shift(_replies(cue), _replies(baseline))
+    return _line(key, part, shift, f"compared with run {baseline.pk}", calls_link(cue))
 
 
 def _cost_lines(evidence: SubjectEvidence) -> list[Line]:

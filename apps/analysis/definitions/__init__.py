@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from apps.analysis.definitions import (
     judges,  # noqa: F401  (registers its figures)
-    reliability,  # noqa: F401  (registers its figures)
+    reliability,
 )
 from apps.analysis.definitions.base import Better, Definition, registry
 
 DEFINITIONS = registry()
+#: Words for the columns of these parts' tables that are not figures.
+LABELS: dict[str, str] = {**reliability.LABELS}
 
 
 def definition(key: str) -> Definition | None:
@@ -23,4 +25,4 @@ def label(key: str) -> str:
     return DEFINITIONS[key].name
 
 
-__all__ = ["DEFINITIONS", "Better", "Definition", "definition", "label"]
+__all__ = ["DEFINITIONS", "LABELS", "Better", "Definition", "definition", "label"]

@@ -285,8 +285,8 @@ register(
         "Mean TextBlob polarity (−1 to 1) of the judge's readable replies with the misleading "
         "cue minus without it, paired by text and criterion.",
         "polarity difference (−2 to 2)",
-        "texts × criteria with a readable reply under both prompts; each text counts once",
-        CLUSTER_BOOTSTRAP.replace("source items", "texts"),
+        "texts with a readable reply under both prompts (each text's replies averaged)",
+        "bootstrap over the texts (2000 resamples, seeded), percentile",
         terms=("misleading cue",),
     ),
     # -- people ------------------------------------------------------------------------------------
