@@ -203,17 +203,18 @@ def test_two_judges_audited_verdicts_follow_the_script(page, live_server, catalo
             "order-biased" if name == "careless" else "order-stable"
         )
         assert _verdict(page, "invariant_success") == "keeps the score"
-        assert _verdict(page, "s_t_delta") == ("detects" if name == "careful" else "unstable")
+        assert _verdict(page, "s_t_delta") == "detects"  # both lower some affected aspect
         search = page.locator("table[data-table=verdict] tr[data-key=attack_success_r_minus]")
         assert search.locator(".verdict").inner_text() == "no result"
         assert "generator replies held none" in search.inner_text()
         drop = _line(page, "s_t_delta")  # the score drop: original − perturbed, positive
         assert "original − perturbed" in DEFINITIONS["s_t_delta"].name
-        assert float(drop["Value [95% interval]"].split()[0]) > 0
+        assert float(drop["Value [95% interval]"].split()[0]) == (3 if name == "careful" else 1)
         unreadable = _line(page, "unparsed")
         assert float(unreadable["Value [95% interval]"].split()[0]) > 0  # the generator's
         attack = page.locator("table[data-table=card] tbody tr", has_text="Attack success R")
-        assert "bad text the judge scores high" in attack.first.inner_text()
+        assert attack.count() == 1  # the search looked for R−: poor texts scored high
+        assert "Attack success R−: bad text the judge scores high" in attack.inner_text()
         for row in page.locator("table[data-table=card] tbody tr").all():
             cells = row.locator("td").all_inner_texts()
             if cells[2] != "—":  # a value: its N is there too

@@ -101,6 +101,8 @@ def lines(evidence: SubjectEvidence, units: dict[str, Units]) -> list[Line]:
     for measure in MEASURES:
         if measure.key == "discernment":
             continue
+        if _other_direction(evidence, measure.key):
+            continue
         values = units[measure.key]
         link = part_link(evidence, measure.part)
         if not values:
@@ -114,6 +116,15 @@ def lines(evidence: SubjectEvidence, units: dict[str, Units]) -> list[Line]:
     rows.append(_sentiment_line(evidence))
     rows.extend(_cost_lines(evidence))
     return rows
+
+
+def _other_direction(evidence: SubjectEvidence, key: str) -> bool:
+    """An attack figure of the direction the audit's search did not take (no line for it)."""
+    search = evidence.search()
+    wanted = {"R+": "attack_success_r_plus", "R-": "attack_success_r_minus"}
+    return (
+        search is not None and key.startswith("attack_success") and key != wanted[search.direction]
+    )
 
 
 def _discernment_lines(evidence: SubjectEvidence, per_kind: Units) -> list[Line]:
