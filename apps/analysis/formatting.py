@@ -166,7 +166,8 @@ HIDDEN_COLUMNS = frozenset({"key", "badness"})
 
 def _merged(columns: list[str]) -> list[tuple[str, int, int | None, int | None]]:
     """Display columns as (name, value index, low index, high index): a column followed by
-    its ``*ci_low`` and ``*ci_high`` becomes one, "value [low, high]"; hidden ones go."""
+    its ``*ci_low`` and ``*ci_high`` becomes one, "value [low, high]"; an ``n`` followed by
+    its ``texts`` one, "n (texts)" (high index None); hidden ones go."""
     out: list[tuple[str, int, int | None, int | None]] = []
     i = 0
     while i < len(columns):
@@ -175,6 +176,11 @@ def _merged(columns: list[str]) -> list[tuple[str, int, int | None, int | None]]
         if len(bounds) == 2 and bounds[0].endswith("ci_low") and bounds[1].endswith("ci_high"):
             out.append((name, i, i + 1, i + 2))
             i += 3
+            continue
+        following = columns[i + 1] if i + 1 < len(columns) else ""
+        if name.removesuffix("n") + "texts" == following:  # "n" and "texts": "48 (16 texts)"
+            out.append((name, i, i + 1, None))
+            i += 2
             continue
         if name not in HIDDEN_COLUMNS:
             out.append((name, i, None, None))
@@ -191,14 +197,24 @@ def interval_text(value: Any, low: Any, high: Any, *, p_value: bool = False) -> 
     return f"{shown} [{format_value(low)}, {format_value(high)}]"
 
 
+def counted_text(n: Any, texts: Any) -> str:
+    """N with the texts its interval counts, when they differ: "154 (14 texts)"."""
+    shown = format_value(n)
+    if texts in (None, "", 0) or texts == n:
+        return shown
+    return f"{shown} ({format_value(texts)} texts)"
+
+
 def table_display(table: Any) -> dict[str, Any]:
     """A report table ready for a template: labelled headers, each figure beside its 95%
     interval in one cell, machine-only columns left out, formatted cells."""
     merged = _merged(list(table.columns))
     headers, columns = [], []
-    for name, _, low, _ in merged:
+    for name, _, low, high in merged:
         label = column_label(name)
-        headers.append(f"{label} [95% interval]" if low is not None else label)
+        if low is not None:
+            label += " [95% interval]" if high is not None else " (texts)"
+        headers.append(label)
         columns.append(name)
     rows = []
     for row in table.rows:
@@ -207,6 +223,8 @@ def table_display(table: Any) -> dict[str, Any]:
             p = is_p_value(name, table.name)
             if low is None:
                 cells.append(format_value(_get(row, at), p_value=p))
+            elif high is None:
+                cells.append(counted_text(_get(row, at), _get(row, low)))
             else:
                 cells.append(
                     interval_text(_get(row, at), _get(row, low), _get(row, high), p_value=p)

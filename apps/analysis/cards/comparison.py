@@ -118,7 +118,7 @@ def build_comparison(audit: JudgeAudit, units: dict[int, dict[str, Units]] | Non
 def _side_by_side(subjects, labels, units) -> tuple[Table, list[tuple[Measure, list]]]:
     columns = ["key", "figure", "better"]
     for label in labels:
-        columns += [f"{label}: value", f"{label}: ci_low", f"{label}: ci_high", f"{label}: n"]
+        columns += [f"{label}: {c}" for c in ("value", "ci_low", "ci_high", "n", "texts")]
     rows, measured = [], []
     for measure in MEASURES:
         per_subject = [units[s.pk][measure.key] for s in subjects]
@@ -128,7 +128,13 @@ def _side_by_side(subjects, labels, units) -> tuple[Table, list[tuple[Measure, l
         row: list[object] = [measure.key, measure.label, measure.definition.direction]
         estimates = [summarise(measure, {k: u[k] for k in keys}) for u in per_subject]
         for e in estimates:
-            row += [rounded(e.value), rounded(e.ci_low), rounded(e.ci_high), e.n]
+            row += [
+                rounded(e.value),
+                rounded(e.ci_low),
+                rounded(e.ci_high),
+                e.n,
+                e.clusters or None,
+            ]
         rows.append(row)
         measured.append((measure, estimates))
     return Table("side_by_side", columns, rows), measured

@@ -100,7 +100,7 @@ register(
     # -- discernment (DHP) ---------------------------------------------------------------------
     Definition(
         "discernment",
-        "Discernment D per kind (D ≥ 1: significant at 0.05)",
+        "Discernment D over kinds (their mean; D ≥ 1 is significant at 0.05)",
         "higher",
         "Per kind: a one-sided Wilcoxon signed-rank test per metric that originals score "
         "higher than their perturbed texts, the metrics' p-values combined by Wilson's "

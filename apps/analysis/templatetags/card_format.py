@@ -11,7 +11,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from apps.analysis.definitions import DEFINITIONS
-from apps.analysis.formatting import format_value, interval_text
+from apps.analysis.formatting import counted_text, format_value, interval_text
 
 register = template.Library()
 _CHANGE = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.DOTALL)
@@ -37,8 +37,6 @@ def verdict_lines(table: Any) -> list[dict[str, Any]]:
     out = []
     for row in table.rows:
         cell = _row(table, row)
-        texts = cell.get("texts")
-        n = format_value(cell.get("n"))
         out.append(
             {
                 "key": cell["key"],
@@ -47,7 +45,7 @@ def verdict_lines(table: Any) -> list[dict[str, Any]]:
                 "verdict": cell["verdict"],
                 "css": verdict_class(str(cell["key"]), str(cell["verdict"])),
                 "value": interval_text(cell["value"], cell["ci_low"], cell["ci_high"]),
-                "n": f"{n} ({format_value(texts)} texts)" if texts else n,
+                "n": counted_text(cell.get("n"), cell.get("texts")),
                 "threshold": format_value(cell["threshold"]),
                 "direction": DEFINITIONS[str(cell["key"])].direction,
                 "why": cell["why"],
