@@ -202,7 +202,7 @@ def counted_text(n: Any, texts: Any) -> str:
     shown = format_value(n)
     if texts in (None, "", 0) or texts == n:
         return shown
-    return f"{shown} ({format_value(texts)} texts)"
+    return f"{shown} ({format_value(texts)} text{'' if texts == 1 else 's'})"
 
 
 def table_display(table: Any) -> dict[str, Any]:
