@@ -15,7 +15,7 @@ from tests.judging.conftest import (
     demo,  # noqa: F401  (a fixture)
     fake_openai_server,  # noqa: F401  (a fixture)
 )
-from tests.judging.scripted_search import scripted_world
+from tests.judging.scripted_search import scripted_reply, scripted_world
 
 pytestmark = pytest.mark.django_db
 
@@ -37,34 +37,138 @@ def searched(demo, fake_openai_server):  # noqa: F811
     return demo, search
 
 
+ADVEVAL, RULES = "AdvEval (LLM generator)", "Rule baseline"
+
+
 def test_attack_success_with_the_rule_baseline_beside_it(searched):
     study, _ = searched
     report = adversarial.build(study)
     (asr,) = rows(report, "attack_success")
     assert (asr["victim"], asr["direction"], asr["dataset"]) == ("victim", "R+", "scripted")
     # AdvEval reaches level 3 (S_gold 90, S_victim 40): both items succeed. The rules never
-    # leave level 0 (the victim's 100): no success.
+    # leave level 0 (the victim's 100): no success, but a result (their candidates scored).
     assert (asr["adveval_asr"], asr["adveval_n"], asr["rules_asr"], asr["rules_n"]) == (
         1.0,
         2,
         0.0,
         2,
     )
+    assert (asr["adveval_no_result"], asr["rules_no_result"], asr["note"]) == (0, 0, "")
     assert asr["adveval_ci_low"] == pytest.approx(0.3424, abs=1e-4)  # Wilson, 2 of 2
     assert asr["adveval_ci_high"] == 1.0
+    assert not report.warnings
     scores = {r["method"]: r for r in rows(report, "final_scores")}
-    assert (scores["adveval"]["s_gold_mean"], scores["adveval"]["s_victim_mean"]) == (90, 40)
-    assert scores["rules"]["s_victim_mean"] == 100
+    assert set(scores) == {ADVEVAL, RULES}  # the method in words
+    adveval = scores[ADVEVAL]
+    assert (adveval["n_items"], adveval["s_gold_mean"], adveval["s_victim_mean"]) == (2, 90, 40)
+    # every item has the same scores: the interval of the mean is the mean itself
+    assert (adveval["s_victim_ci_low"], adveval["s_victim_ci_high"]) == (40, 40)
+    assert scores[RULES]["s_victim_mean"] == 100
     effort = {r["method"]: r for r in rows(report, "iterations_and_queries")}
-    assert (effort["adveval"]["stopped_at_target"], effort["adveval"]["iterations_mean"]) == (2, 3)
-    assert effort["rules"]["stopped_at_iteration_limit"] == 2
-    assert len(report.sections[1].figures) == 2  # S_gold and S_victim box plots
+    assert (effort[ADVEVAL]["n_items"], effort[ADVEVAL]["iterations_mean"]) == (2, 3)
+    # R0 then 2 candidates an iteration, each 1 victim sample and 8 gold samples
+    assert (effort[ADVEVAL]["victim_queries_mean"], effort[ADVEVAL]["gold_queries_mean"]) == (
+        7,
+        56,
+    )
+    outcomes = {r["method"]: r for r in rows(report, "item_outcomes")}
+    assert (outcomes[ADVEVAL]["stopped_at_target"], outcomes[ADVEVAL]["items_with_result"]) == (
+        2,
+        2,
+    )
+    assert (outcomes[ADVEVAL]["generator_replies"], outcomes[ADVEVAL]["generator_unparsed"]) == (
+        6,
+        0,
+    )
+    assert (
+        outcomes[RULES]["stopped_at_iteration_limit"],
+        outcomes[RULES]["generator_replies"],
+    ) == (
+        2,
+        0,
+    )
+    figures = report.sections[1].figures
+    assert len(figures) == 2  # S_gold and S_victim box plots
+    assert all("n under each box" in f.caption and "4 in all" in f.caption for f in figures)
+
+
+N_COLUMNS = {"adveval_n", "rules_n", "n_items", "n_texts"}
+
+
+def test_every_table_carries_n_and_its_columns_have_words(searched):
+    """Each table has an N column; each column is a figure with a definition or a plain
+    column with words (none left to the machine-name fallback)."""
+    from apps.analysis.definitions import definition
+    from apps.analysis.definitions.adversarial import LABELS
+    from apps.analysis.formatting import COLUMN_LABELS
+
+    report = adversarial.build(searched[0])
+    for table in report.tables():
+        assert N_COLUMNS & set(table.columns), table.name
+        assert "N " in table.caption or "N the" in table.caption, table.name
+        for column in table.columns:
+            assert definition(column) or column in LABELS or column in COLUMN_LABELS, column
+    examples = rows(report, "examples")
+    assert {e["success"] for e in examples} == {"yes"}  # words, not booleans
+    assert {e["n_items"] for e in examples} == {2}
+
+
+def stubborn(request):
+    """A generator that never writes a <RES> block (nor after the format reminder)."""
+    if request.get("model") == "generator-model":
+        return "I will not use tags."
+    return scripted_reply(request)
+
+
+def test_a_search_whose_generator_wrote_no_candidate_has_no_result_not_zero(
+    demo,  # noqa: F811
+    fake_openai_server,  # noqa: F811
+):
+    """2 items, 3 iterations each, every generator call asked again with the format reminder
+    and never a candidate: 12 replies, none readable. The rules still find candidates."""
+    world = scripted_world(demo, fake_openai_server, items=2)
+    world.server.reply = stubborn
+    demo.datasets.add(world.dataset)
+    search = world.create(study=demo, target_score=50, max_iterations=3, rule_baseline=True)
+    adversarial_search_start(search=search)
+    adversarial_search_work(search_id=search.pk)
+    report = adversarial.build(demo)
+    (asr,) = rows(report, "attack_success")
+    assert (asr["adveval_asr"], asr["adveval_ci_low"], asr["adveval_ci_high"]) == (None,) * 3
+    assert (asr["adveval_n"], asr["adveval_no_result"]) == (0, 2)
+    assert (asr["rules_asr"], asr["rules_n"], asr["rules_no_result"]) == (0.0, 2, 0)
+    assert asr["note"] == (
+        "AdvEval (LLM generator): no result (2 of 2 items): 12 of 12 generator replies held "
+        "no candidate (6 calls, 6 format retries)"
+    )
+    (warning,) = report.warnings
+    assert f"Search {search.pk} (victim, R+), AdvEval (LLM generator)" in warning
+    assert "unknown, not 0" in warning
+    assert [r["method"] for r in rows(report, "final_scores")] == [RULES]
+    outcomes = {r["method"]: r for r in rows(report, "item_outcomes")}
+    adveval = outcomes[ADVEVAL]
+    assert (
+        adveval["n_items"],
+        adveval["items_with_result"],
+        adveval["stopped_at_iteration_limit"],
+    ) == (
+        2,
+        0,
+        2,
+    )
+    assert (adveval["generator_replies"], adveval["generator_unparsed"]) == (12, 12)
+    assert adveval["no_result_reason"].startswith("no result (2 of 2 items): 12 of 12")
+    effort = {r["method"]: r for r in rows(report, "iterations_and_queries")}
+    assert (effort[ADVEVAL]["iterations_mean"], effort[ADVEVAL]["victim_queries_mean"]) == (3, 1)
+    assert rows(report, "examples") == []
+    figures = report.sections[1].figures
+    assert all("2 in all" in f.caption for f in figures)  # the rules' two items only
 
 
 def test_examples_show_the_diff_from_r0(searched):
     report = adversarial.build(searched[0])
     examples = rows(report, "examples")
-    assert len(examples) == 2 and all(e["success"] for e in examples)
+    assert len(examples) == 2 and all(e["success"] == "yes" for e in examples)
     first = examples[0]
     assert first["r0"] == "Answer at level 0 (item 0)."
     assert first["final_text"].startswith("Answer at level 3")
@@ -88,6 +192,8 @@ def test_the_report_is_in_the_study_report_as_html_csv_and_json(client, searched
     csv_text = client.get(f"{base}.csv", {"table": "attack_success"}).content.decode()
     assert csv_text.splitlines()[0].startswith("victim,direction,dataset,adveval_asr")
     assert "victim,R+,scripted,1.0," in csv_text
+    assert "AdvEval: attack success rate" in page.content.decode()  # its definition's name
+    assert "Adveval asr" not in page.content.decode()
     whole = client.get(f"/studies/{study.pk}/reports/all.html").content.decode()
     assert "Adversarial search" in whole and "Attack success rate" in whole
 
