@@ -237,3 +237,33 @@ def test_gold_validation_by_hand(demo, fake_openai_server):  # noqa: F811
     assert accuracy["ci_low"] == pytest.approx(0.15, abs=0.01)  # Wilson, 2 of 4
     assert agreement["value"] == pytest.approx(7 / 18, abs=1e-4)
     assert (agreement["n_texts"], agreement["n_annotators"]) == (4, 3)
+
+
+def test_search_outcome_counts_a_format_retry_as_the_call_it_is(demo, fake_openai_server):  # noqa: F811
+    """The generator's first reply holds no candidate, its reply to the format reminder does
+    (level 1, enough for the target): two calls, the first unreadable."""
+    from apps.judging.adversarial.prompt import FORMAT_REMINDER
+    from tests.judging.scripted_search import generator_reply
+
+    def forgetful(request):
+        last = request["messages"][-1]["content"]
+        if last == FORMAT_REMINDER:
+            return generator_reply(request["messages"][1]["content"])
+        if request.get("model") == "generator-model":
+            return "Here are two answers: level 1 and level 1 again."
+        return scripted_reply(request)
+
+    world = scripted_world(demo, fake_openai_server)
+    world.server.reply = forgetful
+    search = world.create(target_score=10, rule_baseline=False)
+    adversarial_search_start(search=search)
+    adversarial_search_work(search_id=search.pk)
+    outcome = adversarial.search_outcome(search)
+    item = search.items.get()
+    assert (outcome.items, outcome.items_with_result) == (1, 1)
+    assert (outcome.generator_calls, outcome.generator_unparsed) == (2, 1)
+    assert outcome.generator_call_units() == {
+        ("generator", item.pk, 1, 0): 1.0,
+        ("generator", item.pk, 1, 1): 0.0,
+    }
+    assert (outcome.no_result_reason, outcome.note) == ("", "")
