@@ -21,7 +21,6 @@ from apps.judging.models import (
     Direction,
     ItemStatus,
     Judge,
-    Method,
     SearchIteration,
     SearchJudge,
     Strategy,
@@ -178,6 +177,9 @@ class CandidateSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+METHOD_HELP = "adveval (the generator LLM) or rules (the rule baseline)."
+
+
 class SearchItemSerializer(serializers.Serializer):
     """A search item (``search_selectors.ItemView``): its state, counts, best text so far,
     and whether it has a result: an item whose candidates were all unread or unscored has
@@ -186,7 +188,7 @@ class SearchItemSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="item.pk")
     item = serializers.IntegerField(source="item.item_id")
     external_id = serializers.CharField(source="item.item.external_id")
-    method = serializers.ChoiceField(choices=Method.choices, source="item.method")
+    method = serializers.CharField(source="item.method", help_text=METHOD_HELP)
     status = serializers.ChoiceField(choices=ItemStatus.choices, source="item.status")
     stop_reason = serializers.CharField(source="item.stop_reason")
     error = serializers.CharField(source="item.error")
@@ -244,7 +246,7 @@ class IterationSerializer(serializers.ModelSerializer):
 class MethodOutcomeSerializer(serializers.Serializer):
     """The items of one method of a search (``search_selectors.MethodSummary``)."""
 
-    method = serializers.ChoiceField(choices=Method.choices)
+    method = serializers.CharField(help_text=METHOD_HELP)
     label = serializers.CharField()  # type: ignore[assignment]  # a field, not Field.label
     items = serializers.IntegerField(source="tally.items")
     items_with_result = serializers.IntegerField(source="tally.with_result")
