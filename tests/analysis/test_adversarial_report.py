@@ -43,19 +43,19 @@ ADVEVAL, RULES = "AdvEval (LLM generator)", "Rule baseline"
 def test_attack_success_with_the_rule_baseline_beside_it(searched):
     study, _ = searched
     report = adversarial.build(study)
-    (asr,) = rows(report, "attack_success")
-    assert (asr["victim"], asr["direction"], asr["dataset"]) == ("victim", "R+", "scripted")
+    adveval, rules = rows(report, "attack_success")  # AdvEval, then the rules beside it
+    assert [(r["victim"], r["direction"], r["dataset"]) for r in (adveval, rules)] == [
+        ("victim", "R+", "scripted")
+    ] * 2
+    assert (adveval["method"], rules["method"]) == (ADVEVAL, RULES)
     # AdvEval reaches level 3 (S_gold 90, S_victim 40): both items succeed. The rules never
     # leave level 0 (the victim's 100): no success, but a result (their candidates scored).
-    assert (asr["adveval_asr"], asr["adveval_n"], asr["rules_asr"], asr["rules_n"]) == (
-        1.0,
-        2,
-        0.0,
-        2,
-    )
-    assert (asr["adveval_no_result"], asr["rules_no_result"], asr["note"]) == (0, 0, "")
-    assert asr["adveval_ci_low"] == pytest.approx(0.3424, abs=1e-4)  # Wilson, 2 of 2
-    assert asr["adveval_ci_high"] == 1.0
+    assert [
+        (r["asr"], r["n_with_result"], r["items_no_result"], r["note"])
+        for r in rows(report, "attack_success")
+    ] == [(1.0, 2, 0, ""), (0.0, 2, 0, "")]
+    assert adveval["ci_low"] == pytest.approx(0.3424, abs=1e-4)  # Wilson, 2 of 2
+    assert adveval["ci_high"] == 1.0
     assert not report.warnings
     scores = {r["method"]: r for r in rows(report, "final_scores")}
     assert set(scores) == {ADVEVAL, RULES}  # the method in words
@@ -64,13 +64,12 @@ def test_attack_success_with_the_rule_baseline_beside_it(searched):
     # every item has the same scores: the interval of the mean is the mean itself
     assert (adveval["s_victim_ci_low"], adveval["s_victim_ci_high"]) == (40, 40)
     assert scores[RULES]["s_victim_mean"] == 100
-    effort = {r["method"]: r for r in rows(report, "iterations_and_queries")}
-    assert (effort[ADVEVAL]["n_items"], effort[ADVEVAL]["iterations_mean"]) == (2, 3)
+    effort = {(r["method"], r["measure"]): r for r in rows(report, "iterations_and_queries")}
+    iterations = effort[(ADVEVAL, "Iterations per item")]
+    assert (iterations["mean"], iterations["ci_low"], iterations["n_items"]) == (3, 3, 2)
     # R0 then 2 candidates an iteration, each 1 victim sample and 8 gold samples
-    assert (effort[ADVEVAL]["victim_queries_mean"], effort[ADVEVAL]["gold_queries_mean"]) == (
-        7,
-        56,
-    )
+    assert effort[(ADVEVAL, "Victim queries per item")]["mean"] == 7
+    assert effort[(ADVEVAL, "Gold queries per item")]["mean"] == 56
     outcomes = {r["method"]: r for r in rows(report, "item_outcomes")}
     assert (outcomes[ADVEVAL]["stopped_at_target"], outcomes[ADVEVAL]["items_with_result"]) == (
         2,
@@ -92,7 +91,7 @@ def test_attack_success_with_the_rule_baseline_beside_it(searched):
     assert all("n under each box" in f.caption and "4 in all" in f.caption for f in figures)
 
 
-N_COLUMNS = {"adveval_n", "rules_n", "n_items", "n_texts"}
+N_COLUMNS = {"n_with_result", "n_items", "n_texts"}
 
 
 def test_every_table_carries_n_and_its_columns_have_words(searched):
@@ -133,14 +132,14 @@ def test_a_search_whose_generator_wrote_no_candidate_has_no_result_not_zero(
     adversarial_search_start(search=search)
     adversarial_search_work(search_id=search.pk)
     report = adversarial.build(demo)
-    (asr,) = rows(report, "attack_success")
-    assert (asr["adveval_asr"], asr["adveval_ci_low"], asr["adveval_ci_high"]) == (None,) * 3
-    assert (asr["adveval_n"], asr["adveval_no_result"]) == (0, 2)
-    assert (asr["rules_asr"], asr["rules_n"], asr["rules_no_result"]) == (0.0, 2, 0)
-    assert asr["note"] == (
-        "AdvEval (LLM generator): no result (2 of 2 items): 12 of 12 generator replies held "
-        "no candidate (6 calls, 6 format retries)"
+    adveval, rules = rows(report, "attack_success")
+    assert (adveval["asr"], adveval["ci_low"], adveval["ci_high"]) == (None,) * 3
+    assert (adveval["n_with_result"], adveval["items_no_result"]) == (0, 2)
+    assert adveval["note"] == (
+        "no result (2 of 2 items): 12 of 12 generator replies held no candidate (6 calls, "
+        "6 format retries)"
     )
+    assert (rules["asr"], rules["n_with_result"], rules["items_no_result"]) == (0.0, 2, 0)
     (warning,) = report.warnings
     assert f"Search {search.pk} (victim, R+), AdvEval (LLM generator)" in warning
     assert "unknown, not 0" in warning
@@ -157,9 +156,9 @@ def test_a_search_whose_generator_wrote_no_candidate_has_no_result_not_zero(
         2,
     )
     assert (adveval["generator_replies"], adveval["generator_unparsed"]) == (12, 12)
-    assert adveval["no_result_reason"].startswith("no result (2 of 2 items): 12 of 12")
-    effort = {r["method"]: r for r in rows(report, "iterations_and_queries")}
-    assert (effort[ADVEVAL]["iterations_mean"], effort[ADVEVAL]["victim_queries_mean"]) == (3, 1)
+    effort = {(r["method"], r["measure"]): r for r in rows(report, "iterations_and_queries")}
+    assert effort[(ADVEVAL, "Iterations per item")]["mean"] == 3  # unreadable rounds count
+    assert effort[(ADVEVAL, "Victim queries per item")]["mean"] == 1  # R0 only
     assert rows(report, "examples") == []
     figures = report.sections[1].figures
     assert all("2 in all" in f.caption for f in figures)  # the rules' two items only
@@ -190,9 +189,9 @@ def test_the_report_is_in_the_study_report_as_html_csv_and_json(client, searched
     payload = json.loads(client.get(f"{base}.json").content)
     assert payload["name"] == "adversarial-search"
     csv_text = client.get(f"{base}.csv", {"table": "attack_success"}).content.decode()
-    assert csv_text.splitlines()[0].startswith("victim,direction,dataset,adveval_asr")
-    assert "victim,R+,scripted,1.0," in csv_text
-    assert "AdvEval: attack success rate" in page.content.decode()  # its definition's name
+    assert csv_text.splitlines()[0].startswith("victim,direction,dataset,method,asr")
+    assert "victim,R+,scripted,AdvEval (LLM generator),1.0," in csv_text
+    assert "<th>Attack success rate</th>" in page.content.decode()  # its definition's name
     assert "Adveval asr" not in page.content.decode()
     whole = client.get(f"/studies/{study.pk}/reports/all.html").content.decode()
     assert "Adversarial search" in whole and "Attack success rate" in whole

@@ -107,14 +107,13 @@ def test_a_search_whose_generator_writes_no_candidate_reads_no_result(
     page.screenshot(path=str(ARTIFACTS / "search-no-result.png"), full_page=True)
 
     report = adversarial.build(study)
-    (asr,) = next(t for t in report.tables() if t.name == "attack_success").rows
-    assert asr[3:8] == [None, None, None, 0, 2]  # AdvEval: no rate, N 0, 2 with no result
+    adveval, _rules = next(t for t in report.tables() if t.name == "attack_success").rows
+    assert adveval[4:9] == [None, None, None, 0, 2]  # AdvEval: no rate, N 0, 2 with no result
     page.goto(f"{live_server.url}/studies/{study.pk}/reports/adversarial-search/")
     assert (
         "its attack success rate is unknown, not 0" in page.locator(".report-warnings").inner_text()
     )
-    assert (
-        "AdvEval: attack success rate"
-        in page.locator("table[data-table=attack_success]").inner_text()
-    )
+    shown = page.locator("table[data-table=attack_success]").inner_text()
+    assert "Attack success rate" in shown and "Adveval" not in shown
+    assert overflow(page) == 0
     page.screenshot(path=str(ARTIFACTS / "search-no-result-report.png"), full_page=True)

@@ -114,7 +114,7 @@ def test_a_search_whose_generator_never_writes_a_candidate_has_no_result(
         if t.name == "attack_success"
         for row in t.rows
     ]
-    assert (asr["adveval_asr"], asr["adveval_n"], asr["adveval_no_result"]) == (None, 0, 2)
+    assert (asr["asr"], asr["n_with_result"], asr["items_no_result"]) == (None, 0, 2)
 
 
 def stored_requests(search) -> int:

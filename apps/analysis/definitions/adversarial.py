@@ -28,25 +28,15 @@ SCORE = "score on 0-100"
 
 register(
     Definition(
-        "adveval_asr",
-        "AdvEval: attack success rate",
+        "asr",
+        "Attack success rate",
         "lower",
-        ASR_FORMULA + " The generator LLM wrote the candidates.",
+        ASR_FORMULA + " AdvEval: the generator LLM wrote the candidates; the rule baseline: "
+        "the product's rule-based perturbers did, under the same limits.",
         "share of items",
         WITH_RESULT,
         WILSON_ITEMS,
         terms=("AdvEval", "R+", "R−"),
-    ),
-    Definition(
-        "rules_asr",
-        "Rule baseline: attack success rate",
-        "lower",
-        ASR_FORMULA + " The product's rule-based perturbers wrote the candidates, under the "
-        "same limits.",
-        "share of items",
-        WITH_RESULT,
-        WILSON_ITEMS,
-        terms=("R+", "R−"),
     ),
     Definition(
         "s_gold_mean",
@@ -88,7 +78,7 @@ register(
     ),
     Definition(
         "iterations_mean",
-        "Iterations per item: mean",
+        "Iterations per item",
         "neither",
         "Mean over the items of the iterations after R0 (generator rounds, or rule draws), "
         "those whose replies held no candidate included.",
@@ -98,7 +88,7 @@ register(
     ),
     Definition(
         "victim_queries_mean",
-        "Victim queries per item: mean",
+        "Victim queries per item",
         "neither",
         "Mean over the items of the victim's calls (a candidate costs the victim strategy's "
         "samples; R0 included).",
@@ -108,7 +98,7 @@ register(
     ),
     Definition(
         "gold_queries_mean",
-        "Gold queries per item: mean",
+        "Gold queries per item",
         "neither",
         "Mean over the items of the gold judges' calls (each candidate costs every gold "
         "judge's samples; R0 included).",
@@ -145,26 +135,15 @@ LABELS = {
     "method": "Method",
     "search": "Search",
     "item": "Item",
-    "adveval_ci_low": "AdvEval: 95% interval, low",
-    "adveval_ci_high": "AdvEval: 95% interval, high",
-    "adveval_n": "AdvEval: N (items with a result)",
-    "adveval_no_result": "AdvEval: items with no result",
-    "rules_ci_low": "Rule baseline: 95% interval, low",
-    "rules_ci_high": "Rule baseline: 95% interval, high",
-    "rules_n": "Rule baseline: N (items with a result)",
-    "rules_no_result": "Rule baseline: items with no result",
+    "n_with_result": "N (items with a result)",
+    "items_no_result": "Items with no result",
     "note": "Note",
     "n_items": "N (items)",
     "s_gold_ci_low": "S_gold mean: 95% interval, low",
     "s_gold_ci_high": "S_gold mean: 95% interval, high",
     "s_victim_ci_low": "S_victim mean: 95% interval, low",
     "s_victim_ci_high": "S_victim mean: 95% interval, high",
-    "iterations_ci_low": "Iterations: 95% interval, low",
-    "iterations_ci_high": "Iterations: 95% interval, high",
-    "victim_queries_ci_low": "Victim queries: 95% interval, low",
-    "victim_queries_ci_high": "Victim queries: 95% interval, high",
-    "gold_queries_ci_low": "Gold queries: 95% interval, low",
-    "gold_queries_ci_high": "Gold queries: 95% interval, high",
+    "mean": "Mean",
     "items_with_result": "Items with a result",
     "items_failed": "Items stopped by a failed generator call",
     "stopped_at_target": "Stopped at the target",
@@ -173,7 +152,6 @@ LABELS = {
     "stopped_out_of_candidates": "Stopped with no new candidate to try",
     "generator_replies": "Generator replies (format retries included)",
     "generator_unparsed": "Generator replies with no candidate",
-    "no_result_reason": "Why items have no result",
     "ties": "Texts with a tied majority (left out)",
     "r0": "R0 (the original)",
     "final_text": "Final text",

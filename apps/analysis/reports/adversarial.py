@@ -45,7 +45,6 @@ from apps.judging.search_selectors import (
 )
 
 EXAMPLES_PER_GROUP = 3
-METHODS = (Method.ADVEVAL.value, Method.RULES.value)
 FINISHED = (ItemStatus.DONE, ItemStatus.FAILED)
 
 
@@ -256,47 +255,34 @@ def _missing(rows: Sequence[Final]) -> str:
     return f"{len(missing)} of {len(rows)} items with no result, left out: {reason}"
 
 
-def _asr_cells(rows: Sequence[Final]) -> tuple[list[object], str]:
-    """A method's cells (rate, interval, N with a result, items with none) and its note."""
-    if not rows:
-        return [None, None, None, 0, 0], "not run"
+def _asr_row(rows: Sequence[Final]) -> list[object]:
+    """A method's cells: the rate over the items with a result with its interval and N, the
+    items with none, and why they have none."""
     estimate = attack_success_over_results([row.outcome for row in rows])
     missing = sum(not row.has_result for row in rows)
-    return [*_estimate_cells(estimate), missing], _missing(rows)
+    return [*_estimate_cells(estimate), missing, _missing(rows)]
 
 
 def asr_section(rows: Sequence[Final]) -> Section:
-    by_group: dict[tuple[str, str, str], dict[str, list[Final]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
+    groups: dict[tuple[str, str, str, str], list[Final]] = defaultdict(list)
     for row in rows:
-        by_group[row.group][row.method].append(row)
-    table_rows = []
-    for group, methods in sorted(by_group.items()):
-        adveval, adveval_note = _asr_cells(methods[Method.ADVEVAL])
-        rules, rules_note = _asr_cells(methods[Method.RULES])
-        notes = [
-            f"{method_name(method)}: {note}"
-            for method, note in ((Method.ADVEVAL, adveval_note), (Method.RULES, rules_note))
-            if note
-        ]
-        table_rows.append([*group, *adveval, *rules, "; ".join(notes)])
+        groups[(*row.group, row.method)].append(row)
+    table_rows = [
+        [victim, direction, dataset, method_name(method), *_asr_row(members)]
+        for (victim, direction, dataset, method), members in sorted(groups.items())
+    ]
     table = Table(
         "attack_success",
         [
             "victim",
             "direction",
             "dataset",
-            "adveval_asr",
-            "adveval_ci_low",
-            "adveval_ci_high",
-            "adveval_n",
-            "adveval_no_result",
-            "rules_asr",
-            "rules_ci_low",
-            "rules_ci_high",
-            "rules_n",
-            "rules_no_result",
+            "method",
+            "asr",
+            "ci_low",
+            "ci_high",
+            "n_with_result",
+            "items_no_result",
             "note",
         ],
         table_rows,
@@ -307,9 +293,9 @@ def asr_section(rows: Sequence[Final]) -> Section:
         "items with a result (at least one candidate beyond R0 scored); items with no result "
         "(no candidate read from the generator's replies, every candidate unscored, a failed "
         "generator call) are counted apart with the reason, never as failed attacks, and a "
-        "method with no result at all shows none. The rule baseline searched with the "
-        "product's rule-based perturbers under the same limits (iterations, victim-query "
-        "budget).",
+        "method with no result at all shows none. AdvEval's row is followed by the rule "
+        "baseline's, which searched with the product's rule-based perturbers under the same "
+        "limits (iterations, victim-query budget).",
     )
     return Section("Attack success rate", tables=[table])
 
@@ -415,20 +401,22 @@ def _by_search(rows: Sequence[Final]) -> list[tuple[tuple[int, str, str, str], l
     return sorted(groups.items())
 
 
+EFFORT = {
+    "iterations_mean": lambda row: row.iterations,
+    "victim_queries_mean": lambda row: row.victim_queries,
+    "gold_queries_mean": lambda row: row.gold_queries,
+}
+
+
 def effort_section(rows: Sequence[Final]) -> Section:
     effort = []
     outcomes = []
     for (search, victim, direction, method), members in _by_search(rows):
-        keys = [search, victim, direction, method_name(method), len(members)]
-        effort.append(
-            [
-                *keys,
-                *_mean_cells([m.iterations for m in members]),
-                *_mean_cells([m.victim_queries for m in members]),
-                *_mean_cells([m.gold_queries for m in members]),
-            ]
-        )
-        outcomes.append([*keys, *_outcome_cells(members)])
+        keys = [search, victim, direction, method_name(method)]
+        for measure, of in EFFORT.items():
+            mean = _mean_cells([of(m) for m in members])
+            effort.append([*keys, label(measure), *mean, len(members)])
+        outcomes.append([search, method_name(method), len(members), *_outcome_cells(members)])
     return Section(
         "Iterations and queries used",
         tables=[
@@ -439,16 +427,11 @@ def effort_section(rows: Sequence[Final]) -> Section:
                     "victim",
                     "direction",
                     "method",
+                    "measure",
+                    "mean",
+                    "ci_low",
+                    "ci_high",
                     "n_items",
-                    "iterations_mean",
-                    "iterations_ci_low",
-                    "iterations_ci_high",
-                    "victim_queries_mean",
-                    "victim_queries_ci_low",
-                    "victim_queries_ci_high",
-                    "gold_queries_mean",
-                    "gold_queries_ci_low",
-                    "gold_queries_ci_high",
                 ],
                 effort,
                 "Per search and method: iterations after R0 (generator rounds, those whose "
@@ -460,8 +443,6 @@ def effort_section(rows: Sequence[Final]) -> Section:
                 "item_outcomes",
                 [
                     "search",
-                    "victim",
-                    "direction",
                     "method",
                     "n_items",
                     "items_with_result",
@@ -472,13 +453,13 @@ def effort_section(rows: Sequence[Final]) -> Section:
                     "items_failed",
                     "generator_replies",
                     "generator_unparsed",
-                    "no_result_reason",
                 ],
                 outcomes,
                 "Per search and method: how many items have a result (at least one candidate "
-                "beyond R0 scored), why the items stopped, and the generator's replies (an ask "
-                "and its format retry count as two) with how many held no candidate. N counts "
-                "the items the search finished.",
+                "beyond R0 scored; why the others have none is in the attack success rate's "
+                "note), why the items stopped, and the generator's replies (an ask and its "
+                "format retry count as two) with how many held no candidate. N counts the "
+                "items the search finished.",
             ),
         ],
     )
@@ -496,7 +477,6 @@ def _outcome_cells(members: Sequence[Final]) -> list[object]:
         tally.failed_items,
         tally.replies,
         tally.unparsed,
-        _missing(members),
     ]
 
 
