@@ -108,7 +108,7 @@ register(
     ),
     Definition(
         "gold_accuracy",
-        "Gold validation: the gold label agrees with the annotators' majority",
+        "Gold validation: accuracy of the gold label (the annotators' majority agrees)",
         "higher",
         "Share of the final texts whose annotators' majority label (good or not good) equals "
         "the gold label (good when S_gold ≥ 50).",
@@ -118,7 +118,7 @@ register(
     ),
     Definition(
         "gold_agreement",
-        "Gold validation: agreement among the annotators (Krippendorff's alpha, nominal)",
+        "Gold validation: annotator agreement (Krippendorff's alpha, nominal)",
         "higher",
         "Krippendorff's alpha of the annotators' good / not good labels of the final texts.",
         "alpha (1 perfect, 0 chance)",
