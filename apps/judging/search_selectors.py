@@ -98,10 +98,6 @@ class Tally:
         """Generator calls that got a reply (a format retry counts as the call it is)."""
         return self.calls - self.failed_calls
 
-    @property
-    def no_result(self) -> int:
-        return self.items - self.with_result
-
     def __add__(self, other: Tally) -> Tally:
         return Tally(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
