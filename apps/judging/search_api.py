@@ -14,10 +14,12 @@ from apps.accounts.permissions import IsOwnerOrReadOnly, IsResearcher
 from apps.judging import search_selectors as selectors
 from apps.judging import services
 from apps.judging.api import _api_error
-from apps.judging.models import Candidate, SearchItem
+from apps.judging.models import Candidate, SearchItem, SearchIteration
 from apps.judging.search_serializers import (
     CandidateSerializer,
+    IterationSerializer,
     SearchCreateSerializer,
+    SearchDetailSerializer,
     SearchItemSerializer,
     SearchSerializer,
 )
@@ -56,12 +58,33 @@ class AdversarialSearchViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVi
         search = services.adversarial_search_resume(search=self.get_object())
         return Response(SearchSerializer(search).data)
 
+    @extend_schema(responses=SearchDetailSerializer)
+    def retrieve(self, request, *args, **kwargs):
+        """The search, with how many of each method's items have a result, and why the
+        others have none (generator replies with no candidate, unscored candidates...)."""
+        search = self.get_object()
+        outcomes = selectors.method_summaries(selectors.search_items(search))
+        return Response(SearchDetailSerializer(search, context={"outcomes": outcomes}).data)
+
     @extend_schema(responses=SearchItemSerializer(many=True))
     @action(detail=True, methods=["get"])
     def items(self, request, pk=None):
-        """Every item and method with its state, counts and best text so far."""
+        """Every item and method with its state, counts, best text so far, and whether it
+        has a result (and if not, why)."""
         items = selectors.search_items(self.get_object())
         return Response(SearchItemSerializer(items, many=True).data)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("item", int, description="A search item id (see items).")],
+        responses=IterationSerializer(many=True),
+    )
+    @action(detail=True, methods=["get"])
+    def iterations(self, request, pk=None):
+        """Every iteration of one search item, in order, with the generator's raw reply and
+        its format retry (also when no candidate could be read from them)."""
+        item = self._item(request)
+        iterations = SearchIteration.objects.filter(search_item=item).order_by("number")
+        return Response(IterationSerializer(iterations, many=True).data)
 
     @extend_schema(
         parameters=[OpenApiParameter("item", int, description="A search item id (see items).")],
@@ -70,16 +93,20 @@ class AdversarialSearchViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVi
     @action(detail=True, methods=["get"])
     def trajectory(self, request, pk=None):
         """Every candidate of one search item, in order, with its scores."""
-        search = self.get_object()
-        item = get_object_or_404(
-            SearchItem, search=search, pk=_int(request.query_params.get("item"))
-        )
+        item = self._item(request)
         candidates = (
             Candidate.objects.filter(search_item=item)
             .select_related("iteration")
             .order_by("iteration__number", "index")
         )
         return Response(CandidateSerializer(candidates, many=True).data)
+
+    def _item(self, request) -> SearchItem:
+        """The search item named by ``?item=`` (404 if it is not this search's)."""
+        search = self.get_object()
+        return get_object_or_404(
+            SearchItem, search=search, pk=_int(request.query_params.get("item"))
+        )
 
 
 def _int(value: object) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.accounts.permissions import owned_by
@@ -18,8 +19,9 @@ from apps.judging.models import (
     AdversarialSearch,
     Candidate,
     Direction,
+    ItemStatus,
     Judge,
-    SearchItem,
+    SearchIteration,
     SearchJudge,
     Strategy,
 )
@@ -175,25 +177,99 @@ class CandidateSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class SearchItemSerializer(serializers.ModelSerializer):
-    external_id = serializers.CharField(source="item.external_id", read_only=True)
-    best = CandidateSerializer(read_only=True)
+METHOD_HELP = "adveval (the generator LLM) or rules (the rule baseline)."
+
+
+class SearchItemSerializer(serializers.Serializer):
+    """A search item (``search_selectors.ItemView``): its state, counts, best text so far,
+    and whether it has a result: an item whose candidates were all unread or unscored has
+    none (``has_result`` false, ``no_result_reason`` says why, ``success`` null)."""
+
+    id = serializers.IntegerField(source="item.pk")
+    item = serializers.IntegerField(source="item.item_id")
+    external_id = serializers.CharField(source="item.item.external_id")
+    method = serializers.CharField(source="item.method", help_text=METHOD_HELP)
+    status = serializers.ChoiceField(choices=ItemStatus.choices, source="item.status")
+    stop_reason = serializers.CharField(source="item.stop_reason")
+    error = serializers.CharField(source="item.error")
+    iterations = serializers.IntegerField(source="item.iterations")
+    victim_queries = serializers.IntegerField(source="item.victim_queries")
+    gold_queries = serializers.IntegerField(source="item.gold_queries")
+    best = CandidateSerializer(source="item.best", allow_null=True)
+    success = serializers.BooleanField(
+        allow_null=True,
+        help_text="Whether the final text is a successful attack (R+: a good text the victim "
+        "scores low; R-: a poor text the victim scores high); null without a result.",
+    )
+    has_result = serializers.BooleanField(
+        help_text="At least one candidate beyond R0 was scored (or R0 reached the target)."
+    )
+    no_result_reason = serializers.CharField(
+        source="no_result", help_text="Why the item has no result, with the counts; empty with one."
+    )
+    generator_calls = serializers.IntegerField(
+        source="tally.calls", help_text="Generator calls, format retries and failed calls included."
+    )
+    format_retries = serializers.IntegerField(source="tally.retries")
+    generator_replies = serializers.IntegerField(
+        source="tally.replies", help_text="Generator calls that got a reply."
+    )
+    generator_unparsed = serializers.IntegerField(
+        source="tally.unparsed", help_text="Generator replies that held no readable candidate."
+    )
+    perturbation = serializers.IntegerField(source="item.perturbation_id", allow_null=True)
+
+
+class IterationSerializer(serializers.ModelSerializer):
+    """One iteration of an item: the generator's raw reply and its format retry, kept also
+    when no candidate could be read from them."""
 
     class Meta:
-        model = SearchItem
+        model = SearchIteration
         fields = [
             "id",
-            "item",
-            "external_id",
-            "method",
+            "number",
             "status",
-            "stop_reason",
+            "wanted",
+            "parse_status",
+            "parse_reason",
+            "raw_response",
+            "format_retry",
+            "cached",
+            "attempts",
+            "error_kind",
             "error",
-            "iterations",
-            "victim_queries",
-            "gold_queries",
-            "best",
-            "success",
-            "perturbation",
         ]
         read_only_fields = fields
+
+
+class MethodOutcomeSerializer(serializers.Serializer):
+    """The items of one method of a search (``search_selectors.MethodSummary``)."""
+
+    method = serializers.CharField(help_text=METHOD_HELP)
+    label = serializers.CharField()  # type: ignore[assignment]  # a field, not Field.label
+    items = serializers.IntegerField(source="tally.items")
+    items_with_result = serializers.IntegerField(source="tally.with_result")
+    items_no_result = serializers.IntegerField(
+        source="missing.items", help_text="Items the search finished with no result."
+    )
+    no_result_reason = serializers.CharField(help_text="Why, with the counts; empty if none.")
+    generator_calls = serializers.IntegerField(source="tally.calls")
+    format_retries = serializers.IntegerField(source="tally.retries")
+    failed_generator_calls = serializers.IntegerField(source="tally.failed_calls")
+    generator_replies = serializers.IntegerField(source="tally.replies")
+    generator_unparsed = serializers.IntegerField(source="tally.unparsed")
+
+
+class SearchDetailSerializer(SearchSerializer):
+    """A search with what each method's items produced (given in the context)."""
+
+    outcomes = serializers.SerializerMethodField()
+
+    class Meta(SearchSerializer.Meta):
+        fields = [*SearchSerializer.Meta.fields, "outcomes"]
+        read_only_fields = fields
+
+    @extend_schema_field(MethodOutcomeSerializer(many=True))
+    def get_outcomes(self, search: AdversarialSearch) -> Any:
+        return MethodOutcomeSerializer(self.context["outcomes"], many=True).data

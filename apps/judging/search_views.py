@@ -40,10 +40,15 @@ def search_new(request: AuthedRequest) -> HttpResponse:
 
 
 def _context(search: AdversarialSearch, item_id: Any) -> dict[str, Any]:
+    items = selectors.search_items(search)
+    summaries = selectors.method_summaries(items)
     return {
         "search": search,
         "costs": selectors.search_costs(search),
-        "items": selectors.search_items(search),
+        "items": items,
+        "summaries": summaries,
+        "no_result": search.finished and bool(items) and not any(v.has_result for v in items),
+        "generator": selectors.method_summary("adveval", items).tally,
         "trajectory": selectors.search_trajectory(search, item_id),
     }
 

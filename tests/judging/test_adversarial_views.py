@@ -11,7 +11,7 @@ from apps.judging.services import adversarial_search_work
 from apps.judging.services.searches import adversarial_search_start
 from tests.factories import UserFactory, llm_judge_create
 from tests.judging.conftest import strategy
-from tests.judging.scripted_search import scripted_world
+from tests.judging.scripted_search import scripted_reply, scripted_world
 
 pytestmark = pytest.mark.django_db
 
@@ -97,7 +97,7 @@ def test_the_live_page_shows_each_items_trajectory_and_costs(
     assert page.context["costs"].http_requests == world.server.request_count
     second = page.context["items"][1]
     partial = client.get(url, {"item": second.pk}, HTTP_HX_REQUEST="true").content.decode()
-    assert f"Trajectory of {second.item.external_id}" in partial
+    assert f"Trajectory of {second.item.item.external_id}" in partial
     assert "<h1>" not in partial and f"?item={second.pk}" in partial  # only the live part
 
 
@@ -185,3 +185,131 @@ def test_the_api_refuses_bad_input_and_others_judges(api_client, world):
     assert metric_gold.status_code == 400
     assert "gold judges are LLM judges" in str(metric_gold.json()["gold_strategy"])
     assert not AdversarialSearch.objects.exists()
+
+
+def stubborn(request):
+    """A generator that never writes a <RES> block (nor after the format reminder)."""
+    if request.get("model") == "generator-model":
+        return "I will not use tags."
+    return scripted_reply(request)
+
+
+@pytest.fixture
+def fruitless(world):
+    """A search of 2 items whose generator never wrote a candidate: 3 iterations each, every
+    call asked again with the format reminder, so 6 replies an item, none with a candidate."""
+    world.server.reply = stubborn
+    search = world.create(target_score=50, max_iterations=3)
+    adversarial_search_start(search=search)
+    adversarial_search_work(search_id=search.pk)
+    search.refresh_from_db()
+    assert search.status == "done", search.error
+    return search
+
+
+def test_a_search_whose_generator_wrote_no_candidate_says_no_result(client, world, fruitless):
+    client.force_login(world.owner)
+    page = client.get(reverse("judging-search-detail", args=[fruitless.pk]))
+    html = page.content.decode()
+    assert 'id="search-no-result"' in html  # beside the status "Done"
+    summary = html.split('id="no-result-adveval"', 1)[1].split("</p>", 1)[0]
+    assert (
+        "AdvEval (LLM generator): 2 of 2 items ended with no result: 12 of 12 generator "
+        "replies held no candidate (6 calls, 6 format retries)." in summary
+    )
+    assert 'id="generator-unparsed">12 of 12<' in html and 'id="generator-retries">6<' in html
+    items = html.split('id="search-items"', 1)[1].split("</table>", 1)[0]
+    assert "Done: iteration limit" not in items
+    assert (
+        items.count(
+            "No result</strong>: 6 of 6 generator replies held no candidate (3 calls, 3 format "
+            "retries)"
+        )
+        == 2
+    )
+    assert items.count("6 with no candidate") == 2
+    assert items.count("<td>no result</td>") == 2 and "<td>no</td>" not in items  # not failed
+    first = page.context["items"][0]
+    assert (first.has_result, first.success, first.tally.replies) == (False, None, 6)
+    # the trajectory lists every iteration, each unparsed one with the raw replies
+    trajectory = page.context["trajectory"]
+    assert [step.iteration.number for step in trajectory.steps] == [0, 1, 2, 3]
+    assert [len(step.rows) for step in trajectory.steps] == [1, 0, 0, 0]
+    shown = html.split('id="trajectory"', 1)[1].split("</table>", 1)[0]
+    for number in (1, 2, 3):
+        row = shown.split(f'id="iteration-{number}"', 1)[1].split("</tr>", 1)[0]
+        assert "No candidate</strong>: no candidate between &lt;RES&gt; and &lt;/RES&gt;" in row
+        assert row.count("<details") == 2 and row.count("I will not use tags.") == 2
+        assert "Its reply to the format reminder" in row
+
+
+def test_the_api_says_no_result_too(api_client, world, fruitless):
+    api_client.force_authenticate(world.owner)
+    base = f"/api/v1/adversarial-searches/{fruitless.pk}"
+    items = api_client.get(f"{base}/items/").json()
+    assert [
+        (
+            i["has_result"],
+            i["success"],
+            i["generator_calls"],
+            i["format_retries"],
+            i["generator_unparsed"],
+        )
+        for i in items
+    ] == [(False, None, 6, 3, 6)] * 2
+    assert items[0]["no_result_reason"] == (
+        "6 of 6 generator replies held no candidate (3 calls, 3 format retries)"
+    )
+    (adveval,) = api_client.get(f"{base}/").json()["outcomes"]
+    assert (adveval["items"], adveval["items_with_result"], adveval["items_no_result"]) == (2, 0, 2)
+    assert (adveval["generator_replies"], adveval["generator_unparsed"]) == (12, 12)
+    assert adveval["no_result_reason"].startswith("12 of 12 generator replies held no candidate")
+    iterations = api_client.get(f"{base}/iterations/", {"item": items[0]["id"]}).json()
+    assert [(it["number"], it["parse_status"]) for it in iterations] == [
+        (0, ""),
+        (1, "unparsed"),
+        (2, "unparsed"),
+        (3, "unparsed"),
+    ]
+    assert iterations[1]["raw_response"] == "I will not use tags."
+    assert iterations[1]["format_retry"]["raw_response"] == "I will not use tags."
+
+
+def test_a_search_with_results_shows_no_no_result(client, api_client, world):
+    search = world.create(target_score=50)
+    adversarial_search_start(search=search)
+    adversarial_search_work(search_id=search.pk)
+    client.force_login(world.owner)
+    html = client.get(reverse("judging-search-detail", args=[search.pk])).content.decode()
+    assert "No result" not in html and "no-result" not in html
+    assert 'id="generator-unparsed">0 of 6<' in html
+    api_client.force_authenticate(world.owner)
+    items = api_client.get(f"/api/v1/adversarial-searches/{search.pk}/items/").json()
+    assert {(i["has_result"], i["success"], i["no_result_reason"]) for i in items} == {
+        (True, True, "")
+    }
+
+
+@pytest.mark.parametrize(
+    ("direction", "label", "rule"),
+    [
+        (
+            "R+",
+            "R+: good texts the victim scores low",
+            "a good text the victim scores low, S_gold &gt; 70.0 and S_gold − S_victim &gt; 40.0",
+        ),
+        (
+            "R-",
+            "R-: poor texts the victim scores high",
+            "a poor text the victim scores high, S_gold &lt; 30.0 and S_victim − S_gold &gt; 40.0",
+        ),
+    ],
+)
+def test_the_page_names_r_plus_and_r_minus_as_the_method_does(
+    client, world, direction, label, rule
+):
+    search = world.create(direction=direction)
+    client.force_login(world.owner)
+    html = client.get(reverse("judging-search-detail", args=[search.pk])).content.decode()
+    assert f'id="search-direction">{label}<' in html
+    assert f'id="success-rule">a successful attack: {rule}<' in html

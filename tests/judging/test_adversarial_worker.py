@@ -9,9 +9,12 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from django.urls import reverse
 
+from apps.analysis.reports import adversarial
+from apps.analysis.reports.adversarial import search_outcome
 from apps.judging.models import AdversarialSearch, JudgeCall, SearchItem, SearchIteration
-from tests.judging.scripted_search import scripted_world
+from tests.judging.scripted_search import scripted_reply, scripted_world
 from tests.judging.test_worker import (
     empty_rate_window,
     fill_rate_window,
@@ -37,6 +40,81 @@ def test_a_search_runs_in_the_worker(celery_worker, demo, fake_openai_server):
     assert items.count() == 4 and set(items.values_list("status", flat=True)) == {"done"}
     assert {i.stop_reason for i in items.filter(method="adveval")} == {"target"}
     assert search.claimed_by == "" and search.started_at and search.finished_at
+    # level 3 reached at the third iteration: 3 generator replies an item, each with candidates
+    outcome = search_outcome(search)
+    assert (outcome.items, outcome.items_with_result, outcome.has_result) == (2, 2, True)
+    assert (outcome.generator_calls, outcome.generator_unparsed, outcome.generator_failed) == (
+        6,
+        0,
+        0,
+    )
+    assert (outcome.no_result_reason, outcome.note) == ("", "")
+    adveval = items.filter(method="adveval").order_by("id")
+    assert outcome.generator_call_units() == {
+        ("generator", item.pk, number, 0): 0.0 for item in adveval for number in (1, 2, 3)
+    }
+
+
+def stubborn(request):
+    """A generator that never writes a <RES> block (nor after the format reminder)."""
+    if request.get("model") == "generator-model":
+        return "I will not use tags."
+    return scripted_reply(request)
+
+
+def test_a_search_whose_generator_never_writes_a_candidate_has_no_result(
+    celery_worker, demo, fake_openai_server, client, api_client
+):
+    """2 items, 3 iterations each; every generator call is asked again with the format
+    reminder and neither reply holds a candidate: 12 replies, all unreadable. The page, the
+    API, the report and the audit card's counts all say "no result", never a rate of 0."""
+    world = scripted_world(demo, fake_openai_server, items=2)
+    world.server.reply = stubborn
+    demo.datasets.add(world.dataset)
+    search = world.create(start=True, study=demo, max_iterations=3, rule_baseline=False)
+    wait_for(finished(search.pk), what="the search")
+    search.refresh_from_db()
+    assert search.status == "done", search.error
+
+    outcome = search_outcome(search)
+    assert (outcome.items, outcome.items_with_result, outcome.has_result) == (2, 0, False)
+    assert (outcome.generator_calls, outcome.generator_unparsed, outcome.generator_failed) == (
+        12,
+        12,
+        0,
+    )
+    assert outcome.no_result_reason == (
+        "No result: none of the 2 items produced a scored candidate: 12 of 12 generator "
+        "replies held no candidate (6 calls, 6 format retries)."
+    )
+    assert outcome.note.startswith("AdvEval (LLM generator): 2 of 2 items ended with no result")
+    items = SearchItem.objects.filter(search=search).order_by("id")
+    assert outcome.generator_call_units() == {
+        ("generator", item.pk, number, index): 1.0
+        for item in items
+        for number in (1, 2, 3)
+        for index in (0, 1)
+    }
+
+    client.force_login(world.owner)
+    html = client.get(reverse("judging-search-detail", args=[search.pk])).content.decode()
+    assert 'id="generator-unparsed">12 of 12<' in html
+    assert "No result</strong>: 6 of 6 generator replies held no candidate" in html
+    assert html.count("I will not use tags.") == 6  # the first item's 3 replies and 3 retries
+
+    api_client.force_authenticate(world.owner)
+    shown = api_client.get(f"/api/v1/adversarial-searches/{search.pk}/items/").json()
+    assert {(i["has_result"], i["success"], i["generator_unparsed"]) for i in shown} == {
+        (False, None, 6)
+    }
+
+    (asr,) = [
+        dict(zip(t.columns, row, strict=True))
+        for t in adversarial.build(demo).tables()
+        if t.name == "attack_success"
+        for row in t.rows
+    ]
+    assert (asr["asr"], asr["n_with_result"], asr["items_no_result"]) == (None, 0, 2)
 
 
 def stored_requests(search) -> int:

@@ -5,15 +5,12 @@ Each module declares the figures of one part of the product and registers them o
 
 from __future__ import annotations
 
-from apps.analysis.definitions import (
-    judges,  # noqa: F401  (registers its figures)
-    reliability,
-)
+from apps.analysis.definitions import adversarial, judges, reliability
 from apps.analysis.definitions.base import Better, Definition, registry
 
 DEFINITIONS = registry()
 #: Words for the columns of these parts' tables that are not figures.
-LABELS: dict[str, str] = {**reliability.LABELS}
+LABELS: dict[str, str] = {**reliability.LABELS, **adversarial.LABELS}
 
 
 def definition(key: str) -> Definition | None:
@@ -25,4 +22,4 @@ def label(key: str) -> str:
     return DEFINITIONS[key].name
 
 
-__all__ = ["DEFINITIONS", "LABELS", "Better", "Definition", "definition", "label"]
+__all__ = ["DEFINITIONS", "LABELS", "Better", "Definition", "definition", "judges", "label"]

@@ -3,29 +3,58 @@ with the rule baseline beside AdvEval; the scores of the final texts; iterations
 queries used; the gold validation by annotators; examples with their diffs from R0.
 
 Reads the study's searches (``AdversarialSearch.study``) in bulk; the statistics are those of
-``apps.analysis.stats.adversarial``. An item counts once its search is done with it: its
-final text is the best candidate; an item with no scored candidate is a failed attack.
+``apps.analysis.stats.adversarial``. An item counts once its search is done with it (or failed):
+its final text is the best candidate. An item whose search scored no candidate beyond R0 (every
+generator reply without a candidate, every candidate unscored or tried before, the generator
+call failed) has **no result**: it is counted apart with the reason, never as a failed attack;
+a group with no result at all shows none, not a rate of 0. ``search_outcome`` gives the audit
+card one search's counts (items with a result, generator calls and unreadable replies).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import fmean, median
+from statistics import median
 
 from django.db.models import Q
 
 from apps.analysis.controls import excluded_people
-from apps.analysis.reports.base import Report, Section, Table, rounded
+from apps.analysis.definitions import label
+from apps.analysis.reports.base import Figure, Report, Section, Table, rounded
 from apps.analysis.reports.figures import boxplots
-from apps.analysis.stats.adversarial import gold_validation, is_success
-from apps.analysis.stats.intervals import Estimate, share_of
+from apps.analysis.stats.adversarial import (
+    attack_success_over_results,
+    gold_validation,
+    is_success,
+)
+from apps.analysis.stats.intervals import Estimate, mean_interval
 from apps.annotation.models import GoldCheck, Study
 from apps.corpus.diff import compute_diff
-from apps.judging.models import ItemStatus, SearchItem, SearchJudge
+from apps.judging.models import AdversarialSearch, ItemStatus, Method, SearchItem, SearchJudge
+from apps.judging.search_selectors import (
+    GeneratorReply,
+    ItemView,
+    Tally,
+    generator_replies,
+    item_tallies,
+    method_summary,
+    no_result_reason,
+    tally_sum,
+)
 
 EXAMPLES_PER_GROUP = 3
+FINISHED = (ItemStatus.DONE, ItemStatus.FAILED)
+
+
+def method_name(method: str) -> str:
+    """A method in words ("AdvEval (LLM generator)", "Rule baseline")."""
+    return str(Method(method).label)
+
+
+def yes_no(value: bool) -> str:
+    return "yes" if value else "no"
 
 
 def gold_labels(study: Study) -> list[tuple[int, int, bool]]:
@@ -38,7 +67,9 @@ def gold_labels(study: Study) -> list[tuple[int, int, bool]]:
 
 @dataclass(frozen=True)
 class Final:
-    """One item's outcome in one search."""
+    """One item's outcome in one search. ``has_result``: at least one candidate beyond R0
+    was scored (or R0 reached the target); without one, ``no_result`` says why and
+    ``success`` is False but is no failed attack: leave the item out of any rate."""
 
     search: int
     victim: str
@@ -56,34 +87,45 @@ class Final:
     gold_queries: int
     stop_reason: str
     perturbation: int | None
+    has_result: bool
+    no_result: str
+    tally: Tally
 
     @property
     def group(self) -> tuple[str, str, str]:
         return (self.victim, self.direction, self.dataset)
 
+    @property
+    def outcome(self) -> bool | None:
+        """Whether the final text is a successful attack; None without a result."""
+        return self.success if self.has_result else None
+
 
 def finals(study: Study) -> list[Final]:
-    """Every finished item of the study's searches (two queries)."""
+    """Every finished item of the study's searches (four queries)."""
     return search_finals(Q(search__study=study))
 
 
 def search_finals(searches: Q) -> list[Final]:
-    """Every finished item of the searches ``searches`` selects (a Q on SearchItem and
-    SearchJudge, e.g. ``Q(search_id__in=[...])``), in two queries."""
+    """Every finished item (done, or stopped by a failed generator call) of the searches
+    ``searches`` selects (a Q on SearchItem and SearchJudge, e.g. ``Q(search_id__in=[...])``),
+    in four queries."""
     victims = dict(
         SearchJudge.objects.filter(searches, role="victim").values_list("search_id", "judge__name")
     )
-    items = (
-        SearchItem.objects.filter(searches, status=ItemStatus.DONE)
+    items = list(
+        SearchItem.objects.filter(searches, status__in=FINISHED)
         .select_related("search", "search__dataset", "item", "best")
         .order_by("search_id", "item_id", "method")
     )
-    return [_final(item, victims.get(item.search_id, "?")) for item in items]
+    tallies = item_tallies(items)
+    return [_final(item, victims.get(item.search_id, "?"), tallies[item.pk]) for item in items]
 
 
-def _final(item: SearchItem, victim: str) -> Final:
+def _final(item: SearchItem, victim: str, tally: Tally) -> Final:
     search, best = item.search, item.best
-    scored = best is not None and best.s_gold is not None and best.s_victim is not None
+    result = bool(tally.with_result)
+    scored = result and best is not None and best.s_gold is not None and best.s_victim is not None
     success = scored and is_success(
         best.s_gold,  # type: ignore[union-attr,arg-type]
         best.s_victim,  # type: ignore[union-attr,arg-type]
@@ -99,7 +141,7 @@ def _final(item: SearchItem, victim: str) -> Final:
         method=item.method,
         external_id=item.item.external_id,
         original=item.item.original,
-        text=best.text if best else None,
+        text=best.text if best and result else None,
         s_gold=best.s_gold if scored else None,  # type: ignore[union-attr]
         s_victim=best.s_victim if scored else None,  # type: ignore[union-attr]
         success=bool(success),
@@ -108,14 +150,92 @@ def _final(item: SearchItem, victim: str) -> Final:
         gold_queries=item.gold_queries,
         stop_reason=item.stop_reason,
         perturbation=item.perturbation_id,
+        has_result=result,
+        no_result="" if result else no_result_reason(tally),
+        tally=tally,
     )
 
 
-def _asr(rows: Iterable[Final]) -> Estimate:
-    return share_of([row.success for row in rows])
+# -- the audit card's reads --------------------------------------------------------------------
 
 
-def _estimate_cells(estimate: Estimate) -> list[object]:
+@dataclass(frozen=True)
+class SearchOutcome:
+    """What one search's AdvEval items produced (counts read from the search, nothing
+    re-derived): ``items`` searched, ``items_with_result`` (at least one candidate beyond R0
+    scored, or R0 at the target), the generator's calls that got a reply (``generator_calls``:
+    an ask and its format retry are two calls) and how many held no readable candidate
+    (``generator_unparsed``), the calls that failed with no usable reply
+    (``generator_failed``); ``no_result_reason`` is "" when at least one item has a result,
+    else a sentence naming the counts; ``note`` is "" when every finished item has a result,
+    else how many have none and why."""
+
+    search: int
+    items: int
+    items_with_result: int
+    generator_calls: int
+    generator_unparsed: int
+    generator_failed: int
+    no_result_reason: str
+    note: str
+    replies: tuple[GeneratorReply, ...]
+
+    @property
+    def has_result(self) -> bool:
+        return self.items_with_result > 0
+
+    def generator_call_units(self) -> dict[tuple[str, int, int, int], float]:
+        """One unit per generator call that got a reply: 1.0 when it held no candidate,
+        0.0 when it held one; keyed ("generator", search item id, iteration, call index),
+        the call index 0 for the ask and 1 for its format retry."""
+        return {
+            ("generator", reply.search_item, reply.iteration, reply.index): float(reply.unparsed)
+            for reply in self.replies
+        }
+
+
+def search_outcome(search: AdversarialSearch) -> SearchOutcome:
+    """The counts of ``search``'s AdvEval items (three queries)."""
+    items = list(
+        SearchItem.objects.filter(search=search, method=Method.ADVEVAL)
+        .select_related("item")
+        .order_by("id")
+    )
+    calls = generator_replies([item.pk for item in items])
+    tallies = item_tallies(items, calls)
+    views = [ItemView(item, tallies[item.pk]) for item in items]
+    total = tally_sum(tallies.values())
+    reason = ""
+    if not total.with_result:
+        reason = _nothing(total)
+    return SearchOutcome(
+        search=search.pk,
+        items=total.items,
+        items_with_result=total.with_result,
+        generator_calls=total.replies,
+        generator_unparsed=total.unparsed,
+        generator_failed=total.failed_calls,
+        no_result_reason=reason,
+        note=method_summary(Method.ADVEVAL, views).sentence,
+        replies=tuple(calls[0]),
+    )
+
+
+def _nothing(total: Tally) -> str:
+    if not total.items:
+        return "No result: the search has no AdvEval item."
+    return (
+        f"No result: none of the {total.items} items produced a scored candidate: "
+        f"{no_result_reason(total)}."
+    )
+
+
+# -- the sections --------------------------------------------------------------------------
+
+
+def _estimate_cells(estimate: Estimate | None) -> list[object]:
+    if estimate is None:
+        return [None, None, None, 0]
     return [
         rounded(estimate.value),
         rounded(estimate.ci_low),
@@ -124,19 +244,32 @@ def _estimate_cells(estimate: Estimate) -> list[object]:
     ]
 
 
+def _missing(rows: Sequence[Final]) -> str:
+    """How many of these items have no result, and why ("" when all have one)."""
+    missing = [row for row in rows if not row.has_result]
+    if not missing:
+        return ""
+    reason = no_result_reason(tally_sum(row.tally for row in missing))
+    if len(missing) == len(rows):
+        return f"no result ({len(rows)} of {len(rows)} items): {reason}"
+    return f"{len(missing)} of {len(rows)} items with no result, left out: {reason}"
+
+
+def _asr_row(rows: Sequence[Final]) -> list[object]:
+    """A method's cells: the rate over the items with a result with its interval and N, the
+    items with none, and why they have none."""
+    estimate = attack_success_over_results([row.outcome for row in rows])
+    missing = sum(not row.has_result for row in rows)
+    return [*_estimate_cells(estimate), missing, _missing(rows)]
+
+
 def asr_section(rows: Sequence[Final]) -> Section:
-    by_group: dict[tuple[str, str, str], dict[str, list[Final]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
+    groups: dict[tuple[str, str, str, str], list[Final]] = defaultdict(list)
     for row in rows:
-        by_group[row.group][row.method].append(row)
+        groups[(*row.group, row.method)].append(row)
     table_rows = [
-        [
-            *group,
-            *_estimate_cells(_asr(methods["adveval"])),
-            *_estimate_cells(_asr(methods["rules"])),
-        ]
-        for group, methods in sorted(by_group.items())
+        [victim, direction, dataset, method_name(method), *_asr_row(members)]
+        for (victim, direction, dataset, method), members in sorted(groups.items())
     ]
     table = Table(
         "attack_success",
@@ -144,35 +277,48 @@ def asr_section(rows: Sequence[Final]) -> Section:
             "victim",
             "direction",
             "dataset",
-            "adveval_asr",
-            "adveval_ci_low",
-            "adveval_ci_high",
-            "adveval_n",
-            "rules_asr",
-            "rules_ci_low",
-            "rules_ci_high",
-            "rules_n",
+            "method",
+            "asr",
+            "ci_low",
+            "ci_high",
+            "n_with_result",
+            "items_no_result",
+            "note",
         ],
         table_rows,
-        "Attack success rate: the share of items whose final text is a successful attack (R+: "
-        "S_gold > τ1 = 70 and S_gold - S_victim > τ2 = 40; R-: S_gold < 30 and S_victim - "
-        "S_gold > 40, or the search's own thresholds), with its Wilson 95% interval and N "
-        "items. The rule baseline searched with the product's rule-based perturbers under the "
-        "same limits (iterations, victim-query budget).",
+        "Attack success rate: the share of items whose final text is a successful attack (R+, "
+        "a good text the victim scores low: S_gold > τ1 = 70 and S_gold − S_victim > τ2 = 40; "
+        "R−, a poor text the victim scores high: S_gold < τ1 = 30 and S_victim − S_gold > τ2 "
+        "= 40; or the search's own thresholds), with its Wilson 95% interval. N counts the "
+        "items with a result (at least one candidate beyond R0 scored); items with no result "
+        "(no candidate read from the generator's replies, every candidate unscored, a failed "
+        "generator call) are counted apart with the reason, never as failed attacks, and a "
+        "method with no result at all shows none. AdvEval's row is followed by the rule "
+        "baseline's, which searched with the product's rule-based perturbers under the same "
+        "limits (iterations, victim-query budget).",
     )
     return Section("Attack success rate", tables=[table])
 
 
-def _spread(values: Sequence[float]) -> list[object]:
-    if not values:
-        return [None, None, None, None, 0]
-    return [rounded(fmean(values)), rounded(median(values)), min(values), max(values), len(values)]
+def no_result_warnings(rows: Sequence[Final]) -> list[str]:
+    """One warning per search and method whose items all ended with no result."""
+    return [
+        f"Search {search} ({victim}, {direction}), {method_name(method)}: its attack success "
+        f"rate is unknown, not 0: {_missing(members)}."
+        for (search, victim, direction, method), members in _by_search(rows)
+        if not any(row.has_result for row in members)
+    ]
+
+
+def _mean_cells(values: Sequence[float]) -> list[object]:
+    estimate = mean_interval(values)
+    return [rounded(estimate.value), rounded(estimate.ci_low), rounded(estimate.ci_high)]
 
 
 def scores_section(rows: Sequence[Final]) -> Section:
     groups: dict[tuple[str, str, str], list[Final]] = defaultdict(list)
     for row in rows:
-        if row.s_gold is not None:
+        if row.has_result and row.s_gold is not None and row.s_victim is not None:
             groups[(row.victim, row.direction, row.method)].append(row)
     table_rows = []
     gold_plot: dict[str, Sequence[float]] = {}
@@ -180,91 +326,158 @@ def scores_section(rows: Sequence[Final]) -> Section:
     for (victim, direction, method), members in sorted(groups.items()):
         gold = [m.s_gold for m in members if m.s_gold is not None]
         victim_scores = [m.s_victim for m in members if m.s_victim is not None]
-        table_rows.append([victim, direction, method, *_spread(gold), *_spread(victim_scores)[:4]])
-        label = f"{victim} {direction} {method}"
-        gold_plot[label], victim_plot[label] = gold, victim_scores
+        table_rows.append(
+            [
+                victim,
+                direction,
+                method_name(method),
+                len(members),
+                *_mean_cells(gold),
+                rounded(median(gold)),
+                *_mean_cells(victim_scores),
+                rounded(median(victim_scores)),
+            ]
+        )
+        name = f"{victim} {direction} {'AdvEval' if method == Method.ADVEVAL else 'rules'}"
+        gold_plot[name], victim_plot[name] = gold, victim_scores
     table = Table(
         "final_scores",
         [
             "victim",
             "direction",
             "method",
+            "n_items",
             "s_gold_mean",
+            "s_gold_ci_low",
+            "s_gold_ci_high",
             "s_gold_median",
-            "s_gold_min",
-            "s_gold_max",
-            "n",
             "s_victim_mean",
+            "s_victim_ci_low",
+            "s_victim_ci_high",
             "s_victim_median",
-            "s_victim_min",
-            "s_victim_max",
         ],
         table_rows,
-        "S_gold and S_victim (0-100) of the final texts, over the items with a scored one.",
+        "S_gold and S_victim (0-100) of the final texts: mean with its bootstrap 95% interval "
+        "over the items, and median. N counts the items with a result; items with no result "
+        "are left out (see the attack success rate).",
     )
-    figures = []
-    if table_rows:
-        figures = [
-            boxplots(
-                "final_s_gold",
-                "S_gold of the final texts",
-                gold_plot,
-                caption="0-100; n: items with a scored final text.",
-            ),
-            boxplots(
-                "final_s_victim",
-                "S_victim of the final texts",
-                victim_plot,
-                caption="0-100; n: items with a scored final text.",
-            ),
-        ]
-    return Section("Scores of the final texts", tables=[table], figures=figures)
+    return Section(
+        "Scores of the final texts", tables=[table], figures=_score_plots(gold_plot, victim_plot)
+    )
 
 
-def effort_section(rows: Sequence[Final]) -> Section:
+def _score_plots(
+    gold: dict[str, Sequence[float]], victim: dict[str, Sequence[float]]
+) -> list[Figure]:
+    if not gold:
+        return []
+    total = sum(len(values) for values in gold.values())
+    counted = (
+        f"one box per victim, direction and method (AdvEval or the rule baseline); n under "
+        f"each box: its items with a result ({total} in all; items with no result left out)."
+    )
+    return [
+        boxplots(
+            "final_s_gold",
+            "S_gold of the final texts",
+            gold,
+            caption=f"The gold judge's score (0-100) of each item's final text; {counted}",
+            ylabel="S_gold",
+        ),
+        boxplots(
+            "final_s_victim",
+            "S_victim of the final texts",
+            victim,
+            caption=f"The victim's score (0-100) of each item's final text; {counted}",
+            ylabel="S_victim",
+        ),
+    ]
+
+
+def _by_search(rows: Sequence[Final]) -> list[tuple[tuple[int, str, str, str], list[Final]]]:
     groups: dict[tuple[int, str, str, str], list[Final]] = defaultdict(list)
     for row in rows:
         groups[(row.search, row.victim, row.direction, row.method)].append(row)
-    table_rows = []
-    for (search, victim, direction, method), members in sorted(groups.items()):
-        stops = Counter(m.stop_reason for m in members)
-        table_rows.append(
-            [
-                search,
-                victim,
-                direction,
-                method,
-                len(members),
-                rounded(fmean(m.iterations for m in members)),
-                rounded(fmean(m.victim_queries for m in members)),
-                rounded(fmean(m.gold_queries for m in members)),
-                stops["target"],
-                stops["iterations"],
-                stops["budget"],
-                stops["exhausted"],
-            ]
-        )
-    table = Table(
-        "iterations_and_queries",
-        [
-            "search",
-            "victim",
-            "direction",
-            "method",
-            "items",
-            "iterations_mean",
-            "victim_queries_mean",
-            "gold_queries_mean",
-            "stopped_at_target",
-            "stopped_at_iteration_limit",
-            "stopped_at_budget",
-            "stopped_out_of_candidates",
+    return sorted(groups.items())
+
+
+EFFORT = {
+    "iterations_mean": lambda row: row.iterations,
+    "victim_queries_mean": lambda row: row.victim_queries,
+    "gold_queries_mean": lambda row: row.gold_queries,
+}
+
+
+def effort_section(rows: Sequence[Final]) -> Section:
+    effort = []
+    outcomes = []
+    for (search, victim, direction, method), members in _by_search(rows):
+        keys = [search, victim, direction, method_name(method)]
+        for measure, of in EFFORT.items():
+            mean = _mean_cells([of(m) for m in members])
+            effort.append([*keys, label(measure), *mean, len(members)])
+        outcomes.append([search, method_name(method), len(members), *_outcome_cells(members)])
+    return Section(
+        "Iterations and queries used",
+        tables=[
+            Table(
+                "iterations_and_queries",
+                [
+                    "search",
+                    "victim",
+                    "direction",
+                    "method",
+                    "measure",
+                    "mean",
+                    "ci_low",
+                    "ci_high",
+                    "n_items",
+                ],
+                effort,
+                "Per search and method: iterations after R0 (generator rounds, those whose "
+                "replies held no candidate included, or rule draws) and judge calls per item, "
+                "each a mean with its bootstrap 95% interval over the items. N counts the "
+                "items the search finished, with a result or not.",
+            ),
+            Table(
+                "item_outcomes",
+                [
+                    "search",
+                    "method",
+                    "n_items",
+                    "items_with_result",
+                    "stopped_at_target",
+                    "stopped_at_iteration_limit",
+                    "stopped_at_budget",
+                    "stopped_out_of_candidates",
+                    "items_failed",
+                    "generator_replies",
+                    "generator_unparsed",
+                ],
+                outcomes,
+                "Per search and method: how many items have a result (at least one candidate "
+                "beyond R0 scored; why the others have none is in the attack success rate's "
+                "note), why the items stopped, and the generator's replies (an ask and its "
+                "format retry count as two) with how many held no candidate. N counts the "
+                "items the search finished.",
+            ),
         ],
-        table_rows,
-        "Per search and method: iterations (generator rounds or rule draws) and judge calls per "
-        "item, and why the items stopped.",
     )
-    return Section("Iterations and queries used", tables=[table])
+
+
+def _outcome_cells(members: Sequence[Final]) -> list[object]:
+    stops = Counter(m.stop_reason for m in members)
+    tally = tally_sum(m.tally for m in members)
+    return [
+        tally.with_result,
+        stops["target"],
+        stops["iterations"],
+        stops["budget"],
+        stops["exhausted"],
+        tally.failed_items,
+        tally.replies,
+        tally.unparsed,
+    ]
 
 
 def validation_section(study: Study, rows: Sequence[Final]) -> Section:
@@ -280,22 +493,29 @@ def validation_section(study: Study, rows: Sequence[Final]) -> Section:
     accuracy, agreement = result.accuracy, result.agreement
     table = Table(
         "gold_validation",
-        ["measure", "value", "ci_low", "ci_high", "n_texts", "n_annotators"],
+        ["measure", "value", "ci_low", "ci_high", "n_texts", "n_annotators", "ties"],
         [
-            ["accuracy of the gold label", *_estimate_cells(accuracy)[:3], accuracy.n, None],
             [
-                "annotator agreement (Krippendorff's alpha, nominal)",
+                label("gold_accuracy"),
+                *_estimate_cells(accuracy)[:3],
+                accuracy.n,
+                None,
+                result.ties,
+            ],
+            [
+                label("gold_agreement"),
                 rounded(agreement.value),
                 rounded(agreement.ci_low),
                 rounded(agreement.ci_high),
                 agreement.n_units,
                 agreement.n_raters,
+                None,
             ],
         ],
         "Annotators label each adversarial text good or not good; the majority is compared "
-        "with the gold label (good when S_gold ≥ 50): accuracy with its Wilson 95% interval "
-        f"over the texts with a majority ({result.ties} tie(s) left out of {result.texts}); "
-        "agreement with its bootstrap 95% interval.",
+        "with the gold label (good when S_gold ≥ 50): accuracy with its Wilson 95% interval, "
+        f"N the texts with a majority ({result.ties} tie(s) left out of {result.texts}); "
+        "agreement with its bootstrap 95% interval, N the texts with two labels or more.",
     )
     return Section("Gold validation", tables=[table])
 
@@ -317,7 +537,8 @@ def inline_diff(original: str, text: str) -> str:
 def examples_section(rows: Sequence[Final]) -> Section:
     groups: dict[tuple[str, str, str], list[Final]] = defaultdict(list)
     for row in rows:
-        if row.method == "adveval" and row.text is not None and row.text != row.original:
+        changed = row.text is not None and row.text != row.original
+        if row.method == Method.ADVEVAL and row.has_result and changed:
             groups[row.group].append(row)
     table_rows = []
     for group, members in sorted(groups.items()):
@@ -332,7 +553,8 @@ def examples_section(rows: Sequence[Final]) -> Section:
                     inline_diff(row.original, row.text or ""),
                     rounded(row.s_gold, 1),
                     rounded(row.s_victim, 1),
-                    row.success,
+                    yes_no(row.success),
+                    len(members),
                 ]
             )
     table = Table(
@@ -348,10 +570,12 @@ def examples_section(rows: Sequence[Final]) -> Section:
             "s_gold",
             "s_victim",
             "success",
+            "n_items",
         ],
         table_rows,
-        f"Up to {EXAMPLES_PER_GROUP} final texts per victim, direction and dataset (successful "
-        "ones first); in the diff, [-text-] was removed from R0 and {+text+} added.",
+        f"Up to {EXAMPLES_PER_GROUP} AdvEval final texts per victim, direction and dataset "
+        "(successful ones first), of the N items with a result whose final text differs from "
+        "R0; in the diff, [-text-] was removed from R0 and {+text+} added.",
     )
     return Section("Examples", tables=[table])
 
@@ -364,6 +588,7 @@ def build(study: Study) -> Report:
             "No adversarial search of this study has finished an item yet (Judging → "
             "Adversarial searches, with this study chosen)."
         )
+    report.warnings += no_result_warnings(rows)
     report.sections += [
         asr_section(rows),
         scores_section(rows),

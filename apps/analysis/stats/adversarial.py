@@ -37,6 +37,7 @@ __all__ = [
     "GoldValidation",
     "Target",
     "attack_success_estimate",
+    "attack_success_over_results",
     "attack_success_rate",
     "feedback_score",
     "gold_label",
@@ -65,6 +66,14 @@ def attack_success_estimate(
 ) -> Estimate:
     """:func:`attack_success_rate` with its Wilson interval and N (the attacks)."""
     return share_of([is_success(g, v, target, tau1, tau2) for g, v in outcomes])
+
+
+def attack_success_over_results(outcomes: Sequence[bool | None]) -> Estimate | None:
+    """The attack success rate over the items with a result, with its Wilson interval and N
+    (those items). ``None`` marks an item with no result (its search scored no candidate):
+    it is left out, never counted as a failed attack; with no result at all, None."""
+    results = [outcome for outcome in outcomes if outcome is not None]
+    return share_of(results) if results else None
 
 
 def gold_validation_accuracy(
