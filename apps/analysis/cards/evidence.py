@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from django.urls import reverse
 
+from apps.analysis.reports.adversarial import SearchOutcome, search_outcome
 from apps.analysis.reports.judge_data import RunScores, run_scores
 from apps.judging.models import AdversarialSearch, JudgeRun, RunStatus
 from apps.judging.models.audit import AuditPart, AuditSubject, PartKind
@@ -73,6 +74,13 @@ class SubjectEvidence:
     def search(self) -> AdversarialSearch | None:
         part = self.parts.get(PartKind.ADVERSARIAL)
         return part.search if part is not None else None
+
+    def outcome(self) -> SearchOutcome | None:
+        """The adversarial search's counts: items with a result, generator replies read."""
+        search = self.search()
+        if search is None:
+            return None
+        return self.memo("outcome", lambda: search_outcome(search))
 
     def scores(self, kind: str) -> RunScores | None:
         run = self.run(kind)

@@ -34,14 +34,7 @@ from apps.analysis.reports.judge_vs_human import judge_means, rating_sources
 from apps.analysis.stats import fbi
 from apps.analysis.stats.prompting import cue_matches
 from apps.catalog.tree import lineage_slugs
-from apps.judging.models import (
-    Candidate,
-    CandidateOrigin,
-    JudgeCall,
-    JudgeRun,
-    SearchIteration,
-    Technique,
-)
+from apps.judging.models import JudgeCall, JudgeRun, Method, Technique
 from apps.judging.models.audit import PartKind
 
 Units = dict[Hashable, float]
@@ -275,31 +268,17 @@ def human_errors(evidence: SubjectEvidence) -> Units:
 
 
 def _attacks(evidence: SubjectEvidence, direction: str) -> Units:
-    """Per searched item whose final text was scored: 1 when the attack succeeded. An item
-    the search could not score (no readable candidate) is no unit: not a failed attack."""
+    """Per searched item with a result: 1 when the attack succeeded. An item the search
+    could not score (no readable candidate) is no unit: not a failed attack."""
     search = evidence.search()
     if search is None or search.direction != direction:
         return {}
     rows = search_finals(Q(search_id=search.pk))
-    tried = searched_items(search.pk)
     return {
         row.external_id: float(row.success)
         for row in rows
-        if row.method == "adveval" and row.external_id in tried
+        if row.method == Method.ADVEVAL and row.has_result
     }
-
-
-def searched_items(search_id: int) -> set[str]:
-    """The items for which the generator wrote at least one candidate that both judges
-    scored: only there did the search try anything (a final text that is still R0 because
-    every reply was unreadable says nothing of the judge)."""
-    scored = Candidate.objects.filter(
-        search_item__search_id=search_id,
-        origin=CandidateOrigin.GENERATOR,
-        s_gold__isnull=False,
-        s_victim__isnull=False,
-    )
-    return set(scored.values_list("search_item__item__external_id", flat=True))
 
 
 ANSWERED = ("parsed", "unparsed")
@@ -319,20 +298,9 @@ def unparsed(evidence: SubjectEvidence) -> Units:
         run_id__in=list(part_of), parse_status__in=ANSWERED
     ).values_list("run_id", "identity", "parse_status")
     out: Units = {(part_of[run], key): float(status == "unparsed") for run, key, status in rows}
-    if search is not None:
-        out |= generator_calls(search.pk)
-    return out
-
-
-def generator_calls(search_id: int) -> Units:
-    rows = SearchIteration.objects.filter(
-        search_item__search_id=search_id, number__gt=0, parse_status__in=ANSWERED
-    ).values_list("pk", "parse_status", "format_retry")
-    out: Units = {}
-    for pk, status, retry in rows:
-        if retry is not None:  # the first reply held no candidate: it was asked again
-            out[("generator", pk, 0)] = 1.0
-        out[("generator", pk, 1 if retry is not None else 0)] = float(status == "unparsed")
+    outcome = evidence.outcome()
+    for key, value in (outcome.generator_call_units() if outcome else {}).items():
+        out[key] = value
     return out
 
 

@@ -10,14 +10,7 @@ from collections.abc import Mapping
 
 from apps.analysis.cards.evidence import SubjectEvidence
 from apps.analysis.cards.lines import LINE_COLUMNS, Line, summarise
-from apps.analysis.cards.units import (
-    BY_KEY,
-    Units,
-    generator_calls,
-    kind_results,
-    kinds_of_units,
-    searched_items,
-)
+from apps.analysis.cards.units import BY_KEY, Units, kind_results, kinds_of_units
 from apps.analysis.cards.verdicts import (
     NO_RESULT,
     NOT_MEASURED,
@@ -169,21 +162,16 @@ def _unmeasured(
 
 def _nothing_read(evidence: SubjectEvidence, part: str) -> bool:
     if part == PartKind.ADVERSARIAL:
-        search = evidence.search()
-        return search is not None and not searched_items(search.pk)
+        outcome = evidence.outcome()
+        return outcome is not None and not outcome.has_result
     run = evidence.run(part) if part else None
     return run is not None and run.total > 0 and run.scored == 0
 
 
 def _no_result(evidence: SubjectEvidence, part: str) -> str:
-    if part == PartKind.ADVERSARIAL:
-        search = evidence.search()
-        calls = generator_calls(search.pk) if search is not None else {}
-        unread = int(sum(calls.values()))
-        return (
-            f"the generator wrote no candidate the judges could score: {unread} of "
-            f"{len(calls)} generator replies held none"
-        )
+    outcome = evidence.outcome() if part == PartKind.ADVERSARIAL else None
+    if outcome is not None:
+        return outcome.no_result_reason.removeprefix("No result: ")
     run = evidence.run(part)
     assert run is not None
     return (

@@ -125,6 +125,7 @@ register(
         "final texts with two labels or more; the annotators who labelled them",
         "bootstrap 95% interval over the texts",
     ),
+    section="The adversarial search report",
 )
 
 #: The report's other columns, in words (counts, names, texts).

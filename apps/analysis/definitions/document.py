@@ -43,7 +43,8 @@ def figures_markdown() -> str:
     for d in registry().values():
         by_module.setdefault(section_of(d.key), []).append(d)
     parts = [HEAD]
-    for section, defs in by_module.items():
+    first = section_of("detection_failure")  # a judge's figures first, then each report's
+    for section, defs in sorted(by_module.items(), key=lambda kv: kv[0] != first):
         parts.append(f"\n## {section}\n")
         parts.extend("\n" + _entry(d) for d in defs)
     return "".join(parts)

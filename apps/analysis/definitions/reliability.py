@@ -84,6 +84,7 @@ register(
         D_INTERVAL,
         terms=("D_EW", "DHP"),
     ),
+    section="The judge reliability report's own columns",
 )
 
 #: Column names that are not figures, in words (for ``formatting.column_label``).
