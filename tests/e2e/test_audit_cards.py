@@ -206,7 +206,7 @@ def test_two_judges_audited_verdicts_follow_the_script(page, live_server, catalo
         assert _verdict(page, "s_t_delta") == "detects"  # both lower some affected aspect
         search = page.locator("table[data-table=verdict] tr[data-key=attack_success_r_minus]")
         assert search.locator(".verdict").inner_text() == "no result"
-        assert "generator replies held none" in search.inner_text()
+        assert "generator replies held no candidate" in search.inner_text()
         drop = _line(page, "s_t_delta")  # the score drop: original − perturbed, positive
         assert "original − perturbed" in DEFINITIONS["s_t_delta"].name
         assert float(drop["Value [95% interval]"].split()[0]) == (3 if name == "careful" else 1)
