@@ -47,14 +47,19 @@ def test_judge_vs_human_has_collected_ratings_beside_imported(rated):
     report = judge_vs_human.build(rated)
     rows = {r["humans"]: r for r in _table(report, "judge_human_alpha")}
     assert set(rows) == {"imported", "collected in this study"}
-    assert rows["imported"]["alpha"] == pytest.approx(1.0)  # judge and raters all agree
+    imported = rows["imported"]
+    assert imported["judge_human_alpha"] == pytest.approx(1.0)  # judge and raters all agree
+    # every resample of texts agrees perfectly too: the bootstrap interval is [1, 1]
+    assert (imported["ci_low"], imported["ci_high"]) == (1.0, 1.0)
     collected = rows["collected in this study"]
     assert (collected["criterion"], collected["n_texts"], collected["n_humans"]) == (
         "coherence",
         6,
         3,
     )
-    assert collected["alpha"] < rows["imported"]["alpha"]  # the second annotator disagrees
+    # the second annotator disagrees
+    assert collected["judge_human_alpha"] < imported["judge_human_alpha"]
+    assert collected["ci_low"] <= collected["judge_human_alpha"] <= collected["ci_high"]
     consistency = {r["humans"]: r for r in _table(report, "human_alpha")}
     assert consistency["imported"]["percent_agreement"] == pytest.approx(1.0)
     assert consistency["collected in this study"]["n_raters"] == 3

@@ -54,16 +54,15 @@ def test_pearson_per_description_type_and_between_types(catalog):
         score(run, item, None, 6.0 - value, criterion="discern-coherence-simplified")  # reversed
     report = judge_vs_human.build(study)
     rows = {r["description_type"]: r for r in _table(report, f"judge_human_pearson_run{run.pk}")}
-    assert rows["default"]["r"] == pytest.approx(1.0) and rows["default"]["n"] == 6
-    assert rows["simplified"]["r"] == pytest.approx(-1.0)
+    assert rows["default"]["judge_human_r"] == pytest.approx(1.0) and rows["default"]["n"] == 6
+    assert rows["simplified"]["judge_human_r"] == pytest.approx(-1.0)
     low, high = rows["default"]["ci_low"], rows["default"]["ci_high"]
-    assert low <= rows["default"]["r"] <= high
-    between = {
-        r["description_type"]: r
-        for r in _table(report, f"description_type_correlation_run{run.pk}")
-    }
-    assert between["default"]["simplified"] == pytest.approx(-1.0)
-    assert between["default"]["n_simplified"] == 6
+    assert low <= rows["default"]["judge_human_r"] <= high
+    (between,) = _table(report, f"description_type_correlation_run{run.pk}")
+    assert (between["description_type"], between["other_type"]) == ("default", "simplified")
+    # r = -1 exactly: Fisher's interval tanh(atanh(-1) ± ...) collapses on -1; N = 6 texts
+    assert between["r_between_types"] == pytest.approx(-1.0) and between["n"] == 6
+    assert between["ci_low"] == pytest.approx(-1.0) and between["ci_high"] == pytest.approx(-1.0)
 
 
 def test_consistency_by_technique_and_misleading_cue_per_criterion(catalog):

@@ -74,14 +74,19 @@ def test_human_agreement_consistency_match_rate_and_kappa(catalog):
     assert vetting["cohen_kappa"] == pytest.approx(0.4)
     assert vetting["percent_agreement"] == pytest.approx(2 / 3, abs=1e-4)
     assert (vetting["n_units"], vetting["n_raters"]) == (3, 2)
-    assert vetting["ci_low"] <= vetting["alpha"] <= vetting["ci_high"]
+    assert vetting["ci_low"] <= vetting["human_alpha"] <= vetting["ci_high"]
     assert vetting["kappa_ci_low"] <= 0.4 <= vetting["kappa_ci_high"]
     assert vetting["percent_ci_low"] <= 2 / 3 <= vetting["percent_ci_high"]
-    by_kind = _row(report, "vetting_by_kind", "negation")
+    by_kind = _row(report, "vetting_by_kind", "Negation")  # the kind by name
     assert (by_kind["valid"], by_kind["invalid"], by_kind["valid_share"]) == (3, 3, 0.5)
-    assert by_kind["ci_low"] < 0.5 < by_kind["ci_high"] and by_kind["total"] == 6
-    # two pairs, consistency 0.5 and 1.0: the bootstrap interval spans them
-    assert (consistency["ci_low"], consistency["ci_high"]) == (0.5, 1.0)
+    assert (by_kind["total"], by_kind["texts"]) == (6, 3)
+    # 6 verdicts on 3 texts: the interval counts each text once, Wilson of 1.5 of 3:
+    # p = 0.5, z = 1.96, centre 0.5, half = z sqrt(p q / 3 + z^2 / 36) / (1 + z^2 / 3)
+    # = 1.96 x sqrt(0.08333 + 0.10671) / 2.28053 = 0.37469 -> [0.1253, 0.8747]
+    assert (by_kind["ci_low"], by_kind["ci_high"]) == (0.1253, 0.8747)
+    # two pairs, consistency 0.5 and 1.0, both on one perturbed text: the interval
+    # resamples texts (a text's pairs are not independent), and one text gives none
+    assert (consistency["texts"], consistency["ci_low"], consistency["ci_high"]) == (1, None, None)
 
 
 def test_expert_weights_are_vote_shares(catalog):
@@ -93,8 +98,10 @@ def test_expert_weights_are_vote_shares(catalog):
         vote(study, "negation", metric, person)
     report = expert_weights.build(study)
     weights = {row[2]: row[4] for row in _table(report, "expert_weights")["rows"]}
-    assert weights == {"coherence": 0.4, "consistency": 0.5, "fluency": 0.1, "relevance": 0.0}
-    coherence = _row_by(report, "expert_weights", 2, "coherence")
+    # shown by name (kind "Negation", metric "Coherence"), not by slug
+    assert weights == {"Coherence": 0.4, "Consistency": 0.5, "Fluency": 0.1, "Relevance": 0.0}
+    coherence = _row_by(report, "expert_weights", 2, "Coherence")
+    assert coherence["kind"] == "Negation"
     assert coherence["experts"] == 10
     assert coherence["ci_low"] < 0.4 < coherence["ci_high"]
 

@@ -5,7 +5,7 @@ Each module declares the figures of one part of the product and registers them o
 
 from __future__ import annotations
 
-from apps.analysis.definitions import judges  # noqa: F401  (registers its figures)
+from apps.analysis.definitions import human, judges  # noqa: F401  (registers its figures)
 from apps.analysis.definitions.base import Better, Definition, registry
 
 DEFINITIONS = registry()

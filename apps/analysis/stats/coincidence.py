@@ -27,13 +27,18 @@ def unit_coincidences(matrix: FloatArray) -> tuple[FloatArray, FloatArray]:
     values = np.unique(matrix[~np.isnan(matrix)])
     if values.size == 0:
         return values, np.zeros((0, 0, 0))
+    per_unit = coincidences_over(matrix, values)
+    return values, per_unit[(~np.isnan(matrix)).sum(axis=0) >= 2]
+
+
+def coincidences_over(matrix: FloatArray, values: FloatArray) -> FloatArray:
+    """O_u of every unit (units x V x V) over the given values; a unit with fewer than two
+    ratings gets zeros (it adds nothing), so two matrices over the same units line up."""
     counts = np.stack([(matrix == v).sum(axis=0) for v in values], axis=1).astype(np.float64)
     totals = counts.sum(axis=1)
-    keep = totals >= 2
-    counts, totals = counts[keep], totals[keep]
+    pairs = np.where(totals >= 2, totals - 1, np.inf)  # 1 / inf: no pair, no coincidence
     eye = np.eye(len(values))
-    per_unit = counts[:, :, None] * (counts[:, None, :] - eye) / (totals - 1)[:, None, None]
-    return values, per_unit
+    return counts[:, :, None] * (counts[:, None, :] - eye) / pairs[:, None, None]
 
 
 def squared_distance(level: str, values: FloatArray, marginals: FloatArray) -> FloatArray:
@@ -88,4 +93,38 @@ def alpha_bootstrap(
         return (point, math.nan, math.nan)
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.percentile(draws, [tail, 100.0 - tail])
+    return (point, float(low), float(high))
+
+
+def alpha_change_bootstrap(
+    matrix: FloatArray, row: int, level: str, n_resamples: int, seed: int
+) -> tuple[float, float, float]:
+    """(change, low, high): alpha without rater ``row`` minus alpha with every rater, and a
+    percentile 95% interval resampling the pairable units (the same draw for both alphas, so
+    the interval is the change's own). Resamples where either alpha is undefined are
+    dropped; NaN when the change itself is undefined."""
+    values = np.unique(matrix[~np.isnan(matrix)])
+    pairable = (~np.isnan(matrix)).sum(axis=0) >= 2
+    if values.size < 2 or not pairable.any():
+        return (math.nan, math.nan, math.nan)
+    kept = matrix[:, pairable]
+    size = len(values) * len(values)
+    full = coincidences_over(kept, values).reshape(-1, size)
+    without = coincidences_over(np.delete(kept, row, axis=0), values).reshape(-1, size)
+
+    def change(weights: FloatArray) -> FloatArray:
+        sums = [(weights @ part).reshape(-1, len(values), len(values)) for part in (full, without)]
+        alpha = [[alpha_from_coincidences(o, values, level) for o in part] for part in sums]
+        return np.array(alpha[1]) - np.array(alpha[0])
+
+    point = float(change(np.ones((1, len(full))))[0])
+    if math.isnan(point):
+        return (point, math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    weights = rng.multinomial(len(full), np.full(len(full), 1 / len(full)), size=n_resamples)
+    draws = change(weights.astype(np.float64))
+    draws = draws[~np.isnan(draws)]
+    if draws.size == 0:
+        return (point, math.nan, math.nan)
+    low, high = np.percentile(draws, [2.5, 97.5])
     return (point, float(low), float(high))
