@@ -62,7 +62,11 @@ def test_imported_ratings_pooled_per_dataset_and_per_source(rated_study):
     assert pooled["human_alpha"] is not None
     assert pooled["ci_low"] <= pooled["human_alpha"] <= pooled["ci_high"]
     # what exists: 10 texts x 2 raters + r3's one rating; all 10 texts rated twice or more
-    assert (pooled["n_ratings"], pooled["n_texts_compared"], pooled["note"]) == (21, 10, "")
+    assert (pooled["n_ratings"], pooled["n_texts_compared"], pooled["no_figure_because"]) == (
+        21,
+        10,
+        "",
+    )
     for row in rows:
         if row["human_alpha"] is not None and row["ci_low"] is not None:
             assert row["ci_low"] <= row["human_alpha"] <= row["ci_high"]

@@ -97,3 +97,36 @@ def test_consistency_by_technique_and_misleading_cue_per_criterion(catalog):
     assert {r["knowledge_run"] for r in match.values()} == {runs["knowledge"].pk}
     for row in match.values():
         assert row["ci_low"] <= row["match_share"] <= row["ci_high"]
+
+
+def test_human_aspect_correlations_carry_n_and_a_fisher_interval():
+    """People's mean ratings of five texts on coherence and fluency (r = 0.8 by hand, see
+    tests/analysis/stats/test_agreement.py: Fisher [-0.2796, 0.9862]) and of three of them
+    on relevance. One row per pair of aspects, N per pair; the heatmap writes N per cell."""
+    from apps.analysis.reports.human_scores import (
+        aspect_correlation_figure,
+        aspect_correlation_table,
+    )
+
+    coherence, fluency = [1, 2, 3, 4, 5], [2, 1, 4, 3, 5]
+    texts = {
+        (n, None): {"coherence": float(c), "fluency": float(f)}
+        for n, (c, f) in enumerate(zip(coherence, fluency, strict=True))
+    }
+    for n, value in ((1, 1.0), (2, 2.0), (4, 3.0)):
+        texts[(n, None)]["relevance"] = value
+    aspects = ["coherence", "fluency", "relevance"]
+    table = aspect_correlation_table("human", texts, aspects, "the people's mean ratings")
+    rows = {(r[0], r[1]): dict(zip(table.columns, r, strict=True)) for r in table.rows}
+    pair = rows[("coherence", "fluency")]
+    assert (pair["aspect_r"], pair["ci_low"], pair["ci_high"], pair["n_texts"]) == (
+        0.8,
+        -0.2796,
+        0.9862,
+        5,
+    )
+    assert rows[("coherence", "relevance")]["n_texts"] == 3  # texts 1, 2, 4
+    assert rows[("coherence", "relevance")]["ci_low"] is None  # no interval below 4 texts
+    assert "N: those texts" in table.caption
+    figure = aspect_correlation_figure("human", "People", texts, aspects, "people")
+    assert figure.png_base64 and "N: those texts" in figure.caption

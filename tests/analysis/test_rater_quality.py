@@ -149,8 +149,20 @@ def test_the_copy_heads_the_report(rated, client, name):
     human_ratings_import(path=path, dataset=dataset)
     client.force_login(study.owner)
     page = client.get(f"/studies/{study.pk}/reports/{name}/").content.decode()
-    warning = page.index("near-duplicate raters: a and copy")
+    warning = page.index("coherence: near-duplicate raters: a and copy")
     assert page.index("WARNING") < warning < page.index('class="report-section"')
+    # once, at the top; the full table (every check, with its N) is in the report itself
+    assert page.count("near-duplicate raters: a and copy") == 1
+    assert 'data-table="rater_checks"' in page
+
+
+@pytest.mark.django_db
+def test_reports_that_do_not_use_the_ratings_carry_no_rater_warning(rated, client):
+    study, dataset, path = rated
+    human_ratings_import(path=path, dataset=dataset)
+    client.force_login(study.owner)
+    page = client.get(f"/studies/{study.pk}/reports/expert-weights/").content.decode()
+    assert "near-duplicate" not in page and "WARNING" not in page
 
 
 # -- chance-corrected near-duplicates: a USR-like skewed 0-1 criterion -------------------------

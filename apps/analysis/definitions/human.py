@@ -37,7 +37,7 @@ register(
     ),
     Definition(
         "percent_agreement",
-        "Percent agreement (same answer, pairs of people)",
+        "Percent agreement",
         "higher",
         "Per unit, the share of pairs of its raters who gave exactly the same answer; "
         "averaged over units, each unit weighing the same. Not corrected for chance.",
@@ -47,7 +47,7 @@ register(
     ),
     Definition(
         "cohen_kappa",
-        "Cohen's kappa (two people, corrected for chance)",
+        "Cohen's kappa",
         "higher",
         "(observed share of identical answers − the share expected from each person's own "
         "mix of answers) / (1 − that expected share); only for exactly two people.",
@@ -58,7 +58,7 @@ register(
     # -- a judge against people --------------------------------------------------------------------
     Definition(
         "judge_human_alpha",
-        "Krippendorff's alpha with the judge as one more rater",
+        "Krippendorff's alpha, judge as one more rater",
         "higher",
         "Alpha over the human ratings plus the judge's mean score of each text as one more "
         "rater (ordinal; interval on 0-100 scales), as Chaudhary et al. compute 'three human "
@@ -70,7 +70,7 @@ register(
     ),
     Definition(
         "judge_human_r",
-        "Pearson r between the judge and the people's mean rating",
+        "Pearson r, judge vs people's mean",
         "higher",
         "Pearson correlation between the judge's score of each text under one criterion "
         "description and the mean of the people's ratings of that text on the aspect "
@@ -81,7 +81,7 @@ register(
     ),
     Definition(
         "r_between_types",
-        "Pearson r of the judge's scores between two description types",
+        "Pearson r between description types",
         "neither",
         "Pearson correlation between the judge's scores of the same (text, aspect) under two "
         "description types of the criterion (Hu et al. Fig. 8): high means the wording of "
@@ -92,7 +92,7 @@ register(
     ),
     Definition(
         "aspect_r",
-        "Pearson r between two aspects",
+        "Pearson r between aspects",
         "neither",
         "Pearson correlation between the scores of the same texts on two aspects; beside "
         "the judge's, the people's show how far the aspects go together in fact.",
@@ -103,7 +103,7 @@ register(
     # -- people's verdicts on perturbations ---------------------------------------------------
     Definition(
         "mean_consistency",
-        "Annotation consistency (share choosing the most chosen answer)",
+        "Mean annotation consistency",
         "higher",
         "Per (perturbed text, criterion) pair: the count of the most chosen of A/B/C divided "
         "by all its annotations (D, uncertain, counts in the denominator only); averaged "
@@ -115,7 +115,7 @@ register(
     ),
     Definition(
         "match_rate_vote_all",
-        "Match rate: cells whose human verdict is the expected one (all votes pooled)",
+        "Match rate (all votes pooled)",
         "higher",
         "Share of (kind, aspect) cells whose human verdict, the plurality of all their "
         "annotations ('worse' = affected; 'same' or 'better' = not affected; 'uncertain' "
@@ -127,7 +127,7 @@ register(
     ),
     Definition(
         "match_rate_vote_vote",
-        "Match rate: cells whose human verdict is the expected one (majority of per-text votes)",
+        "Match rate (majority of per-text votes)",
         "higher",
         "As the match rate with all votes pooled, but a cell's verdict is the plurality of "
         "its perturbed texts' own verdicts (each the plurality of that text's annotators).",
@@ -137,7 +137,7 @@ register(
     ),
     Definition(
         "affected_share",
-        "Share of votes saying the perturbed text is worse",
+        "Share of votes saying worse",
         "neither",
         "In one (kind, aspect) cell: the votes 'worse' among the votes cast ('worse', "
         "'same', 'better'; 'uncertain' does not vote). Above 0.5 the pooled verdict is "
@@ -148,7 +148,7 @@ register(
     ),
     Definition(
         "valid_share",
-        "Share of vetting verdicts 'valid'",
+        "Share valid",
         "neither",
         "Verdicts 'valid' (the perturbation does what its kind says and deserves a lower "
         "score) among every verdict on the kind's perturbed texts.",
@@ -169,7 +169,7 @@ register(
     # -- experts' votes ------------------------------------------------------------------------
     Definition(
         "weight",
-        "Expert weight: share of experts choosing the metric",
+        "Expert weight (vote share)",
         "neither",
         "For one perturbation kind of a task: the experts who chose this metric as the most "
         "affected, divided by the experts who voted on the kind (the EW of D^EW).",
@@ -199,7 +199,7 @@ LABELS = {
     "n_units_compared": "Units rated twice or more",
     "not-relevant": "Not relevant",
     "not-sure": "Not sure",
-    "note": "Why no figure",
+    "no_figure_because": "Why no figure",
     "other_aspect": "Other aspect",
     "other_type": "Other description type",
     "right": "Right",

@@ -9,8 +9,10 @@ from apps.analysis.reports.human_agreement import (
     AGREEMENT_COLUMNS,
     AGREEMENT_N,
     agreement_row,
+    cells_of,
     reliability_matrix,
 )
+from apps.analysis.reports.imported_agreement import no_figure_text
 from apps.analysis.stats.discernment import expert_weights
 from apps.analysis.stats.intervals import share_interval
 from apps.annotation.models import ExpertVote, Study
@@ -70,15 +72,17 @@ def build(study: Study) -> Report:
         "(experts), of whom chose the metric (votes).",
     )
     matrix = reliability_matrix([((t, k), e, m) for t, k, m, e in votes])
+    row = agreement_row("most affected metric", matrix)
     agreement = Table(
         "expert_agreement",
         AGREEMENT_COLUMNS,
-        [agreement_row("most affected metric", matrix)],
+        [row],
         "Units: a perturbation kind of a task; the experts' choices of the most affected "
         f"metric are the ratings. {AGREEMENT_N}",
     )
     report.sections.append(Section("Weights", tables=[table]))
-    report.sections.append(Section("Agreement among experts", tables=[agreement]))
+    missing = no_figure_text([("the experts' choices", cells_of(row))]).strip()
+    report.sections.append(Section("Agreement among experts", missing, tables=[agreement]))
     return report
 
 

@@ -19,6 +19,7 @@ from apps.analysis.reports.imported_agreement import (
     agreement_cells,
     collected_section,
     imported_section,
+    no_figure_text,
 )
 from apps.analysis.reports.judge_vs_human import labelled, rating_sources
 from apps.analysis.reports.rater_quality import rater_checks, rater_section, warnings_of
@@ -80,7 +81,7 @@ AGREEMENT_COLUMNS = [
     "n_units",
     "n_raters",
     "n_units_compared",
-    "note",
+    "no_figure_because",
 ]
 AGREEMENT_N = (
     "Nominal alpha and percent agreement with percentile bootstrap 95% intervals over the "
@@ -88,6 +89,11 @@ AGREEMENT_N = (
     "(ratings), units answered, people (raters), and units answered by two people or more "
     "(the units every figure compares)."
 )
+
+
+def cells_of(row: list[object]) -> list[object]:
+    """An agreement_row back in agreement_cells' order (kappa taken out)."""
+    return [*row[1:7], *row[10:]]
 
 
 def build(study: Study) -> Report:
@@ -140,7 +146,7 @@ def _agreement_section(vettings, comparisons) -> Section:
     return Section(
         "Agreement",
         "Units: a perturbed text (vetting verdicts); a perturbed text under one criterion "
-        "(comparison outcomes).",
+        "(comparison outcomes)." + no_figure_text([(str(r[0]), cells_of(r)) for r in rows]),
         tables=[Table("agreement", AGREEMENT_COLUMNS, rows, AGREEMENT_N)],
     )
 

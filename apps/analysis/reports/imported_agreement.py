@@ -14,6 +14,7 @@ from apps.analysis.controls import analysed
 from apps.analysis.models import HumanRating
 from apps.analysis.reports.base import Section, Table, rounded
 from apps.analysis.stats.agreement import (
+    AGREEMENT_NEEDS,
     Level,
     alpha_with_ci,
     percent_agreement_with_ci,
@@ -35,7 +36,7 @@ CELLS = [
     "n_texts",
     "n_raters",
     "n_texts_compared",
-    "note",
+    "no_figure_because",
 ]
 COLUMNS = ["criterion", "grouping", "group", *CELLS]
 #: What N counts, for the captions of tables made of agreement_cells.
@@ -43,6 +44,7 @@ N_WORDS = (
     "N: ratings, texts rated, raters, and texts rated by two raters or more (the texts alpha "
     "and percent agreement compare; their intervals resample them)."
 )
+UNDEFINED_ALPHA = "one value throughout"
 
 Texts = dict[tuple[int, int | None], dict[str, float]]
 
@@ -52,11 +54,11 @@ def agreement_cells(matrix: np.ndarray, level: Level = "ordinal") -> list[object
     raters, units rated twice or more, why there is no figure] of a raters x units matrix
     (NaN or None where a rater did not rate a unit). What exists is counted even when no
     agreement can be computed: 60 ratings by one annotator show as 60 ratings of 60 texts by
-    1 rater, with the reason, never as 0 texts and 0 raters."""
+    1 rater, "one rater", never as 0 texts and 0 raters."""
     counts = rating_counts(matrix)
     if not counts.compared:
         figures: list[object] = [None] * 6
-        note = counts.why_no_agreement
+        why = counts.why_no_agreement
     else:
         result = alpha_with_ci(matrix, level, n_resamples=BOOTSTRAP)
         percent = percent_agreement_with_ci(matrix)
@@ -68,14 +70,29 @@ def agreement_cells(matrix: np.ndarray, level: Level = "ordinal") -> list[object
             rounded(percent.ci_low),
             rounded(percent.ci_high),
         ]
-        note = "" if figures[0] is not None else UNDEFINED_ALPHA
-    return [*figures, counts.ratings, counts.units, counts.raters, counts.compared, note]
+        why = "" if figures[0] is not None else UNDEFINED_ALPHA
+    return [*figures, counts.ratings, counts.units, counts.raters, counts.compared, why]
 
 
-UNDEFINED_ALPHA = (
-    "alpha undefined: every rating of the texts rated twice is the same value, so no "
-    "disagreement is expected by chance"
-)
+def no_figure_text(labelled: list[tuple[str, list[object]]]) -> str:
+    """A sentence naming each (label, agreement_cells) without an agreement figure, with
+    what exists and why; "" when every one has its figure."""
+    lines = []
+    for label, cells in labelled:
+        ratings, texts, raters, compared, why = cells[6:11]
+        if why == UNDEFINED_ALPHA:
+            lines.append(
+                f"{label}: alpha undefined, every rating of the {compared} texts rated twice "
+                "is one value (no disagreement to expect)"
+            )
+        elif why:
+            lines.append(
+                f"{label}: {ratings} ratings of {texts} texts by {raters} "
+                f"rater{'s' if raters != 1 else ''}, {why}"
+            )
+    if not lines:
+        return ""
+    return f" No agreement figure for {'; '.join(lines)}: {AGREEMENT_NEEDS}."
 
 
 def texts_matrix(texts: Texts) -> np.ndarray:
@@ -106,7 +123,7 @@ def imported_section(study: Study) -> Section:
         "Imported human ratings",
         "Ordinal Krippendorff's alpha among the raters of the imported ratings, with a "
         "bootstrap 95% interval over texts, and percent agreement (exact score match among "
-        "rater pairs), per criterion: pooled, per dataset and per source."
+        "rater pairs), per criterion: pooled, per dataset and per source." + _missing(table_rows)
         if table_rows
         else "This study's datasets have no imported human ratings.",
         tables=[Table("imported_agreement", COLUMNS, table_rows, N_WORDS)] if table_rows else [],
@@ -132,12 +149,16 @@ def collected_section(study: Study) -> Section:
         "Human ratings collected in this study",
         "Direct assessment by the study's annotators: ordinal alpha with its bootstrap 95% "
         "interval over texts, percent agreement and N, per criterion (aspect), pooled and per "
-        "dataset, as for the imported ratings. Where no text has two raters yet, the row "
-        "counts the ratings there are and says why there is no agreement figure."
+        "dataset, as for the imported ratings." + _missing(table_rows)
         if table_rows
         else "This study has collected no ratings (direct assessment) yet.",
         tables=[Table("collected_agreement", COLUMNS, table_rows, N_WORDS)] if table_rows else [],
     )
+
+
+def _missing(table_rows: list[list[object]]) -> str:
+    """The pooled rows without a figure, in words (per dataset or source would repeat)."""
+    return no_figure_text([(str(r[0]), r[3:]) for r in table_rows if r[1] == "all"])
 
 
 def _rows(groups: dict[tuple[str, str, str], Texts]) -> list[list[object]]:

@@ -24,6 +24,7 @@ from apps.analysis.reports.imported_agreement import (
     CELLS,
     N_WORDS,
     agreement_cells,
+    no_figure_text,
     texts_matrix,
 )
 from apps.analysis.reports.judge_data import RunScores, run_scores
@@ -202,14 +203,18 @@ def _wide(run: JudgeRun) -> bool:
 
 def _human_consistency(sources) -> Section:
     rows = [
-        [criterion, *agreement_cells(texts_matrix(texts)), label]
+        [criterion, label, *agreement_cells(texts_matrix(texts))]
         for label, humans in sources
         for criterion, texts in sorted(humans.items())
     ]
+    missing = no_figure_text(
+        [(f"{r[0]} ({r[1]})" if r[1] != IMPORTED else str(r[0]), r[2:]) for r in rows]
+    )
     return Section(
         "Human consistency",
         "Ordinal alpha among the human raters, with a bootstrap 95% interval over texts, and "
         "percent agreement (exact score match among rater pairs); texts rated by two or more. "
-        "Imported ratings and those collected in this study on their own rows (`humans`).",
-        tables=[Table("human_alpha", ["criterion", *CELLS, "humans"], rows, N_WORDS)],
+        "Imported ratings and those collected in this study on their own rows (`humans`)."
+        + missing,
+        tables=[Table("human_alpha", ["criterion", "humans", *CELLS], rows, N_WORDS)],
     )

@@ -278,14 +278,16 @@ class RatingCounts:
 
     @property
     def why_no_agreement(self) -> str:
-        """Why no agreement figure can be computed ("" when it can)."""
+        """Why no agreement figure can be computed, in a few words ("" when it can).
+        Agreement needs at least two raters on a text (:data:`AGREEMENT_NEEDS`)."""
         if self.compared:
             return ""
         if not self.ratings:
             return "no ratings yet"
-        if self.raters < 2:
-            return "agreement needs at least two raters on a text; there is one rater"
-        return "agreement needs at least two raters on a text; no text was rated twice"
+        return "one rater" if self.raters < 2 else "no text rated twice"
+
+
+AGREEMENT_NEEDS = "agreement needs at least two raters on a text"
 
 
 def rating_counts(data: npt.ArrayLike) -> RatingCounts:
