@@ -36,7 +36,7 @@ import numpy as np
 from scipy import stats
 
 from apps.analysis.stats.agreement import Level, chance_agreement, krippendorff_alpha
-from apps.analysis.stats.coincidence import alpha_change_bootstrap
+from apps.analysis.stats.coincidence import alpha_changes_bootstrap
 
 K = TypeVar("K", bound=Hashable)
 Ratings = Mapping[str, Mapping[K, float]]
@@ -262,8 +262,9 @@ def alpha_if_removed(
     if len(raters) < 3:
         return overall, []
     effects = []
+    changes = alpha_changes_bootstrap(matrix, level, n_resamples, seed)
     for i, rater in enumerate(raters):
-        _, low, high = alpha_change_bootstrap(matrix, i, level, n_resamples, seed)
+        _, low, high = changes[i]
         without = krippendorff_alpha(np.delete(matrix, i, axis=0), level)
         effects.append(
             RaterEffect(rater, without, without - overall, low, high, groups.get(rater, (rater,)))

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apps.analysis.stats.agreement import alpha_with_ci, krippendorff_alpha
-from apps.analysis.stats.coincidence import alpha_bootstrap, alpha_change_bootstrap
+from apps.analysis.stats.coincidence import alpha_bootstrap, alpha_changes_bootstrap
 
 
 def _package(matrix, level):
@@ -72,7 +72,7 @@ def test_the_change_without_a_rater_equals_the_package_difference(rows, level):
     """alpha without rater 0 minus alpha with everyone, from one coincidence table per
     unit (units unpairable without the rater add nothing), equals the package's."""
     matrix = np.array([[np.nan if v is None else v for v in row] for row in rows], float)
-    change, low, high = alpha_change_bootstrap(matrix, 0, level, n_resamples=50, seed=0)
+    change, low, high = alpha_changes_bootstrap(matrix, level, n_resamples=50, seed=0)[0]
     expected = krippendorff_alpha(matrix[1:], level) - krippendorff_alpha(matrix, level)
     if math.isnan(expected):
         assert math.isnan(change) or math.isnan(krippendorff_alpha(matrix[1:], level))
@@ -89,6 +89,6 @@ def test_the_change_of_a_hand_case():
     a = [1, 1, 1, 1, 1, 2, 2, 2, 2, 2]
     c = [1, 1, 1, 2, 2, 2, 2, 2, 1, 1]
     matrix = np.array([a, a, c], dtype=float)
-    change, low, high = alpha_change_bootstrap(matrix, 2, "nominal", n_resamples=200, seed=0)
+    change, low, high = alpha_changes_bootstrap(matrix, "nominal", n_resamples=200, seed=0)[2]
     assert change == pytest.approx(1 - (1 - 232 / 450))
     assert 0 < low <= change <= high <= 1
