@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from apps.analysis.definitions.human import FISHER
 from apps.analysis.reports import figures
 from apps.analysis.reports.base import Figure, Section, Table, rounded
 from apps.analysis.reports.judge_data import Dim, RunScores
@@ -64,7 +65,7 @@ def section(label: str, data: RunScores, humans: Humans, origin: str = "") -> Se
                 f"judge_human_pearson{suffix}",
                 ["aspect", "description_type", "judge_human_r", "ci_low", "ci_high", "n"],
                 rows,
-                f"{FISHER} N: texts the judge scored under the description and people rated "
+                f"{FISHER}. N: texts the judge scored under the description and people rated "
                 "(n); undefined below 3 texts or when either side never varies.",
             )
         ],
@@ -75,9 +76,6 @@ def section(label: str, data: RunScores, humans: Humans, origin: str = "") -> Se
         section.tables.append(table)
         section.figures.append(figure)
     return section
-
-
-FISHER = "95% interval by Fisher's z transform (tanh(atanh r ± 1.96 / √(n − 3)))."
 
 
 def _between_types(
@@ -101,7 +99,7 @@ def _between_types(
         ["description_type", "other_type", "r_between_types", "ci_low", "ci_high", "n"],
         rows,
         "Pearson r of the judge's scores between two description types of the same aspects, "
-        f"over (text, aspect) units scored under both. {FISHER} N: those units (n).",
+        f"over (text, aspect) units scored under both. {FISHER}. N: those units (n).",
     )
     corr, counts = correlation_square(pairs, matrix)
     figure = figures.heatmap(

@@ -9,13 +9,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from django.db.models import Avg
 
+from apps.analysis.definitions.human import FISHER
 from apps.analysis.models import HumanRating
 from apps.analysis.reports import figures
 from apps.analysis.reports.base import Figure, Table, rounded
 from apps.analysis.stats.agreement import correlation_square, pairwise_correlations
 
 Unit = tuple[int, int | None]
-FISHER = "95% interval by Fisher's z transform (tanh(atanh r ± 1.96 / √(n − 3)))."
 
 
 def human_aspect_scores(item_ids: list[int]) -> dict[tuple[int, int | None], dict[str, float]]:
@@ -52,7 +52,7 @@ def aspect_correlation_table(
         f"correlation_{name}",
         ["aspect", "other_aspect", "aspect_r", "ci_low", "ci_high", "n_texts"],
         rows,
-        f"Pearson r between {whose} on two aspects, over the texts scored on both. {FISHER} "
+        f"Pearson r between {whose} on two aspects, over the texts scored on both. {FISHER}. "
         "N: those texts.",
     )
 

@@ -39,7 +39,6 @@ from apps.analysis.stats.agreement import Level, chance_agreement, krippendorff_
 from apps.analysis.stats.coincidence import alpha_changes_bootstrap
 
 K = TypeVar("K", bound=Hashable)
-Ratings = Mapping[str, Mapping[K, float]]
 
 
 def under_rated_units(ratings: Mapping[str, Mapping[K, float]], *, expected: int) -> dict[K, int]:
