@@ -191,7 +191,9 @@ def test_the_report_is_in_the_study_report_as_html_csv_and_json(client, searched
     csv_text = client.get(f"{base}.csv", {"table": "attack_success"}).content.decode()
     assert csv_text.splitlines()[0].startswith("victim,direction,dataset,method,asr")
     assert "victim,R+,scripted,AdvEval (LLM generator),1.0," in csv_text
-    assert "<th>Attack success rate [95% interval]</th>" in page.content.decode()  # its definition's name
+    assert (
+        "<th>Attack success rate [95% interval]</th>" in page.content.decode()
+    )  # its definition's name
     assert "Adveval asr" not in page.content.decode()
     whole = client.get(f"/studies/{study.pk}/reports/all.html").content.decode()
     assert "Adversarial search" in whole and "Attack success rate" in whole

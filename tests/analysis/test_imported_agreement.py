@@ -59,17 +59,23 @@ def test_imported_ratings_pooled_per_dataset_and_per_source(rated_study):
         assert (row["n_texts"], row["n_raters"]) == (n_texts, n_raters), key
         assert row["percent_agreement"] == pytest.approx(percent, abs=1e-4), key
     pooled = by_group[("all", "pooled")]
-    assert pooled["alpha"] is not None
-    assert pooled["ci_low"] <= pooled["alpha"] <= pooled["ci_high"]
+    assert pooled["human_alpha"] is not None
+    assert pooled["ci_low"] <= pooled["human_alpha"] <= pooled["ci_high"]
+    # what exists: 10 texts x 2 raters + r3's one rating; all 10 texts rated twice or more
+    assert (pooled["n_ratings"], pooled["n_texts_compared"], pooled["no_figure_because"]) == (
+        21,
+        10,
+        "",
+    )
     for row in rows:
-        if row["alpha"] is not None and row["ci_low"] is not None:
-            assert row["ci_low"] <= row["alpha"] <= row["ci_high"]
+        if row["human_alpha"] is not None and row["ci_low"] is not None:
+            assert row["ci_low"] <= row["human_alpha"] <= row["ci_high"]
 
 
 def test_human_consistency_has_interval_and_percent_agreement(rated_study):
     (row,) = _table(judge_vs_human.build(rated_study), "human_alpha")
     assert row["criterion"] == "coherence"
-    assert row["ci_low"] <= row["alpha"] <= row["ci_high"]
+    assert row["ci_low"] <= row["human_alpha"] <= row["ci_high"]
     assert row["percent_agreement"] == pytest.approx(0.8, abs=1e-4)
     assert (row["n_texts"], row["n_raters"]) == (10, 3)
 

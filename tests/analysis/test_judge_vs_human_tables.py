@@ -54,16 +54,15 @@ def test_pearson_per_description_type_and_between_types(catalog):
         score(run, item, None, 6.0 - value, criterion="discern-coherence-simplified")  # reversed
     report = judge_vs_human.build(study)
     rows = {r["description_type"]: r for r in _table(report, f"judge_human_pearson_run{run.pk}")}
-    assert rows["default"]["r"] == pytest.approx(1.0) and rows["default"]["n"] == 6
-    assert rows["simplified"]["r"] == pytest.approx(-1.0)
+    assert rows["default"]["judge_human_r"] == pytest.approx(1.0) and rows["default"]["n"] == 6
+    assert rows["simplified"]["judge_human_r"] == pytest.approx(-1.0)
     low, high = rows["default"]["ci_low"], rows["default"]["ci_high"]
-    assert low <= rows["default"]["r"] <= high
-    between = {
-        r["description_type"]: r
-        for r in _table(report, f"description_type_correlation_run{run.pk}")
-    }
-    assert between["default"]["simplified"] == pytest.approx(-1.0)
-    assert between["default"]["n_simplified"] == 6
+    assert low <= rows["default"]["judge_human_r"] <= high
+    (between,) = _table(report, f"description_type_correlation_run{run.pk}")
+    assert (between["description_type"], between["other_type"]) == ("default", "simplified")
+    # r = -1 exactly: Fisher's interval tanh(atanh(-1) ± ...) collapses on -1; N = 6 texts
+    assert between["r_between_types"] == pytest.approx(-1.0) and between["n"] == 6
+    assert between["ci_low"] == pytest.approx(-1.0) and between["ci_high"] == pytest.approx(-1.0)
 
 
 def test_consistency_by_technique_and_misleading_cue_per_criterion(catalog):
@@ -104,3 +103,36 @@ def test_consistency_by_technique_and_misleading_cue_per_criterion(catalog):
     assert {r["knowledge_run"] for r in match.values()} == {runs["knowledge"].pk}
     for row in match.values():
         assert row["ci_low"] <= row["cue_resisted"] <= row["ci_high"]
+
+
+def test_human_aspect_correlations_carry_n_and_a_fisher_interval():
+    """People's mean ratings of five texts on coherence and fluency (r = 0.8 by hand, see
+    tests/analysis/stats/test_agreement.py: Fisher [-0.2796, 0.9862]) and of three of them
+    on relevance. One row per pair of aspects, N per pair; the heatmap writes N per cell."""
+    from apps.analysis.reports.human_scores import (
+        aspect_correlation_figure,
+        aspect_correlation_table,
+    )
+
+    coherence, fluency = [1, 2, 3, 4, 5], [2, 1, 4, 3, 5]
+    texts = {
+        (n, None): {"coherence": float(c), "fluency": float(f)}
+        for n, (c, f) in enumerate(zip(coherence, fluency, strict=True))
+    }
+    for n, value in ((1, 1.0), (2, 2.0), (4, 3.0)):
+        texts[(n, None)]["relevance"] = value
+    aspects = ["coherence", "fluency", "relevance"]
+    table = aspect_correlation_table("human", texts, aspects, "the people's mean ratings")
+    rows = {(r[0], r[1]): dict(zip(table.columns, r, strict=True)) for r in table.rows}
+    pair = rows[("coherence", "fluency")]
+    assert (pair["aspect_r"], pair["ci_low"], pair["ci_high"], pair["n_texts"]) == (
+        0.8,
+        -0.2796,
+        0.9862,
+        5,
+    )
+    assert rows[("coherence", "relevance")]["n_texts"] == 3  # texts 1, 2, 4
+    assert rows[("coherence", "relevance")]["ci_low"] is None  # no interval below 4 texts
+    assert "N: those texts" in table.caption
+    figure = aspect_correlation_figure("human", "People", texts, aspects, "people")
+    assert figure.png_base64 and "N: those texts" in figure.caption

@@ -1,5 +1,8 @@
-"""Rater quality that cannot be missed: a planted copy of a rater, even with 1% of its
-ratings changed, is flagged at import (function, command, API) and at the top of the reports."""
+"""Rater quality that cannot be missed, and warnings that point the right way: a planted
+copy of a rater, even with some of its ratings changed, is flagged at import (function,
+command, API) and once at the top of the reports that use the ratings; honest raters on a
+skewed criterion (USR's 0-1 "Understandable") are not; a copied pair does not make the
+honest third rater look like the problem."""
 
 import io
 import random
@@ -8,9 +11,11 @@ import pytest
 from django.core.management import call_command
 
 from apps.analysis.ratings_import import human_ratings_import
+from apps.analysis.reports.rater_quality import rater_checks, rater_warnings
 from apps.analysis.stats.raters import (
     alpha_if_removed,
     near_duplicate_raters,
+    pair_agreements,
     straight_liners,
 )
 from apps.catalog.models import Task
@@ -50,7 +55,9 @@ def test_a_copied_rater_is_a_near_duplicate_even_with_some_ratings_changed(chang
 def test_near_duplicates_need_enough_shared_units():
     few = {"a": {"u1": 1.0, "u2": 2.0}, "b": {"u1": 1.0, "u2": 2.0}}
     assert near_duplicate_raters(few) == []
-    assert len(near_duplicate_raters(few, min_shared=2)) == 1
+    # two shared units: chance (p_e = 1/2) predicts 2 x 1/2 = 1 disagreement, below 5
+    assert near_duplicate_raters(few, min_shared=2) == []
+    assert len(near_duplicate_raters(few, min_shared=2, min_chance=1)) == 1
 
 
 def test_a_perfectly_monotone_rater_is_a_near_duplicate_by_spearman():
@@ -58,6 +65,9 @@ def test_a_perfectly_monotone_rater_is_a_near_duplicate_by_spearman():
     shifted = {u: v * 2 for u, v in a.items()}  # never the same score, same order
     (pair,) = near_duplicate_raters({"a": a, "b": shifted})
     assert pair.identical_share == 0 and pair.spearman == pytest.approx(1.0)
+    # kappa is below 0 (never the same score); p_e = P(a=2)P(b=2) + P(a=4)P(b=4) = 0.08,
+    # so chance predicts 50 x 0.92 = 46 disagreements: enough to tell
+    assert pair.kappa < 0 and pair.chance_disagreements == pytest.approx(46.0)
 
 
 def test_straight_liners_and_the_rater_whose_removal_raises_alpha_most():
@@ -105,7 +115,8 @@ def test_the_import_answer_warns_of_the_copy(rated):
     summary = human_ratings_import(path=path, dataset=dataset)
     assert summary.created == 4 * N_UNITS
     (warning,) = [w for w in summary.warnings if "near-duplicate" in w]
-    assert "coherence: near-duplicate raters: a and copy (99.0% identical" in warning
+    assert "coherence: near-duplicate raters: a and copy (Cohen's kappa 0.98" in warning
+    assert "99.0% identical on 200 shared texts" in warning
 
 
 @pytest.mark.django_db
@@ -138,5 +149,179 @@ def test_the_copy_heads_the_report(rated, client, name):
     human_ratings_import(path=path, dataset=dataset)
     client.force_login(study.owner)
     page = client.get(f"/studies/{study.pk}/reports/{name}/").content.decode()
-    warning = page.index("near-duplicate raters: a and copy")
+    warning = page.index("coherence: near-duplicate raters: a and copy")
     assert page.index("WARNING") < warning < page.index('class="report-section"')
+    # once, at the top; the full table (every check, with its N) is in the report itself
+    assert page.count("near-duplicate raters: a and copy") == 1
+    assert 'data-table="rater_checks"' in page
+
+
+@pytest.mark.django_db
+def test_reports_that_do_not_use_the_ratings_carry_no_rater_warning(rated, client):
+    study, dataset, path = rated
+    human_ratings_import(path=path, dataset=dataset)
+    client.force_login(study.owner)
+    page = client.get(f"/studies/{study.pk}/reports/expert-weights/").content.decode()
+    assert "near-duplicate" not in page and "WARNING" not in page
+
+
+# -- chance-corrected near-duplicates: a USR-like skewed 0-1 criterion -------------------------
+
+USR_TEXTS = 360  # USR Topical-Chat: 60 contexts x 6 responses
+
+
+def _binary(zeros: set[int]) -> dict[str, float]:
+    """A 0-1 rater of the USR_TEXTS texts who gives 0 to `zeros` and 1 to every other."""
+    return {f"t{i}": 0.0 if i in zeros else 1.0 for i in range(USR_TEXTS)}
+
+
+def _usr_like() -> dict[str, dict[str, float]]:
+    """Three honest raters of a skewed criterion: each gives 0 to 11 texts (3.1%) and 1 to
+    the rest; a and b share 3 zeros, b and c share 3, a and c none."""
+    return {
+        "a": _binary(set(range(0, 11))),
+        "b": _binary(set(range(8, 19))),
+        "c": _binary(set(range(16, 27))),
+    }
+
+
+def test_honest_raters_of_a_skewed_criterion_are_not_near_duplicates():
+    ratings = _usr_like()
+    pairs = {(p.rater_a, p.rater_b): p for p in pair_agreements(ratings)}
+    ab = pairs[("a", "b")]
+    # identical: 3 shared zeros + 341 shared ones = 344 / 360 = 95.6%: the old raw-identity
+    # rule (>= 95%) flagged this pair.
+    assert ab.identical_share == pytest.approx(344 / 360)
+    # chance: p_e = (11/360)^2 + (349/360)^2 = 121922 / 129600 = 0.94076;
+    # kappa = (344/360 - p_e) / (1 - p_e) = 0.01480 / 0.05924 = 0.2498 (Spearman, i.e. phi
+    # here: (3 x 341 - 8 x 8) / (11 x 349) = 959 / 3839 = 0.2498, in USR's 0.16-0.46)
+    p_e = 121922 / 129600
+    assert ab.kappa == pytest.approx((344 / 360 - p_e) / (1 - p_e))
+    assert ab.kappa == pytest.approx(959 / 3839) and ab.spearman == pytest.approx(959 / 3839)
+    assert ab.chance_disagreements == pytest.approx(360 * (1 - p_e))  # 21.3: enough to tell
+    assert near_duplicate_raters(ratings) == []
+    # each gives 1 to 349/360 = 96.9% of texts, and so do the others: not a straight-liner
+    assert straight_liners(ratings) == []
+    assert rater_checks({"understandable": _by_text(ratings)}) and not rater_warnings(
+        {"understandable": _by_text(ratings)}
+    )
+
+
+@pytest.mark.parametrize(
+    ("zeros", "kappa"),
+    [
+        # one change (text 100: 1 -> 0): 12 zeros against a's 11, 359 of 360 identical;
+        # p_e = (11 x 12 + 349 x 348) / 129600 = 121584 / 129600;
+        # kappa = (359/360 - p_e) / (1 - p_e) = 0.05907 / 0.06185 = 0.9551
+        (set(range(0, 11)) | {100}, (359 / 360 - 121584 / 129600) / (1 - 121584 / 129600)),
+        # two changes (text 0: 0 -> 1, text 100: 1 -> 0): 11 zeros, 358 of 360 identical;
+        # p_e = 121922 / 129600; kappa = 0.05369 / 0.05924 = 0.9062
+        (set(range(1, 11)) | {100}, (358 / 360 - 121922 / 129600) / (1 - 121922 / 129600)),
+    ],
+)
+def test_a_copy_on_the_skewed_criterion_is_flagged(zeros, kappa):
+    ratings = _usr_like() | {"copy": _binary(zeros)}
+    (pair,) = near_duplicate_raters(ratings)
+    assert (pair.rater_a, pair.rater_b) == ("a", "copy")
+    assert pair.kappa == pytest.approx(kappa) and pair.kappa >= 0.9
+
+
+def test_a_rise_within_the_luck_of_the_texts_does_not_warn():
+    """Leaving a (or c) out of the USR-like raters raises alpha by 0.094 (to the alpha of
+    the two raters who share zeros), but only 30 texts carry a zero: the rise's bootstrap
+    interval includes 0, so nobody is named."""
+    _, effects = alpha_if_removed(_usr_like())
+    top = effects[0]
+    assert top.rater in {"a", "c"} and top.change == pytest.approx(0.094, abs=1e-3)
+    assert top.ci_low < 0 < top.ci_high and not top.rises
+    assert not any(e.rises for e in effects)
+
+
+# -- "alpha if removed" beside a copied pair (DialSummEval) ----------------------------------
+
+HONEST = [1, 1, 1, 2, 2, 2, 2, 2, 1, 1]  # differs from the copied pair on texts 3, 4, 8, 9
+COPIED = [1, 1, 1, 1, 1, 2, 2, 2, 2, 2]
+
+
+def _copied_pair() -> dict[str, dict[str, float]]:
+    return {
+        "a": {f"t{i}": float(v) for i, v in enumerate(COPIED)},
+        "copy": {f"t{i}": float(v) for i, v in enumerate(COPIED)},
+        "c": {f"t{i}": float(v) for i, v in enumerate(HONEST)},
+    }
+
+
+def test_a_copied_pair_does_not_make_the_honest_rater_the_suspect():
+    """By hand (nominal; with two values every level agrees). Coincidences per text: a text
+    the three agree on adds 3 x 2 / 2 = 3 to o_vv; a text c disagrees on adds o_xy = o_yx =
+    1 (and o_xx = 1). Four such texts: sum of o_xy over x != y = 8; n_1 = n_2 = 15, n = 30.
+    alpha = 1 - (n - 1) x 8 / (2 x 15 x 15) = 1 - 232 / 450 = 0.48444.
+    Without c: a and copy never differ, alpha = 1, a rise of 0.5156: the naive check names
+    the honest rater c. With a alone against c (the pair counted once): n = 20,
+    n_1 = n_2 = 10, disagreements 8: alpha = 1 - 19 x 8 / (2 x 10 x 10) = 0.24."""
+    ratings = _copied_pair()
+    naive_overall, naive = alpha_if_removed(ratings, level="nominal")
+    assert naive_overall == pytest.approx(1 - 232 / 450)
+    assert naive[0].rater == "c" and naive[0].change == pytest.approx(1 - (1 - 232 / 450))
+    assert naive[0].rises  # the bug: the honest rater looks like the problem
+    (pair,) = near_duplicate_raters(ratings)  # kappa 1 on 10 texts, 10 x 1/2 = 5 by chance
+    assert (pair.rater_a, pair.rater_b, pair.kappa) == ("a", "copy", 1.0)
+    overall, effects = alpha_if_removed(ratings, level="nominal", duplicates=[pair])
+    assert overall == pytest.approx(1 - 19 * 8 / 200) and effects == []  # two left: no check
+    texts = {"coherence": _by_text(ratings)}
+    warnings = rater_warnings(texts)
+    assert warnings == [
+        "coherence: near-duplicate raters: a and copy (Cohen's kappa 1.000, Spearman 1.000, "
+        "100.0% identical on 10 shared texts; counted once in alpha if removed)"
+    ]
+    alpha_rows = [c for c in rater_checks(texts) if c.check == "alpha if removed"]
+    assert [(c.who, c.warn) for c in alpha_rows] == [("not computed", False)]
+    assert "2 here; near-duplicates counted once" in alpha_rows[0].detail
+
+
+def test_beside_a_copied_pair_the_real_outlier_is_still_named():
+    """a, b, c agree roughly, copy is a copy of a, noise rates at random: with a and copy
+    counted once, leaving noise out raises alpha (interval above 0); nobody else warns."""
+    ratings = {k: v for k, v in _planted(changed=2).items() if k != "flat"}
+    checks = rater_checks({"coherence": _by_text(ratings)})
+    flagged = [(c.check, c.who) for c in checks if c.warn]
+    assert flagged == [
+        ("near-duplicate raters", "a and copy"),
+        ("alpha if removed", "noise"),
+    ]
+    effects = {c.who: c for c in checks if c.check == "alpha if removed"}
+    assert set(effects) == {"a (a and copy counted once)", "b", "c", "noise"}
+    assert effects["noise"].n == N_UNITS  # N: the texts the rater rated
+
+
+def _by_text(ratings: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    texts: dict[str, dict[str, float]] = {}
+    for rater, scores in ratings.items():
+        for unit, value in scores.items():
+            texts.setdefault(unit, {})[rater] = value
+    return texts
+
+
+def test_every_check_has_a_row_with_its_n():
+    """Honest USR-like raters: no warning, yet every check says what it compared."""
+    checks = rater_checks({"understandable": _by_text(_usr_like())})
+    by_check = {c.check: c for c in checks}
+    assert set(by_check) == {
+        "near-duplicate raters",
+        "straight-liner",
+        "alpha if removed",
+        "texts with fewer than 3 raters",
+    }
+    near = by_check["near-duplicate raters"]
+    assert (near.who, near.n, near.warn) == ("no pair", 360, False)
+    assert "3 pairs compared; closest a and b: Cohen's kappa 0.250" in near.detail
+    liner = by_check["straight-liner"]
+    assert (liner.who, liner.n) == ("no rater", 360)
+    assert "gave 1 to 96.9% of 360 texts, the others 96.9% of the same texts" in liner.detail
+    assert by_check["texts with fewer than 3 raters"].who == "no text"
+    one = rater_checks({"coherence": {"t1": {"a": 1.0}, "t2": {"a": 2.0}}})
+    assert [(c.check, c.who, c.n) for c in one][:3] == [
+        ("near-duplicate raters", "not checked", 0),
+        ("straight-liner", "not checked", 2),
+        ("alpha if removed", "not computed", 2),
+    ]

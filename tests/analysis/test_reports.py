@@ -75,14 +75,19 @@ def test_human_agreement_consistency_match_rate_and_kappa(catalog):
     assert vetting["cohen_kappa"] == pytest.approx(0.4)
     assert vetting["percent_agreement"] == pytest.approx(2 / 3, abs=1e-4)
     assert (vetting["n_units"], vetting["n_raters"]) == (3, 2)
-    assert vetting["ci_low"] <= vetting["alpha"] <= vetting["ci_high"]
+    assert vetting["ci_low"] <= vetting["human_alpha"] <= vetting["ci_high"]
     assert vetting["kappa_ci_low"] <= 0.4 <= vetting["kappa_ci_high"]
     assert vetting["percent_ci_low"] <= 2 / 3 <= vetting["percent_ci_high"]
-    by_kind = _row(report, "vetting_by_kind", "negation")
+    by_kind = _row(report, "vetting_by_kind", "Negation")  # the kind by name
     assert (by_kind["valid"], by_kind["invalid"], by_kind["valid_share"]) == (3, 3, 0.5)
-    assert by_kind["ci_low"] < 0.5 < by_kind["ci_high"] and by_kind["total"] == 6
-    # two pairs, consistency 0.5 and 1.0: the bootstrap interval spans them
-    assert (consistency["ci_low"], consistency["ci_high"]) == (0.5, 1.0)
+    assert (by_kind["total"], by_kind["texts"]) == (6, 3)
+    # 6 verdicts on 3 texts: the interval counts each text once, Wilson of 1.5 of 3:
+    # p = 0.5, z = 1.96, centre 0.5, half = z sqrt(p q / 3 + z^2 / 36) / (1 + z^2 / 3)
+    # = 1.96 x sqrt(0.08333 + 0.10671) / 2.28053 = 0.37469 -> [0.1253, 0.8747]
+    assert (by_kind["ci_low"], by_kind["ci_high"]) == (0.1253, 0.8747)
+    # two pairs, consistency 0.5 and 1.0, both on one perturbed text: the interval
+    # resamples texts (a text's pairs are not independent), and one text gives none
+    assert (consistency["texts"], consistency["ci_low"], consistency["ci_high"]) == (1, None, None)
 
 
 def test_expert_weights_are_vote_shares(catalog):
@@ -94,8 +99,10 @@ def test_expert_weights_are_vote_shares(catalog):
         vote(study, "negation", metric, person)
     report = expert_weights.build(study)
     weights = {row[2]: row[4] for row in _table(report, "expert_weights")["rows"]}
-    assert weights == {"coherence": 0.4, "consistency": 0.5, "fluency": 0.1, "relevance": 0.0}
-    coherence = _row_by(report, "expert_weights", 2, "coherence")
+    # shown by name (kind "Negation", metric "Coherence"), not by slug
+    assert weights == {"Coherence": 0.4, "Consistency": 0.5, "Fluency": 0.1, "Relevance": 0.0}
+    coherence = _row_by(report, "expert_weights", 2, "Coherence")
+    assert coherence["kind"] == "Negation"
     assert coherence["experts"] == 10
     assert coherence["ci_low"] < 0.4 < coherence["ci_high"]
 
@@ -216,3 +223,98 @@ def test_progress_page_shows_each_annotators_agreement(client, catalog):
     client.force_login(study.owner)
     page = client.get(f"/studies/{study.pk}/progress/").content.decode()
     assert "0.00 (n=2)" in page and page.count("1.00 (n=2)") == 2
+
+
+def test_cell_verdicts_carry_votes_n_and_an_interval_in_words(catalog):
+    """Two negation texts compared by three people on non-contradiction and fluency.
+    Non-contradiction: text 1 worse, worse, same; text 2 worse, uncertain, worse -> 4 votes
+    affected, 1 not, 1 abstains: 6 annotations on 2 texts, share 4/5 = 0.8, verdict
+    affected. Its interval counts each text once: Wilson of 0.8 x 2 = 1.6 of 2,
+    d = 1 + z^2/2 = 2.92074, centre (0.8 + z^2/4) / d = 0.60271,
+    half = z sqrt(0.16/2 + z^2/16) / d = 0.37966 -> [0.2231, 0.9824].
+    Fluency: all 'same' -> share 0, verdict not affected."""
+    study, _, perts = study_with_items(2, ["negation"])
+    people = annotators(3)
+    answers = [["worse", "worse", "same"], ["worse", "uncertain", "worse"]]
+    for pert, outcomes in zip(perts["negation"], answers, strict=True):
+        for person, outcome in zip(people, outcomes, strict=True):
+            compare(study, pert, "discern-non-contradiction-default", person, outcome)
+            compare(study, pert, "discern-fluency-default", person, "same")
+    report = human_agreement.build(study)
+    cells = {
+        r[1]: dict(zip(_table(report, "cell_verdicts")["columns"], r, strict=True))
+        for r in _table(report, "cell_verdicts")["rows"]
+    }
+    hit = cells["Non-contradiction"]  # kinds and aspects by name, verdicts in words
+    assert (hit["kind"], hit["human_verdict_vote_all"], hit["expected"]) == (
+        "Negation",
+        "affected",
+        "affected",
+    )
+    assert (hit["affected_share"], hit["annotations"], hit["texts"]) == (0.8, 6, 2)
+    assert (hit["ci_low"], hit["ci_high"]) == (0.2231, 0.9824)
+    flat = cells["Fluency"]
+    assert (flat["human_verdict_vote_all"], flat["expected"], flat["affected_share"]) == (
+        "not affected",
+        "not affected",
+        0.0,
+    )
+    default = _row(report, "match_rates", "default")
+    assert (default["cells"], default["annotations"], default["matched_vote_all"]) == (2, 12, 2)
+    (figure,) = [f for s in report.sections for f in s.figures if f.name == "cell_verdicts"]
+    assert "every cell rests on 6 annotations" in figure.caption
+    consistency = _row(report, "consistency", 4)  # 2 texts x 2 criteria = 4 pairs
+    # pairs: 2/3, 2/3 (uncertain in the denominator), 1, 1 -> mean 0.8333 over 2 texts
+    assert (consistency["texts"], consistency["mean_consistency"]) == (2, 0.8333)
+    assert consistency["ci_low"] <= 0.8333 <= consistency["ci_high"]
+
+
+def test_every_table_of_the_human_reports_says_what_n_counts_and_shows_words(catalog):
+    """Every table of human-agreement and expert-weights, and the human tables of
+    judge-vs-human, has a caption naming its N; every column holding a figure (a
+    non-integer number) has a definition; no value shown is a machine word."""
+    from apps.analysis.definitions import DEFINITIONS
+    from apps.analysis.reports import judge_vs_human
+    from tests.analysis.builders import rate
+
+    study, items, perts = study_with_items(4, ["negation"])
+    people = annotators(2)
+    for n, (item, pert) in enumerate(zip(items, perts["negation"], strict=True)):
+        vet(study, pert, people[0], "valid")
+        vet(study, pert, people[1], "not-relevant" if n else "valid")
+        compare(study, pert, "discern-fluency-default", people[0], "same")
+        compare(study, pert, "discern-fluency-default", people[1], "worse" if n else "same")
+        rate(item, None, "coherence", "r1", float(n + 1))
+        rate(item, None, "coherence", "r2", float(min(n + 2, 5)))
+    experts = annotators(3, "expert")
+    for person, metric in zip(experts, ["coherence", "coherence", "fluency"], strict=True):
+        vote(study, "negation", metric, person)
+    run = judge_run(study)
+    for n, item in enumerate(items):
+        score(run, item, None, float(n + 1), criterion="discern-coherence-default")
+    mine = {
+        "agreement", "vetting_by_kind", "consistency", "match_rates", "cell_verdicts",
+        "imported_agreement", "rater_checks", "expert_weights", "expert_agreement",
+        "judge_human_alpha", "human_alpha", f"judge_human_pearson_run{run.pk}",
+    }  # fmt: skip
+    tables = [
+        t
+        for report in (
+            human_agreement.build(study),
+            judge_vs_human.build(study),
+            expert_weights.build(study),
+        )
+        for t in report.tables()
+        if t.name in mine
+    ]
+    assert {t.name for t in tables} == mine
+    for table in tables:
+        assert "N:" in table.caption, table.name
+        for i, column in enumerate(table.columns):
+            values = [row[i] for row in table.rows]
+            figure = any(isinstance(v, float) and not v.is_integer() for v in values)
+            if figure and not column.endswith(("ci_low", "ci_high")):
+                assert column in DEFINITIONS, (table.name, column)
+            for value in values:
+                assert not (isinstance(value, str) and "_" in value), (table.name, value)
+                assert not isinstance(value, bool), (table.name, column)

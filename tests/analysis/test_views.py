@@ -54,7 +54,7 @@ def test_downloads_csv_json_and_one_html_file(client, study):
     assert payload["name"] == "expert-weights"
     csv_text = client.get(f"{base}.csv", {"table": "expert_weights"}).content.decode()
     assert csv_text.splitlines()[0] == "task,kind,metric,votes,weight,ci_low,ci_high,experts"
-    assert "summarization,negation,consistency,1,1.0" in csv_text
+    assert "Summarization,Negation,Consistency,1,1.0" in csv_text  # names, not slugs
     stacked = client.get(f"{base}.csv").content.decode()
     assert stacked.startswith("table,task,kind,metric")
     shared = client.get(f"/studies/{study.pk}/reports/all.html")

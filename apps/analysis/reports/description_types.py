@@ -4,17 +4,20 @@ much its scores under different description types of the same aspect agree with 
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Mapping
 
 import numpy as np
-from scipy import stats
 
+from apps.analysis.definitions.human import FISHER
 from apps.analysis.reports import figures
 from apps.analysis.reports.base import Figure, Section, Table, rounded
 from apps.analysis.reports.judge_data import Dim, RunScores
-from apps.analysis.stats.deltas import aspect_correlation_matrix
+from apps.analysis.stats.agreement import (
+    correlation_square,
+    pairwise_correlations,
+    pearson_with_ci,
+)
 
 Unit = tuple[int, int | None]
 #: criterion (aspect slug) -> text -> rater -> score, as judge_vs_human reads imported ratings
@@ -35,14 +38,6 @@ def _criterion_scores(data: RunScores) -> dict[tuple[str, str], dict[Unit, float
     return out
 
 
-def _pearson(x: list[float], y: list[float]) -> tuple[float, float, float]:
-    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return math.nan, math.nan, math.nan
-    result = stats.pearsonr(x, y)
-    ci = result.confidence_interval(0.95)
-    return float(result.statistic), float(ci.low), float(ci.high)
-
-
 def section(label: str, data: RunScores, humans: Humans, origin: str = "") -> Section | None:
     """None when the run has no criteria with a description type. Tables are named after
     the run (``judge_human_pearson_run<id>``); against human ratings from elsewhere than the
@@ -57,19 +52,21 @@ def section(label: str, data: RunScores, humans: Humans, origin: str = "") -> Se
     for (aspect, dtype), judged in sorted(scores.items()):
         human = {u: float(np.mean(list(r.values()))) for u, r in humans.get(aspect, {}).items()}
         units = sorted(set(judged) & set(human), key=str)
-        r, low, high = _pearson([judged[u] for u in units], [human[u] for u in units])
-        rows.append([aspect, dtype, rounded(r), rounded(low), rounded(high), len(units)])
+        r = pearson_with_ci([judged[u] for u in units], [human[u] for u in units])
+        rows.append([aspect, dtype, rounded(r.value), rounded(r.ci_low), rounded(r.ci_high), r.n])
     section = Section(
         f"Criterion descriptions: {label}",
         "Pearson r between the judge's score and the humans' mean rating per aspect and "
-        "description type (Hu et al. Tables 1 and 5), with its 95% interval (Fisher z) over "
-        "the n texts both scored; then the correlation of the judge's scores between "
-        "description types of the same aspect, over texts and aspects (Fig. 8).",
+        "description type (Hu et al. Tables 1 and 5); then the correlation of the judge's "
+        "scores between description types of the same aspect, over texts and aspects "
+        "(Fig. 8).",
         tables=[
             Table(
                 f"judge_human_pearson{suffix}",
-                ["aspect", "description_type", "r", "ci_low", "ci_high", "n"],
+                ["aspect", "description_type", "judge_human_r", "ci_low", "ci_high", "n"],
                 rows,
+                f"{FISHER}. N: texts the judge scored under the description and people rated "
+                "(n); undefined below 3 texts or when either side never varies.",
             )
         ],
     )
@@ -92,20 +89,19 @@ def _between_types(
         for unit, value in judged.items():
             rows_by_unit[(unit, aspect)][dtype] = value
     matrix = np.array([[row.get(t, np.nan) for t in types] for row in rows_by_unit.values()])
-    corr = aspect_correlation_matrix(matrix)
-    counts = (~np.isnan(matrix)).astype(int)
-    shared = counts.T @ counts
+    pairs = pairwise_correlations(matrix)
     rows = [
-        [t, *[rounded(v) for v in corr[i]], *[int(c) for c in shared[i]]]
-        for i, t in enumerate(types)
+        [types[i], types[j], rounded(r.value), rounded(r.ci_low), rounded(r.ci_high), r.n]
+        for (i, j), r in pairs.items()
     ]
     table = Table(
         f"description_type_correlation{suffix}",
-        ["description_type", *types, *[f"n_{t}" for t in types]],
+        ["description_type", "other_type", "r_between_types", "ci_low", "ci_high", "n"],
         rows,
-        "Pearson r of the judge's scores between description types over (text, aspect) "
-        "units scored under both; n_<type>: how many such units.",
+        "Pearson r of the judge's scores between two description types of the same aspects, "
+        f"over (text, aspect) units scored under both. {FISHER}. N: those units (n).",
     )
+    corr, counts = correlation_square(pairs, matrix)
     figure = figures.heatmap(
         f"description_type_correlation{suffix}",
         "Judge scores between description types",
@@ -113,6 +109,9 @@ def _between_types(
         types,
         types,
         scale="correlation",
-        caption="Pearson r; the table gives each pair's N.",
+        counts=counts,
+        caption="A cell is Pearson r between the judge's scores under two description types "
+        "over the (text, aspect) units scored under both; n in a cell: those units (the "
+        "diagonal: units scored under the type). The table gives each r's 95% interval.",
     )
     return table, figure

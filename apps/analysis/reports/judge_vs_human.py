@@ -19,12 +19,18 @@ from apps.analysis.controls import analysed
 from apps.analysis.models import HumanRating
 from apps.analysis.reports import description_types, prompting_strategies
 from apps.analysis.reports.base import Report, Section, Table, rounded
-from apps.analysis.reports.imported_agreement import agreement_cells, texts_matrix
+from apps.analysis.reports.imported_agreement import (
+    BOOTSTRAP,
+    CELLS,
+    N_WORDS,
+    agreement_cells,
+    no_figure_text,
+    texts_matrix,
+)
 from apps.analysis.reports.judge_data import RunScores, run_scores
-from apps.analysis.reports.rater_quality import rater_section, rater_warnings
+from apps.analysis.reports.rater_quality import rater_checks, rater_section, warnings_of
 from apps.analysis.reports.sentiment import sentiment_section
-from apps.analysis.stats.agreement import Level
-from apps.analysis.stats.prompting import judge_human_alpha
+from apps.analysis.stats.agreement import Level, alpha_with_ci
 from apps.annotation.models import Assessment, Study
 from apps.judging.models import JudgeRun
 
@@ -32,7 +38,7 @@ Unit = tuple[int, int | None]  # (item, perturbation or None)
 
 
 def _run_label(run: JudgeRun) -> str:
-    return f"{run.pk}: {run.judge.name} / {run.strategy.slug if run.strategy else 'metric'}"
+    return f"{run.pk}: {run.judge.name} / {run.strategy.name if run.strategy else 'metric'}"
 
 
 def judge_means(run: JudgeRun, data: RunScores | None = None) -> dict[tuple[Unit, str], float]:
@@ -112,10 +118,11 @@ def build(study: Study) -> Report:
     sources = rating_sources(study)
     scores = {run.pk: run_scores(run) for run in runs}
     means = {run.pk: judge_means(run, scores[run.pk]) for run in runs}
+    checks = rater_checks(labelled(sources))
+    report.warnings.extend(warnings_of(checks))
     report.sections.append(judge_human_section(runs, means, sources))
     report.sections.append(_human_consistency(sources))
-    report.warnings.extend(rater_warnings(labelled(sources)))
-    report.sections.append(rater_section(labelled(sources)))
+    report.sections.append(rater_section(checks))
     for run in runs:
         for label, humans in sources:
             origin = "" if label == IMPORTED else label
@@ -129,6 +136,18 @@ def build(study: Study) -> Report:
     report.sections.append(sentiment_section(runs))
     report.notes.append(__doc__.split("\n\n")[1].replace("\n", " "))
     return report
+
+
+JUDGE_HUMAN_COLUMNS = [
+    "run",
+    "criterion",
+    "judge_human_alpha",
+    "ci_low",
+    "ci_high",
+    "n_texts",
+    "n_humans",
+    "humans",
+]
 
 
 def judge_human_section(runs, means, sources) -> Section:
@@ -147,8 +166,12 @@ def judge_human_section(runs, means, sources) -> Section:
         tables=[
             Table(
                 "judge_human_alpha",
-                ["run", "criterion", "alpha", "n_texts", "n_humans", "humans"],
+                JUDGE_HUMAN_COLUMNS,
                 rows,
+                "Alpha with a percentile bootstrap 95% interval resampling the texts "
+                f"({BOOTSTRAP} resamples, seeded). N: texts the judge scored and at least one "
+                "human rated (texts), and human raters of those texts (humans; the judge is "
+                "one rater more).",
             )
         ],
     )
@@ -162,8 +185,16 @@ def _alpha_row(run, means, criterion, texts) -> list[object] | None:
     ratings = [[texts[u].get(r, np.nan) for u in units] for r in raters]
     judge = [means[(u, criterion)] for u in units]
     level: Level = "interval" if _wide(run) else "ordinal"
-    alpha = judge_human_alpha(judge, ratings, level)
-    return [_run_label(run), criterion, rounded(alpha), len(units), len(raters)]
+    result = alpha_with_ci([*ratings, judge], level, n_resamples=BOOTSTRAP)
+    return [
+        _run_label(run),
+        criterion,
+        rounded(result.value),
+        rounded(result.ci_low),
+        rounded(result.ci_high),
+        result.n_units,
+        len(raters),
+    ]
 
 
 def _wide(run: JudgeRun) -> bool:
@@ -172,31 +203,18 @@ def _wide(run: JudgeRun) -> bool:
 
 def _human_consistency(sources) -> Section:
     rows = [
-        [criterion, *agreement_cells(texts_matrix(texts)), label]
+        [criterion, label, *agreement_cells(texts_matrix(texts))]
         for label, humans in sources
         for criterion, texts in sorted(humans.items())
     ]
+    missing = no_figure_text(
+        [(f"{r[0]} ({r[1]})" if r[1] != IMPORTED else str(r[0]), r[2:]) for r in rows]
+    )
     return Section(
         "Human consistency",
         "Ordinal alpha among the human raters, with a bootstrap 95% interval over texts, and "
         "percent agreement (exact score match among rater pairs); texts rated by two or more. "
-        "Imported ratings and those collected in this study on their own rows (`humans`).",
-        tables=[
-            Table(
-                "human_alpha",
-                [
-                    "criterion",
-                    "alpha",
-                    "ci_low",
-                    "ci_high",
-                    "percent_agreement",
-                    "percent_ci_low",
-                    "percent_ci_high",
-                    "n_texts",
-                    "n_raters",
-                    "humans",
-                ],
-                rows,
-            )
-        ],
+        "Imported ratings and those collected in this study on their own rows (`humans`)."
+        + missing,
+        tables=[Table("human_alpha", ["criterion", "humans", *CELLS], rows, N_WORDS)],
     )

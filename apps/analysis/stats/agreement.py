@@ -23,6 +23,7 @@ from typing import Literal
 import krippendorff
 import numpy as np
 import numpy.typing as npt
+from scipy import stats
 
 from apps.analysis.stats.coincidence import alpha_bootstrap
 from apps.analysis.stats.intervals import Estimate, mean_interval
@@ -149,12 +150,18 @@ def cohen_kappa(data: npt.ArrayLike) -> float:
     if first.size == 0:
         return math.nan
     observed = float(np.mean(first == second))
-    chance = sum(
-        float(np.mean(first == c)) * float(np.mean(second == c)) for c in np.union1d(first, second)
-    )
+    chance = chance_agreement(first, second)
     if math.isclose(chance, 1.0):
         return math.nan
     return (observed - chance) / (1.0 - chance)
+
+
+def chance_agreement(first: npt.ArrayLike, second: npt.ArrayLike) -> float:
+    """The share of identical ratings two raters would reach by chance, each keeping their
+    own mix of values: ``p_e = sum_c p_first(c) p_second(c)`` (Cohen). On a criterion where
+    97% of ratings are 1, two raters who ignore the texts agree on 0.97² + 0.03² = 94%."""
+    a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    return sum(float(np.mean(a == c)) * float(np.mean(b == c)) for c in np.union1d(a, b))
 
 
 def cohen_kappa_with_ci(data: npt.ArrayLike, n_resamples: int = 1000, seed: int = 0) -> Estimate:
@@ -231,3 +238,82 @@ def leave_one_out_agreement(
             top = max(counts.values())
             hits.setdefault(rater, []).append(int(counts.get(value, 0) == top))
     return {rater: (sum(h) / len(h), len(h)) for rater, h in hits.items()}
+
+
+def pearson_with_ci(x: npt.ArrayLike, y: npt.ArrayLike, confidence: float = 0.95) -> Estimate:
+    """Pearson's r over the pairs where both values exist, with its Fisher z interval
+    (``tanh(atanh(r) ± z / sqrt(n - 3))``, scipy's default); N = those pairs. Undefined (NaN)
+    below three pairs or when either side never varies; no interval below four pairs."""
+    xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    both = ~(np.isnan(xs) | np.isnan(ys))
+    xs, ys, n = xs[both], ys[both], int(both.sum())
+    if n < 3 or np.ptp(xs) == 0 or np.ptp(ys) == 0:
+        return Estimate(math.nan, math.nan, math.nan, n)
+    result = stats.pearsonr(xs, ys)
+    r = max(-1.0, min(1.0, float(result.statistic)))
+    if n < 4:
+        return Estimate(r, math.nan, math.nan, n)
+    ci = result.confidence_interval(confidence)
+    return Estimate(r, float(ci.low), float(ci.high), n)
+
+
+def pairwise_correlations(matrix: npt.ArrayLike) -> dict[tuple[int, int], Estimate]:
+    """Pearson's r with its Fisher interval and N for every pair of columns (i < j) of a
+    units x variables matrix, each pair over the units that have both (NaN: missing)."""
+    data = np.asarray(matrix, dtype=np.float64)
+    columns = range(data.shape[1])
+    return {
+        (i, j): pearson_with_ci(data[:, i], data[:, j]) for i in columns for j in columns if i < j
+    }
+
+
+@dataclass(frozen=True)
+class RatingCounts:
+    """What exists in reliability data, whether or not agreement can be computed."""
+
+    ratings: int
+    units: int  # units with at least one rating
+    raters: int  # raters with at least one rating
+    compared: int  # units with two ratings or more: the N of every agreement figure
+
+    @property
+    def why_no_agreement(self) -> str:
+        """Why no agreement figure can be computed, in a few words ("" when it can).
+        Agreement needs at least two raters on a text (:data:`AGREEMENT_NEEDS`)."""
+        if self.compared:
+            return ""
+        if not self.ratings:
+            return "no ratings yet"
+        return "one rater" if self.raters < 2 else "no text rated twice"
+
+
+AGREEMENT_NEEDS = "agreement needs at least two raters on a text"
+
+
+def rating_counts(data: npt.ArrayLike) -> RatingCounts:
+    """Ratings, units, raters and units rated twice or more of a raters x units matrix."""
+    array = as_reliability_array(data) if np.size(data) else np.zeros((0, 0))
+    present = np.vectorize(lambda v: not _is_missing(v), otypes=[bool])(array)
+    present = present.reshape(array.shape)
+    return RatingCounts(
+        ratings=int(present.sum()),
+        units=int(present.any(axis=0).sum()),
+        raters=int(present.any(axis=1).sum()),
+        compared=int((present.sum(axis=0) >= 2).sum()),
+    )
+
+
+def correlation_square(
+    pairs: dict[tuple[int, int], Estimate], matrix: npt.ArrayLike
+) -> tuple[FloatMatrix, FloatMatrix]:
+    """:func:`pairwise_correlations` of ``matrix`` as two symmetric matrices, r and N; the
+    diagonal holds 1 (NaN where the variable never varies) and the units that have it."""
+    data = np.asarray(matrix, dtype=np.float64)
+    present = ~np.isnan(data)
+    varies = [np.unique(data[present[:, i], i]).size > 1 for i in range(data.shape[1])]
+    corr = np.diag([1.0 if v else math.nan for v in varies])
+    counts = np.diag(present.sum(axis=0)).astype(np.float64)
+    for (i, j), r in pairs.items():
+        corr[i, j] = corr[j, i] = r.value
+        counts[i, j] = counts[j, i] = r.n
+    return corr, counts

@@ -33,6 +33,8 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, TypeVar
 
+from apps.analysis.stats.intervals import Estimate, wilson
+
 Relation = Literal["worse", "same", "better", "uncertain"]
 Verdict = Literal["affected", "not_affected"]
 VoteMethod = Literal["vote_all", "vote_vote"]
@@ -125,4 +127,45 @@ def match_rate(human: Mapping[K, Verdict | None], expected: Mapping[K, Verdict])
         matched=sum(v == e for v, e in zip(verdicts, expected.values(), strict=True)),
         total=len(expected),
         undecided=sum(v is None for v in verdicts),
+    )
+
+
+def share_over_texts(successes: int, n: int, texts: int) -> Estimate:
+    """``successes / n`` over every vote (as the pooled verdict counts them), with the
+    Wilson 95% interval counting each text once: ``wilson(share x texts, texts)``. Several
+    people's votes on one text are not independent evidence about the kind, so the interval
+    is as wide as if each text had cast one vote (the conservative choice of
+    ``intervals.clustered_share``). N: the votes; clusters: the texts."""
+    if n == 0 or texts == 0:
+        return Estimate(math.nan, math.nan, math.nan, n, texts)
+    value = successes / n
+    low, high = wilson(value * texts, texts)
+    return Estimate(value, low, high, n, texts)
+
+
+@dataclass(frozen=True)
+class CellVotes:
+    """The annotations behind one cell's verdict: votes for each side, abstentions, texts."""
+
+    affected: int
+    not_affected: int
+    uncertain: int
+    texts: int
+
+    @property
+    def annotations(self) -> int:
+        return self.affected + self.not_affected + self.uncertain
+
+    @property
+    def affected_share(self) -> Estimate:
+        """The share of votes saying affected ("uncertain" does not vote); above 1/2 the
+        vote_all verdict is affected, below it not affected, at 1/2 undecided."""
+        return share_over_texts(self.affected, self.affected + self.not_affected, self.texts)
+
+
+def cell_votes(samples: Sequence[Sequence[Relation]]) -> CellVotes:
+    """Count a cell's annotations (relations per sample, i.e. per perturbed text)."""
+    verdicts = Counter(verdict_of(r) for sample in samples for r in sample)
+    return CellVotes(
+        verdicts[AFFECTED], verdicts[NOT_AFFECTED], verdicts[None], sum(1 for s in samples if s)
     )

@@ -9,12 +9,17 @@ from hypothesis import strategies as st
 from apps.analysis.stats.agreement import (
     AgreementResult,
     alpha_with_ci,
+    chance_agreement,
     cohen_kappa,
     cohen_kappa_with_ci,
+    correlation_square,
     encode_ratings,
     krippendorff_alpha,
+    pairwise_correlations,
+    pearson_with_ci,
     percent_agreement,
     percent_agreement_with_ci,
+    rating_counts,
 )
 from apps.analysis.stats.intervals import mean_interval
 
@@ -181,3 +186,48 @@ def test_cohen_kappa_interval_brackets_the_value_and_counts_shared_units():
     assert cohen_kappa_with_ci([r1, r2], n_resamples=500) == found  # seeded: same every build
     one_category = cohen_kappa_with_ci([["y", "y"], ["y", "y"]])
     assert math.isnan(one_category.value) and math.isnan(one_category.ci_low)
+
+
+def test_pearson_with_a_fisher_interval_by_hand():
+    """x = 1 2 3 4 5, y = 2 1 4 3 5: r = 0.8 (sum of products of deviations 8, of squares
+    10 and 10). Fisher: atanh(0.8) = 1.09861, se = 1 / sqrt(5 - 3) = 0.70711,
+    tanh(1.09861 ± 1.95996 x 0.70711) = [-0.27964, 0.98620]; N = 5."""
+    r = pearson_with_ci([1, 2, 3, 4, 5, nan], [2, 1, 4, 3, 5, 1])  # the NaN pair is dropped
+    assert (r.value, r.n) == (pytest.approx(0.8), 5)
+    assert (r.ci_low, r.ci_high) == (
+        pytest.approx(-0.27964, abs=1e-5),
+        pytest.approx(0.98620, abs=1e-5),
+    )
+    assert math.isnan(pearson_with_ci([1, 2], [1, 2]).value)  # below three pairs
+    three = pearson_with_ci([1, 2, 3], [1, 3, 2])  # a value, but no interval below four
+    assert three.value == pytest.approx(0.5) and math.isnan(three.ci_low)
+    assert math.isnan(pearson_with_ci([1, 2, 3, 4], [2, 2, 2, 2]).value)  # never varies
+
+
+def test_pairwise_correlations_and_their_square():
+    matrix = [[1, 2, nan], [2, 1, 4], [3, 4, 6], [4, 3, nan], [5, 5, 10]]
+    pairs = pairwise_correlations(matrix)
+    assert set(pairs) == {(0, 1), (0, 2), (1, 2)}
+    assert (pairs[(0, 1)].value, pairs[(0, 1)].n) == (pytest.approx(0.8), 5)
+    assert (pairs[(0, 2)].value, pairs[(0, 2)].n) == (pytest.approx(1.0), 3)  # 2 3 5 vs 4 6 10
+    corr, counts = correlation_square(pairs, matrix)
+    assert corr[1, 0] == corr[0, 1] == pytest.approx(0.8) and corr[2, 2] == 1.0
+    assert counts.tolist() == [[5, 5, 3], [5, 5, 3], [3, 3, 3]]
+
+
+def test_rating_counts_say_what_exists_and_why_no_agreement():
+    alone = rating_counts([[1, 2, 3, nan]])  # one rater, three texts
+    assert (alone.ratings, alone.units, alone.raters, alone.compared) == (3, 3, 1, 0)
+    assert alone.why_no_agreement == "one rater"
+    apart = rating_counts([[1, nan], [nan, 2]])  # two raters, never the same text
+    assert (apart.raters, apart.compared) == (2, 0)
+    assert apart.why_no_agreement == "no text rated twice"
+    labels = rating_counts(np.array([["valid", None], ["invalid", "valid"]], dtype=object))
+    assert (labels.ratings, labels.compared, labels.why_no_agreement) == (3, 1, "")
+    assert rating_counts([]).why_no_agreement == "no ratings yet"
+
+
+def test_chance_agreement_by_hand():
+    # 97% ones each: 0.97^2 + 0.03^2 = 0.9418, what two raters who ignore the texts reach
+    first = [1.0] * 97 + [0.0] * 3
+    assert chance_agreement(first, first[::-1]) == pytest.approx(0.9418)

@@ -12,8 +12,10 @@ from apps.analysis.stats.comparisons import (
     MatchRate,
     annotation_consistency,
     cell_verdicts,
+    cell_votes,
     match_rate,
     plurality_verdict,
+    share_over_texts,
     verdict_of,
     vote_all,
     vote_vote,
@@ -181,3 +183,18 @@ def test_synthetic_annotators_reach_the_predicted_match_rate():
     rate_vote = match_rate(cell_verdicts(annotations, "vote_vote"), truth).rate
     assert abs(rate_vote - p_vote) < 4 * math.sqrt(p_vote * (1 - p_vote) / n)
     assert p_vote < p_all  # two-stage voting throws information away, as in the paper
+
+
+def test_cell_votes_and_their_share_over_texts():
+    """Text 1: worse, worse, same; text 2: worse, uncertain, worse -> 4 affected, 1 not,
+    1 abstains; share 4/5 = 0.8 with the Wilson interval of 1.6 of 2 texts,
+    [0.2231, 0.9824] (test_reports works it by hand)."""
+    votes = cell_votes([["worse", "worse", "same"], ["worse", "uncertain", "worse"]])
+    assert (votes.affected, votes.not_affected, votes.uncertain, votes.texts) == (4, 1, 1, 2)
+    assert votes.annotations == 6
+    share = votes.affected_share
+    assert (share.value, share.n, share.clusters) == (0.8, 5, 2)
+    assert (round(share.ci_low, 4), round(share.ci_high, 4)) == (0.2231, 0.9824)
+    # one text per vote: the plain Wilson interval of 4 of 5
+    assert share_over_texts(4, 5, 5).ci_low == pytest.approx(0.3755, abs=1e-4)
+    assert math.isnan(share_over_texts(0, 0, 0).value)
