@@ -292,7 +292,7 @@ def test_aspect_correlations_carry_n_and_a_fisher_interval(catalog):
         score(run, item, None, float(coherence), criterion=COHERENCE)
     report = judge_reliability.build(run)
     table = _table(report, "correlation_judge_default")
-    assert table.columns == ["aspect", "other_aspect", "aspect_r", "ci_low", "ci_high", "n"]
+    assert table.columns == ["aspect", "other_aspect", "aspect_r", "ci_low", "ci_high", "n_texts"]
     # r = 0.8 over 5 texts; Fisher: tanh(atanh(0.8) ± 1.96 / sqrt(5 - 3))
     half = Z / math.sqrt(2)
     low, high = math.tanh(math.atanh(0.8) - half), math.tanh(math.atanh(0.8) + half)

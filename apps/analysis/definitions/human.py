@@ -90,16 +90,6 @@ register(
         "(text, aspect) units scored under both description types",
         FISHER,
     ),
-    Definition(
-        "aspect_r",
-        "Pearson r between aspects",
-        "neither",
-        "Pearson correlation between the scores of the same texts on two aspects; beside "
-        "the judge's, the people's show how far the aspects go together in fact.",
-        "r (−1 to 1)",
-        "texts scored on both aspects",
-        FISHER,
-    ),
     # -- people's verdicts on perturbations ---------------------------------------------------
     Definition(
         "mean_consistency",

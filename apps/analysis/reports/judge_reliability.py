@@ -29,8 +29,6 @@ from apps.analysis.stats.comparisons import (
 )
 from apps.analysis.stats.deltas import (
     CellClass,
-    aspect_correlation_matrix,
-    aspect_correlations,
     cell_mean_estimate,
     classify_cells,
     score_delta_estimate,
@@ -257,7 +255,11 @@ def _cell_means(
 
 def confusion_section(run: JudgeRun, data: RunScores) -> Section:
     """Pearson correlations between aspects over the same texts: the judge beside humans."""
-    from apps.analysis.reports.human_scores import human_aspect_scores
+    from apps.analysis.reports.human_scores import (
+        aspect_correlation_figure,
+        aspect_correlation_table,
+        human_aspect_scores,
+    )
 
     section = Section(
         "Aspect confusion",
@@ -277,8 +279,9 @@ def confusion_section(run: JudgeRun, data: RunScores) -> Section:
     for name, title, texts in sources:
         aspects = sorted({a for scores in texts.values() for a in scores})
         if len(aspects) >= 2:
-            section.tables.append(_correlation_table(name, title, texts, aspects))
-            section.figures.append(_correlation_figure(name, title, texts, aspects))
+            whose = f"{title.lower()}'s scores" if name != "human" else "people's mean ratings"
+            section.tables.append(aspect_correlation_table(name, texts, aspects, whose))
+            section.figures.append(aspect_correlation_figure(name, title, texts, aspects, whose))
     return section
 
 
@@ -304,40 +307,6 @@ def aspect_matrix(texts, aspects) -> np.ndarray:
 
 def _matrix(texts, aspects) -> np.ndarray:
     return np.array([[scores.get(a, np.nan) for a in aspects] for scores in texts.values()])
-
-
-def _correlation_table(name, title, texts, aspects) -> Table:
-    found = aspect_correlations(_matrix(texts, aspects))
-    rows = [
-        [aspects[i], aspects[j], rounded(e.value), rounded(e.ci_low), rounded(e.ci_high), e.n]
-        for (i, j), e in found.items()
-    ]
-    return Table(
-        f"correlation_{name}",
-        ["aspect", "other_aspect", "aspect_r", "ci_low", "ci_high", "n"],
-        rows,
-        f"{title}: Pearson r per pair of aspects, with its 95% interval (Fisher z); n: texts "
-        "scored on both aspects (no interval below 4, no r below 2 or when a side is "
-        "constant).",
-    )
-
-
-def _correlation_figure(name, title, texts, aspects):
-    matrix = _matrix(texts, aspects)
-    scored = (~np.isnan(matrix)).astype(int)
-    return figures.heatmap(
-        f"correlation_{name}",
-        title,
-        aspect_correlation_matrix(matrix),
-        aspects,
-        aspects,
-        scale="correlation",
-        counts=scored.T @ scored,
-        colorbar="Pearson r",
-        caption="Pearson r between the scores of two aspects over the texts scored on both "
-        "(fixed scale from −1 to 1); n in a cell: those texts, when the cells' N differ "
-        f"({len(texts)} texts in all). The table gives each pair's 95% interval (Fisher z).",
-    )
 
 
 def _response_style(run: JudgeRun) -> Section:

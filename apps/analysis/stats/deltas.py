@@ -86,35 +86,6 @@ def aspect_correlation_matrix(scores: npt.ArrayLike) -> FloatArray:
     return out
 
 
-def pearson_estimate(x: npt.ArrayLike, y: npt.ArrayLike, confidence: float = 0.95) -> Estimate:
-    """Pearson r over the pairs where both values exist, with its Fisher z interval:
-    ``tanh(atanh(r) ± z / sqrt(n - 3))``, z the normal quantile (1.96 at 95%). N: the
-    complete pairs. r is NaN below two pairs or when either side is constant; the interval
-    is NaN below four pairs, and [r, r] when r is exactly ±1."""
-    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    n = int((~(np.isnan(a) | np.isnan(b))).sum())
-    r = _pearson(a, b)
-    if math.isnan(r) or n < 4:
-        return Estimate(r, math.nan, math.nan, n)
-    if abs(r) == 1.0:
-        return Estimate(r, r, r, n)
-    half = float(stats.norm.ppf(0.5 + confidence / 2)) / math.sqrt(n - 3)
-    z = math.atanh(r)
-    return Estimate(r, math.tanh(z - half), math.tanh(z + half), n)
-
-
-def aspect_correlations(scores: npt.ArrayLike) -> dict[tuple[int, int], Estimate]:
-    """:func:`pearson_estimate` for every pair of columns i < j of a texts x aspects matrix
-    (NaN: not scored), each over the texts scored on both."""
-    matrix = np.asarray(scores, dtype=np.float64)
-    columns = matrix.shape[1]
-    return {
-        (i, j): pearson_estimate(matrix[:, i], matrix[:, j])
-        for i in range(columns)
-        for j in range(i + 1, columns)
-    }
-
-
 def _pearson(x: FloatArray, y: FloatArray) -> float:
     both = ~(np.isnan(x) | np.isnan(y))
     if both.sum() < 2 or np.ptp(x[both]) == 0 or np.ptp(y[both]) == 0:

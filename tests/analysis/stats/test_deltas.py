@@ -3,15 +3,14 @@ import math
 import numpy as np
 import pytest
 
+from apps.analysis.stats.agreement import pairwise_correlations, pearson_with_ci
 from apps.analysis.stats.comparisons import AFFECTED, NOT_AFFECTED
 from apps.analysis.stats.deltas import (
     aspect_confusion,
     aspect_correlation_matrix,
-    aspect_correlations,
     classify_cell,
     classify_cells,
     mean_off_diagonal,
-    pearson_estimate,
     score_delta,
     split_deltas,
 )
@@ -109,24 +108,24 @@ def test_aspect_confusion_is_judge_minus_human_off_diagonal_r_with_an_interval()
     assert math.isnan(alone.value) and math.isnan(alone.ci_low)
 
 
-def test_pearson_estimate_has_its_fisher_interval_by_hand():
+def test_pearson_has_its_fisher_interval_by_hand():
     # r = 0.8 over 5 pairs (the NaN pair drops): z = atanh(0.8) = 1.0986, se = 1/sqrt(2)
-    found = pearson_estimate([1, 2, 3, 4, 5, nan], [2, 1, 4, 3, 5, 1])
+    found = pearson_with_ci([1, 2, 3, 4, 5, nan], [2, 1, 4, 3, 5, 1])
     half = 1.959963984540054 / math.sqrt(2)
     assert (found.value, found.n) == (pytest.approx(0.8), 5)
     assert found.ci_low == pytest.approx(math.tanh(math.atanh(0.8) - half))
     assert found.ci_high == pytest.approx(math.tanh(math.atanh(0.8) + half))
     assert (round(found.ci_low, 4), round(found.ci_high, 4)) == (-0.2796, 0.9862)
-    three = pearson_estimate([1, 2, 3], [1, 3, 2])  # r = 0.5, no interval below 4 pairs
+    three = pearson_with_ci([1, 2, 3], [1, 3, 2])  # r = 0.5, no interval below 4 pairs
     assert three.value == pytest.approx(0.5) and math.isnan(three.ci_low) and three.n == 3
-    exact = pearson_estimate([1, 2, 3, 4], [8, 6, 4, 2])
+    exact = pearson_with_ci([1, 2, 3, 4], [8, 6, 4, 2])
     assert (exact.value, exact.ci_low, exact.ci_high) == (-1.0, -1.0, -1.0)
-    assert math.isnan(pearson_estimate([1, 1, 1, 1], [1, 2, 3, 4]).value)
+    assert math.isnan(pearson_with_ci([1, 1, 1, 1], [1, 2, 3, 4]).value)
 
 
-def test_aspect_correlations_pair_every_two_columns():
+def test_correlations_pair_every_two_columns():
     scores = [[1, 2, 5], [2, 1, nan], [3, 4, 3], [4, 3, 2], [5, 5, 1]]
-    found = aspect_correlations(scores)
+    found = pairwise_correlations(scores)
     assert list(found) == [(0, 1), (0, 2), (1, 2)]
     assert (found[(0, 1)].value, found[(0, 1)].n) == (pytest.approx(0.8), 5)
     # the third aspect is 6 minus the first on the 4 texts scored on both: r = -1 exactly
