@@ -129,7 +129,7 @@ def _words(name: str) -> str:
 
 
 #: Columns of a p-value table that are not p-values.
-NOT_P_VALUES = frozenset({"kind", "n", "M", "units", "texts"})
+NOT_P_VALUES = frozenset({"kind", "criterion_or_metric", "n", "M", "units", "texts"})
 
 
 def is_p_value(column: str, table: str = "") -> bool:

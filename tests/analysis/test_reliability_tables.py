@@ -90,8 +90,10 @@ def test_fbi_intervals_count_each_text_once(catalog):
     ability = _rows(report, "failure_by_ability")["long-form writing"]
     assert (ability["fbi_rate"], ability["n"], ability["units"], ability["kinds"]) == (0.5, 3, 6, 1)
     assert (ability["ci_low"], ability["ci_high"]) == (0.1253, 0.8747)
-    p_values = _rows(report, "p_values")["Spelling errors"]
-    assert (p_values["n"], p_values["M"]) == (3, 2)  # texts, and the two criteria combined
+    combined = _rows(report, "discernment")["Spelling errors"]
+    assert (combined["n"], combined["M"]) == (3, 2)  # texts, and the two criteria combined
+    p_values = [r for r in _table(report, "p_values").rows if r[0] == "Spelling errors"]
+    assert len(p_values) == 2 and {r[2] for r in p_values} == {3}  # a row per criterion
 
 
 def _set_abilities(items, abilities):

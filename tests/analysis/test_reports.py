@@ -127,14 +127,15 @@ def test_discernment_deltas_and_failure_rates(catalog):
         vote(study, "char-deletion-minor", metric, person)
     report = judge_reliability.build(run)
     p = 2.0**-12
-    p_values = _row(report, "p_values", MINOR)
-    assert p_values["coherence"] == pytest.approx(p, rel=1e-3)
+    p_values = {(r[0], r[1]): r[3] for r in _table(report, "p_values")["rows"]}
+    assert p_values[(MINOR, "Coherence")] == pytest.approx(p, rel=1e-3)  # one row per metric
     dropped = _row(report, "discernment", MINOR)
     # default: Wilson's HMP of (p, p) is p, made exact by the Landau tail at 1/p, M = 2
     assert dropped["p"] == pytest.approx(hmp_pvalue([p, p]), rel=1e-2)
     assert dropped["D"] == pytest.approx(discernment(hmp_pvalue([p, p])), abs=1e-3)
     assert (dropped["n"], dropped["M"]) == (n, 2)
     # as published: p_i = 1 / (1/p + 1/p) = p/2; D = ln(p/2) / ln(0.05) = 3.0079
+    dropped |= _row(report, "discernment_published", MINOR)
     assert dropped["p_published"] == pytest.approx(p / 2, rel=1e-2)
     assert dropped["D_published"] == pytest.approx(math.log(p / 2) / math.log(0.05), abs=1e-3)
     # EW .25/.75: 1 / (.25/p + .75/p) = p -> D_EW (published) = ln(p) / ln(0.05) = 2.7765
@@ -145,6 +146,7 @@ def test_discernment_deltas_and_failure_rates(catalog):
     # both metrics p = 1 (no change): the default says no evidence, D = 0; the published
     # 1 / (1/1 + 1/1) = 0.5 gives D = 0.2314 > 0 although nothing moved
     assert (unmoved["p"], unmoved["D"], unmoved["D_EW"]) == (1.0, 0.0, None)
+    unmoved |= _row(report, "discernment_published", "Sentence exchange")
     assert unmoved["p_published"] == 0.5
     assert unmoved["D_published"] == pytest.approx(math.log(0.5) / math.log(0.05), abs=1e-3)
     summary = {row[0]: row[1:] for row in _table(report, "discernment_summary")["rows"]}
