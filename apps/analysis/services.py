@@ -26,8 +26,9 @@ logger = logging.getLogger(__name__)
 BACKGROUND_CALLS = 50_000
 #: Part of every fingerprint: raise it when what reports compute changes, so snapshots built
 #: by the previous code are rebuilt (2: calibrated combined p, intervals, new tables; 3: every
-#: figure defined once, intervals over texts, a section of what the figures mean).
-REPORT_FORMAT = 3
+#: figure defined once, intervals over texts, a section of what the figures mean; 4: tables
+#: that fit the page).
+REPORT_FORMAT = 4
 
 
 def inputs_fingerprint(study: Study, run: JudgeRun | None = None) -> str:

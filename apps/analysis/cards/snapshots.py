@@ -22,8 +22,8 @@ from apps.judging.models import JudgeRun, SearchItem
 from apps.judging.models.audit import AuditPart, AuditSubject, JudgeAudit
 
 #: Part of every fingerprint: raise it when what a card computes changes (2: the verdict,
-#: intervals over texts, every figure defined once).
-CARD_FORMAT = 2
+#: intervals over texts, every figure defined once; 3: tables that fit the page).
+CARD_FORMAT = 3
 
 
 def audit_fingerprint(audit: JudgeAudit) -> str:
