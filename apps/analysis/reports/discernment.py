@@ -38,8 +38,9 @@ CAPTION = (
     "with its Landau tail (a calibrated p: D >= 1 happens 5% of the time for a judge blind to "
     "the kind). D = log_0.05(p); D_EW: the same with the experts' weights. The paper's own "
     "combination is in the last table. n: the kind's perturbed texts whose original was "
-    "scored too (the most over its metrics); M: metrics combined (those with a p-value). Score-invariant kinds are listed with their "
-    "D, which a good judge keeps near 0; D_min and D_avg below leave them out."
+    "scored too (the most over its metrics); M: metrics combined (those with a p-value). "
+    "Score-invariant kinds are listed with their D, which a good judge keeps near 0; D_min "
+    "and D_avg below leave them out."
 )
 LEVEL_NAMES = {"C": "character", "W": "word", "S": "sentence", "": "none"}
 
