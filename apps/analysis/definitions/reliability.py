@@ -8,6 +8,18 @@ from apps.analysis.definitions.judges import D_INTERVAL, SHARE_OVER_TEXTS, TEXTS
 
 register(
     Definition(
+        "wilcoxon_p",
+        "One-sided Wilcoxon p (originals scored higher)",
+        "lower",
+        "The one-sided Wilcoxon signed-rank test, on one kind and one criterion or metric, "
+        "that the originals' scores exceed their perturbed texts' (all-zero differences give "
+        "1); the discernment of the kind combines these over its metrics.",
+        "p-value",
+        "the kind's perturbed texts scored both ways on this criterion or metric",
+        "none: a p-value (n pairs give at best 0.5^n)",
+        terms=("D",),
+    ),
+    Definition(
         "fbi_rate",
         "Rate (a failure or a success, as the measure says)",
         "neither",

@@ -139,7 +139,7 @@ def section(data: RunScores, paired: Paired) -> Section:
             _summary(results, labels),
             Table(
                 "p_values",
-                ["kind", "criterion_or_metric", "n", "p"],
+                ["kind", "criterion_or_metric", "n", "wilcoxon_p"],
                 p_rows,
                 "One-sided Wilcoxon p-value per kind and criterion or metric; n: the kind's "
                 "perturbed texts scored both ways (the most over its metrics).",
