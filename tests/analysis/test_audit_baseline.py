@@ -110,3 +110,58 @@ def test_the_command_checks_the_file_before_spending(catalog, tmp_path):
             "judge_audit", "--owner", audit.owner.username, "--study", str(audit.study_id),
             "--judge", "1", "--baseline", str(broken),
         )  # fmt: skip
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_the_command_exits_0_on_a_rerun_and_1_on_a_planted_regression(
+    celery_worker, catalog, tmp_path, capsys
+):
+    """A lab's CI: audit the careful judge and save its card; audit it again against the saved
+    card (the cache answers, nothing is worse: exit 0); audit the careless judge against it:
+    exit 1, naming the figures it got worse on."""
+    from apps.annotation.demo import demo_load
+    from apps.judging.loading import judging_load
+    from apps.judging.models import Strategy
+    from tests.factories import llm_judge_save
+    from tests.fakes.openai_server import FakeOpenAIServer
+    from tests.fakes.scripted_judges import ScriptedJudges
+
+    study = demo_load()
+    judging_load()
+    single = Strategy.objects.filter(slug="cd-zero-shot").latest("version")
+    saved = tmp_path / "careful.json"
+    missed = {"negation", "different-entity", "conflicting-fact", "word-exchange"}
+    with FakeOpenAIServer(reply=ScriptedJudges.of(study, missed)) as server:
+        judges = {
+            name: llm_judge_save(
+                user=study.owner,
+                name=name,
+                base_url=server.base_url,
+                model=name,
+                max_concurrency=8,
+                timeout_s=10.0,
+            )  # fmt: skip
+            for name in ("careful", "careless")
+        }
+
+        def audit(name: str, *options: str) -> None:
+            judge = judges[name]
+            call_command(
+                "judge_audit", "--owner", study.owner.username, "--study", str(study.pk),
+                "--judge", f"{judge.pk}:{single.pk}", "--no-vetted-only",
+                "--wait", "--timeout", "300", *options,
+            )  # fmt: skip
+
+        audit("careful", "--json", str(saved))
+        requests = server.request_count
+        audit("careful", "--baseline", str(saved))  # exit 0: no exception
+        assert server.request_count == requests  # the rerun came from the cache
+        assert "no figure is significantly worse than the saved card" in capsys.readouterr().out
+        with pytest.raises(CommandError) as worse:
+            audit("careless", "--baseline", str(saved))
+    assert worse.value.returncode == 1
+    said = str(worse.value)
+    assert "significantly worse than the saved card" in said
+    assert "worse now: careless · Zero-shot (metric name only): Errors missed: perturbed" in said
+    assert "Position bias" in said

@@ -12,15 +12,13 @@ the careless judge significantly worse where it was scripted to be, and only the
 
 from __future__ import annotations
 
-import re
 import time
-from typing import Any
 
 import pytest
 
 from apps.analysis.definitions import DEFINITIONS
 from apps.catalog.models import Criterion
-from apps.corpus.models import Perturbation, SourceItem
+from apps.corpus.models import Perturbation
 from apps.judging.loading import judging_load
 from apps.judging.models import AuditStatus, Strategy
 from apps.judging.services.audits import audit_plan, audit_refresh, audit_start
@@ -29,6 +27,7 @@ from tests.conftest import ARTIFACTS
 from tests.e2e.screens import overflow
 from tests.factories import PASSWORD, llm_judge_save
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.scripted_judges import ScriptedJudges
 
 pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -40,36 +39,6 @@ CRITERIA = {  # criterion → the kind that hurts its aspect
     "discern-grammaticality-default": "word-exchange",
     "discern-coherence-default": "sentence-exchange",
 }
-PAIR = re.compile(r"Answer A:\n(.*?)\n\nAnswer B:\n(.*?)\n\nReply", re.DOTALL)
-
-
-class Script:
-    """The judges' replies, told apart by model name, from the texts in the prompt."""
-
-    def __init__(self, originals: set[str], perturbed: dict[str, str]) -> None:
-        self.originals, self.perturbed = originals, perturbed
-
-    def __call__(self, request: dict[str, Any]) -> str:
-        model = request.get("model")
-        if model == "generator":
-            return "Here are some thoughts, but no candidate between the tags."
-        if model == "gold":
-            return "80"
-        careless = model == "careless"
-        prompt = "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
-        pair = PAIR.search(prompt)
-        if pair is not None:
-            first_is_original = pair.group(1).strip() in self.originals
-            return "A" if careless or first_is_original else "B"
-        reference = "Assistant's answer:" in prompt
-        if reference:  # the judged text comes after the reference (the original)
-            prompt = prompt.split("Assistant's answer:", 1)[1]
-        text = max((t for t in [*self.originals, *self.perturbed] if t in prompt), key=len)
-        if text in self.originals:
-            return "Justification: fine.\nRating: 5"
-        kind = self.perturbed[text]
-        kept = kind == "fbi-score-invariant" or (careless and kind in MISSED and not reference)
-        return f"Justification: {'fine' if kept else 'flawed'}.\nRating: {5 if kept else 2}"
 
 
 def _study():
@@ -99,15 +68,6 @@ def _study():
                 for person in people:
                     compare(study, pert, criterion, person, "worse" if kind == hurt else "same")
     return study
-
-
-def _script(study) -> Script:
-    items = SourceItem.objects.filter(dataset__studies=study)
-    perturbed = {
-        p.text.strip(): p.kind.slug
-        for p in Perturbation.objects.filter(item__in=items).select_related("kind")
-    }
-    return Script({i.original.strip() for i in items}, perturbed)
 
 
 def _wait(audit, seconds: float = 400) -> None:
@@ -143,7 +103,7 @@ def test_two_judges_audited_verdicts_follow_the_script(page, live_server, catalo
     study = _study()
     owner = study.owner
     single = Strategy.objects.filter(slug="cd-zero-shot").latest("version")
-    with FakeOpenAIServer(reply=_script(study)) as server:
+    with FakeOpenAIServer(reply=ScriptedJudges.of(study, MISSED)) as server:
 
         def judge(name: str):
             return llm_judge_save(
