@@ -141,17 +141,26 @@ def test_the_command_exits_0_on_a_rerun_and_1_on_a_planted_regression(
                 model=name,
                 max_concurrency=8,
                 timeout_s=10.0,
-            )  # fmt: skip
+            )
             for name in ("careful", "careless")
         }
 
         def audit(name: str, *options: str) -> None:
             judge = judges[name]
             call_command(
-                "judge_audit", "--owner", study.owner.username, "--study", str(study.pk),
-                "--judge", f"{judge.pk}:{single.pk}", "--no-vetted-only",
-                "--wait", "--timeout", "300", *options,
-            )  # fmt: skip
+                "judge_audit",
+                "--owner",
+                study.owner.username,
+                "--study",
+                str(study.pk),
+                "--judge",
+                f"{judge.pk}:{single.pk}",
+                "--no-vetted-only",
+                "--wait",
+                "--timeout",
+                "300",
+                *options,
+            )
 
         audit("careful", "--json", str(saved))
         requests = server.request_count
