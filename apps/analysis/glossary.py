@@ -129,21 +129,23 @@ TERMS: dict[str, Term] = {
     ),
 }
 
+TERMS["R-"] = TERMS["R−"]  # the direction as stored ("R-") reads the same
 # Longest terms first, each as a whole word (so "D" never matches inside "D_EW" or "DHP").
 _PATTERN = re.compile(
     "|".join(rf"(?<![\w+−-]){re.escape(t)}(?![\w+−])" for t in sorted(TERMS, key=len, reverse=True))
 )
 
 
-def glossed(text: str) -> SafeString:
-    """``text`` escaped, each glossary term in it wrapped in a link with its gloss as title."""
+def glossed(text: str, base: str = "") -> SafeString:
+    """``text`` escaped, each glossary term in it wrapped in a link with its gloss as title;
+    ``base`` (the server's address) makes the links absolute, for a downloaded file."""
     out: list[str] = []
     last = 0
     for match in _PATTERN.finditer(text):
         term = TERMS[match.group(0)]
         out.append(escape(text[last : match.start()]))
         out.append(
-            f'<a class="term" href="{term.href}" title="{escape(term.gloss)}">'
+            f'<a class="term" href="{base}{term.href}" title="{escape(term.gloss)}">'
             f"{escape(match.group(0))}</a>"
         )
         last = match.end()

@@ -15,8 +15,8 @@ def test_each_term_links_to_a_heading_that_exists(term):
 
 
 def test_terms_are_linked_whole_and_the_rest_is_escaped():
-    html = str(glossed("D_min and D <b>, DHP; R+ then R−"))
-    assert html.count('class="term"') == 4  # D, DHP, R+, R− (not the D of D_min)
+    html = str(glossed("D_min and D <b>, DHP; R+ then R− (stored as R-)"))
+    assert html.count('class="term"') == 5  # D, DHP, R+, R−, R- (not the D of D_min)
     assert "&lt;b&gt;" in html and 'title="Discernment: log base 0.05' in html
 
 

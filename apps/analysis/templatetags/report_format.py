@@ -53,6 +53,7 @@ def linked_rows(shown: dict[str, Any]) -> list[list[dict[str, str]]]:
 
 
 @register.filter
-def glossed(text: Any) -> str:
-    """`{{ label|glossed }}`: the text with each of the papers' terms linked to its gloss."""
-    return _glossed(str(text))
+def glossed(text: Any, base: str = "") -> str:
+    """`{{ label|glossed }}`: the text with each of the papers' terms linked to its gloss;
+    `{{ label|glossed:base }}` with absolute links (a downloaded file)."""
+    return _glossed(str(text), base or "")
