@@ -170,6 +170,6 @@ def test_a_run_without_the_metric_in_its_prompt_is_analysed_as_one_test(demo, fa
     table = next(t for t in judge_reliability.build(run).tables() if t.name == "discernment")
     rows = [dict(zip(table.columns, row, strict=True)) for row in table.rows]
     assert rows and all(row["M"] == 1 for row in rows)
-    per_kind = Perturbation.objects.filter(item__dataset__studies=demo).values("kind__slug")
-    counts = {slug: per_kind.filter(kind__slug=slug).count() for slug in {r["kind"] for r in rows}}
+    per_kind = Perturbation.objects.filter(item__dataset__studies=demo)  # kinds by name
+    counts = {name: per_kind.filter(kind__name=name).count() for name in {r["kind"] for r in rows}}
     assert {row["kind"]: row["n"] for row in rows} == counts

@@ -32,6 +32,6 @@ def with_meanings(report: Report) -> Report:
             [key, d.name, d.direction, d.formula, d.unit, d.population, d.interval, d.threshold]
         )
     if rows:
-        text = "Each figure's definition: the same on every page, download and in docs/figures.md."
+        text = "Each figure's definition, the same on every page and download."
         report.sections.append(Section(TITLE, text, tables=[Table("definitions", COLUMNS, rows)]))
     return report
