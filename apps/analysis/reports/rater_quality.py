@@ -259,9 +259,10 @@ def rater_section(checks: list[RaterCheck]) -> Section:
         "Rater quality",
         "Checks on the human ratings of texts, each corrected for chance: near-duplicate "
         "raters (Cohen's kappa or Spearman near 1 on their shared texts), straight-liners "
-        "(one value nearly throughout where the other raters vary), ordinal alpha with each rater left out (near-duplicates counted once; largest "
-        "rise first, with a bootstrap 95% interval over texts), texts rated by fewer raters "
-        "than the best-covered text. Rows marked warning also head the report.",
+        "(one value nearly throughout where the other raters vary), ordinal alpha with each "
+        "rater left out (near-duplicates counted once; largest rise first, with a bootstrap "
+        "95% interval over texts), texts rated by fewer raters than the best-covered text. "
+        "Rows marked warning also head the report.",
         tables=[
             Table(
                 "rater_checks",
