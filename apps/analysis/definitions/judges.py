@@ -108,9 +108,6 @@ register(
         "D",
         "kinds that should lower the score, each over its perturbed texts",
         D_INTERVAL,
-        threshold=1.0,
-        good="detects",
-        bad="misses",
         terms=("D", "DHP"),
     ),
     Definition(
@@ -148,9 +145,6 @@ register(
         "D",
         "kinds with expert votes",
         D_INTERVAL,
-        threshold=1.0,
-        good="detects",
-        bad="misses",
         terms=("D_EW", "DHP"),
     ),
     Definition(
