@@ -142,7 +142,7 @@ def test_the_card_and_its_downloads_label_and_sign_every_figure(scripted, client
     }
     for key, line in lines.items():  # every line is named by its definition
         assert key in DEFINITIONS, key
-        assert line["figure"] == DEFINITIONS[key].name or key == "D_level"
+        assert line["figure"] == DEFINITIONS[key].name
     assert lines["detection_failure"]["value"] == 0.0  # only affected aspects count
     assert lines["detection_failure"]["n"] == 40 and lines["detection_failure"]["texts"] is None
     assert lines["s_t_delta"]["value"] == 3.0 and lines["s_f_delta"]["value"] == 0.0

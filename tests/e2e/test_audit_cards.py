@@ -175,10 +175,11 @@ def test_two_judges_audited_verdicts_follow_the_script(page, live_server, catalo
         attack = page.locator("table[data-table=card] tbody tr", has_text="Attack success R")
         assert attack.count() == 1  # the search looked for R−: poor texts scored high
         assert "Attack success R−: bad text the judge scores high" in attack.inner_text()
+        headers = page.locator("table[data-table=card] thead th").all_inner_texts()
         for row in page.locator("table[data-table=card] tbody tr").all():
-            cells = row.locator("td").all_inner_texts()
-            if cells[2] != "—":  # a value: its N is there too
-                assert cells[3] not in ("", "—", "0"), cells
+            cells = dict(zip(headers, row.locator("td").all_inner_texts(), strict=True))
+            if cells["Value [95% interval]"] != "—":  # a value: its N is there too
+                assert cells["N (texts)"] not in ("", "—", "0"), cells
         if name == "careless":
             example = page.locator("article.example").first
             assert example.locator("del").count() + example.locator("ins").count() >= 1

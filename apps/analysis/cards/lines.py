@@ -39,6 +39,7 @@ NO_INTERVAL = Estimate(math.nan, math.nan, math.nan, 0)
 LINE_COLUMNS = [
     "key",
     "figure",
+    "scope",
     "part",
     "value",
     "ci_low",
@@ -50,11 +51,13 @@ LINE_COLUMNS = [
 ]
 
 
-def _line(key: str, part: str, e: Estimate, note: str, link: str, figure: str = "") -> Line:
+def _line(key: str, part: str, e: Estimate, note: str, link: str, scope: str = "") -> Line:
+    """One line; ``scope``: what part of the data it covers when not all of it."""
     label = PartKind(part).label if part else "all parts"
     return [
         key,
-        figure or DEFINITIONS[key].name,
+        DEFINITIONS[key].name,
+        scope,
         label,
         rounded(e.value),
         rounded(e.ci_low),
@@ -153,8 +156,8 @@ def _discernment_lines(evidence: SubjectEvidence, per_kind: Units) -> list[Line]
         levels[level_of.get(str(slug), "") or "-"].append(d)
     for level, values in sorted(levels.items()):
         finite = [v for v in values if math.isfinite(v)]
-        figure = f"Mean discernment of the {names.get(level, 'unlevelled').lower()} kinds"
-        rows.append(_line("D_level", part, mean_interval(finite), "", link, figure))
+        scope = f"{names.get(level, 'unlevelled').lower()} kinds"
+        rows.append(_line("D_level", part, mean_interval(finite), "", link, scope))
     return rows
 
 
@@ -179,8 +182,8 @@ def _confusion_lines(evidence: SubjectEvidence) -> list[Line]:
         judge = mean_off_diagonal(aspect_correlation_matrix(judge_scores))
         people = mean_off_diagonal(aspect_correlation_matrix(human_scores))
         estimate = aspect_confusion(judge_scores, human_scores)
-        note = f"{dtype} criteria; judge {rounded(judge)}, people {rounded(people)}"
-        rows.append(_line(key, part, estimate, note, link))
+        note = f"judge {rounded(judge)}, people {rounded(people)}"
+        rows.append(_line(key, part, estimate, note, link, f"{dtype} criteria"))
     if not rows:
         note = "no data: fewer than two aspects scored by both the judge and people"
         rows.append(_line(key, part, NO_INTERVAL, note, link))

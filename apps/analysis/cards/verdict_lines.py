@@ -97,10 +97,7 @@ def _searched(evidence: SubjectEvidence, key: str) -> bool:
 
 
 def _scope(line: Line) -> str:
-    note = str(line[LINE_COLUMNS.index("note")])
-    if line[0] == "aspect_confusion" and " criteria;" in note:
-        return note.split(" criteria;")[0] + " criteria"
-    return ALL
+    return str(line[LINE_COLUMNS.index("scope")]) or ALL
 
 
 def _estimate(line: Line) -> Estimate:

@@ -159,7 +159,7 @@ register(
     ),
     Definition(
         "D_level",
-        "Mean discernment of one level's kinds",
+        "Mean discernment of one level's kinds (the scope names the level)",
         "higher",
         "The mean D of the kinds of one level (character, word or sentence).",
         "D",
