@@ -33,6 +33,7 @@ from apps.analysis.stats.sentiment import polarity_shift
 from apps.catalog.models import Level
 from apps.judging.models import JudgeCall, JudgeRun
 from apps.judging.models.audit import PartKind
+from apps.judging.services.audits import SEARCH_DIRECTION
 
 Line = list[object]
 NO_INTERVAL = Estimate(math.nan, math.nan, math.nan, 0)
@@ -122,12 +123,12 @@ def lines(evidence: SubjectEvidence, units: dict[str, Units]) -> list[Line]:
 
 
 def _other_direction(evidence: SubjectEvidence, key: str) -> bool:
-    """An attack figure of the direction the audit's search did not take (no line for it)."""
+    """An attack figure of the direction the audit's search did not take (or, with no
+    search, would not have taken): the card has no line for it."""
     search = evidence.search()
-    wanted = {"R+": "attack_success_r_plus", "R-": "attack_success_r_minus"}
-    return (
-        search is not None and key.startswith("attack_success") and key != wanted[search.direction]
-    )
+    direction = search.direction if search is not None else SEARCH_DIRECTION
+    wanted = {"R+": "attack_success_r_plus", "R-": "attack_success_r_minus"}[direction]
+    return key.startswith("attack_success") and key != wanted
 
 
 def _discernment_lines(evidence: SubjectEvidence, per_kind: Units) -> list[Line]:

@@ -73,8 +73,6 @@ def verdict_rows(
         by_key[str(line[0])].append(line)
     rows = []
     for key in JUDGED:
-        if key.startswith("attack_success") and not _searched(evidence, key):
-            continue
         for line in by_key.get(key, []):
             scope = _scope(line)
             rows.append(_row(evidence, key, scope, line, units, thresholds[key]))
@@ -85,15 +83,6 @@ def verdict_rows(
 
 def line_of(by_key: dict[str, list[Line]], key: str) -> Line:
     return by_key[key][0]
-
-
-def _searched(evidence: SubjectEvidence, key: str) -> bool:
-    """An attack figure is judged for the direction the audit's search took (both are
-    "not measured" when there was no search)."""
-    search = evidence.search()
-    if search is None:
-        return key == "attack_success_r_minus"  # one "not measured" line for the search
-    return key == {"R+": "attack_success_r_plus", "R-": "attack_success_r_minus"}[search.direction]
 
 
 def _scope(line: Line) -> str:
