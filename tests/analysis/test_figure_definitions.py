@@ -158,6 +158,14 @@ def test_the_card_and_its_downloads_label_and_sign_every_figure(scripted, client
         assert COUNTED.search(figure["caption"]), figure["caption"]
     shown = json.dumps(payload)
     assert "Score change (perturbed" not in shown and "bad text scored high" not in shown
+    side_html = client.get(f"/audits/{audit.pk}/compare/").content.decode()
+    side = client.get(f"/audits/{audit.pk}/compare.json").json()
+    _check_labels(side, side_html)
+    _check_meanings(side, client.get(f"/audits/{audit.pk}/compare.csv").content.decode())
+    for row in next(
+        t for s in side["sections"] for t in s["tables"] if t["name"] == "side_by_side"
+    )["rows"]:
+        assert row[1] == DEFINITIONS[row[0]].name  # side by side names each figure the same
 
 
 def test_docs_list_every_figure_as_the_pages_name_it():

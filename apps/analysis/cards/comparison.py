@@ -14,6 +14,7 @@ from apps.analysis.cards.lines import summarise
 from apps.analysis.cards.units import MEASURES, Measure, Units, measure_units
 from apps.analysis.reports import figures
 from apps.analysis.reports.base import Report, Section, Table, rounded, significant
+from apps.analysis.reports.meanings import with_meanings
 from apps.analysis.stats.paired import (
     PairedResult,
     benjamini_hochberg,
@@ -112,7 +113,7 @@ def build_comparison(audit: JudgeAudit, units: dict[int, dict[str, Units]] | Non
     )
     if len(subjects) < 2:
         report.warnings.append("Only one subject in this audit: nothing to compare.")
-    return report
+    return with_meanings(report)
 
 
 def _side_by_side(subjects, labels, units) -> tuple[Table, list[tuple[Measure, list]]]:
