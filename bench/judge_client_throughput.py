@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import statistics
 import sys
 import time
@@ -34,6 +35,9 @@ from apps.endpoints.client import (
     configure_transport,
 )
 from tests.fakes.openai_server import FakeOpenAIServer, spawn_fake_server
+
+# The model servers these runs call are local: allow loopback (apps/endpoints/egress.py).
+os.environ.setdefault("DISCERN_EGRESS_ALLOW", "loopback")
 
 PROMPT = (
     "Evaluation Criterion:\nFluency: is the summary well written?\n\nSource Content:\n{source}\n\n"

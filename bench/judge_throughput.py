@@ -46,6 +46,9 @@ import sys
 import time
 from pathlib import Path
 
+# The model servers these runs call are local: allow loopback (apps/endpoints/egress.py).
+os.environ.setdefault("DISCERN_EGRESS_ALLOW", "loopback")
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 

@@ -34,6 +34,9 @@ import time
 import urllib.request
 from pathlib import Path
 
+# The model server these runs call may be a local one: allow loopback (apps/endpoints/egress.py).
+os.environ.setdefault("DISCERN_EGRESS_ALLOW", "loopback")
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 VENV = ROOT / "bench" / ".real-model-venv"

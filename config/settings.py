@@ -256,6 +256,12 @@ DISCERN_ZIP_MAX_RATIO = env.int("DISCERN_ZIP_MAX_RATIO", default=100)
 # plus these (comma-separated).
 DISCERN_KEY_VARIABLES = env.list("DISCERN_KEY_VARIABLES", default=[])
 
+# Where model calls may go (apps/endpoints/egress.py, docs/endpoints.md): addresses inside the
+# server's network are refused unless their kind (loopback, private, link-local, multicast,
+# reserved) or network (10.1.2.0/24) is listed here, comma-separated. `make demo` and the test
+# suite allow loopback, for local model servers.
+DISCERN_EGRESS_ALLOW = env.list("DISCERN_EGRESS_ALLOW", default=[])
+
 # HTTP transport of the LLM clients: "aiohttp" (faster, the default) or "httpx" (the SDK's own).
 DISCERN_LLM_TRANSPORT = env.str("DISCERN_LLM_TRANSPORT", default="aiohttp")
 

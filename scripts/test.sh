@@ -8,6 +8,7 @@ export DATABASE_URL=${TEST_DATABASE_URL:-postgres://discern:discern@127.0.0.1:54
 export REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}
 export DJANGO_SECRET_KEY=test-only-secret-key
 export DJANGO_DEBUG=false
+export DISCERN_EGRESS_ALLOW=${DISCERN_EGRESS_ALLOW-loopback}  # local model servers
 export DISCERN_FAST_PASSWORD_HASHER=true
 export DISCERN_LOAD_CATALOG=false  # tests load the catalog themselves (the `catalog` fixture)
 export DISCERN_VAR_DIR=${DISCERN_VAR_DIR:-$PWD/var/test}

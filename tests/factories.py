@@ -128,3 +128,12 @@ def llm_judge_save(*, user=None, shared_with=None, **fields):
 
     settings = _endpoint_settings(fields)
     return judge_save(judge=Judge(**fields), user=user, shared_with=shared_with, endpoint=settings)
+
+
+def key_grant(variable, *users, hosts=""):
+    """An administrator's grant of a key variable to these researchers (bound to ``hosts``)."""
+    from apps.endpoints.models import KeyGrant
+
+    grant = KeyGrant.objects.create(variable=variable, hosts=hosts)
+    grant.users.set(users)
+    return grant

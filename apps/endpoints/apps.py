@@ -8,6 +8,13 @@ class EndpointsConfig(AppConfig):
     verbose_name = "Model endpoints"
 
     def ready(self) -> None:
+        from django.core.exceptions import ImproperlyConfigured
+
         from apps.endpoints.client import configure_transport
+        from apps.endpoints.egress import EgressPolicy
 
         configure_transport(settings.DISCERN_LLM_TRANSPORT)
+        try:
+            EgressPolicy.parse(settings.DISCERN_EGRESS_ALLOW)
+        except ValueError as exc:
+            raise ImproperlyConfigured(str(exc)) from None

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from apps.endpoints.cache_key import cache_key
+from apps.endpoints.egress import EgressRefused, egress_policy
 from apps.endpoints.key_names import key_name_problem
 from apps.endpoints.limiter import EndpointLimiter, limiter_for, limiters_close
 from apps.endpoints.retry import (
@@ -68,6 +69,7 @@ class EndpointConfig:
     base_url: str
     model: str
     api_key_env: str = ""  # NAME of the environment variable holding the key ("" = no key)
+    key_refused: str = ""  # why the key may not be sent here (no grant covers it), if so
     name: str = ""  # identity for the limits (an Endpoint's limit_key); defaults to base_url
     timeout_s: float = 60.0
     max_concurrency: int = 8
@@ -130,6 +132,10 @@ def resolve_api_key(endpoint: EndpointConfig) -> str:
     """
     if not endpoint.api_key_env:
         return NO_KEY_PLACEHOLDER
+    if endpoint.key_refused:
+        raise MissingApiKeyError(
+            f"key variable {endpoint.api_key_env} refused: {endpoint.key_refused}"
+        )
     if problem := key_name_problem(endpoint.api_key_env):
         raise MissingApiKeyError(f"key variable {endpoint.api_key_env!r} refused: {problem}")
     value = os.environ.get(endpoint.api_key_env, "")
@@ -156,11 +162,21 @@ def configure_transport(name: str) -> None:
 
 
 def _http_client(timeout_s: float) -> Any:
+    """The SDK client's HTTP client: redirects are not followed (a model server does not
+    redirect, and a redirect could lead inside); the httpx one checks the egress policy."""
+    import httpx2
     import openai
 
     if _transport == "aiohttp":
-        return openai.DefaultAioHttpClient(timeout=timeout_s, verify=tls_context())
-    return openai.DefaultAsyncHttpxClient(timeout=timeout_s, verify=tls_context())
+        return openai.DefaultAioHttpClient(
+            timeout=timeout_s, verify=tls_context(), follow_redirects=False
+        )
+    from apps.endpoints.egress_guard import CheckedTransport
+
+    transport = CheckedTransport(httpx2.AsyncHTTPTransport(verify=tls_context()), egress_policy())
+    return openai.DefaultAsyncHttpxClient(
+        timeout=timeout_s, transport=transport, follow_redirects=False
+    )
 
 
 @functools.cache
@@ -207,6 +223,8 @@ class Poster:
     def __init__(self, sdk: openai.AsyncOpenAI, endpoint: EndpointConfig) -> None:
         import aiohttp
 
+        from apps.endpoints.egress_guard import GuardedResolver
+
         self.sdk = sdk
         self.base_url = str(sdk.base_url).rstrip("/")
         headers = {**sdk.default_headers, **sdk.auth_headers}
@@ -215,10 +233,10 @@ class Poster:
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=endpoint.timeout_s, sock_read=endpoint.timeout_s
         )
-        # no connection cap of its own: the endpoint's limiter bounds the requests in flight
-        self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=0), timeout=timeout
-        )
+        # no connection cap of its own: the endpoint's limiter bounds the requests in flight;
+        # names resolve through the egress policy's guard, and no redirect is followed
+        connector = aiohttp.TCPConnector(limit=0, resolver=GuardedResolver(egress_policy()))
+        self.session = aiohttp.ClientSession(connector=connector, timeout=timeout)
 
     async def post(self, path: str, body: dict[str, Any]) -> tuple[int, Any, bytes]:
         """(status, headers, content) of a 2xx reply; the SDK's exception otherwise."""
@@ -227,12 +245,16 @@ class Poster:
         url = self.base_url + path
         data = json.dumps(body).encode()
         try:
-            async with self.session.post(url, data=data, headers=self.headers) as response:
+            async with self.session.post(
+                url, data=data, headers=self.headers, allow_redirects=False
+            ) as response:
                 content = await response.read()
                 status, headers = response.status, response.headers
         except TimeoutError as exc:  # aiohttp's own, between bytes (the deadline is ours)
             raise _sdk_error("timeout", url) from exc
         except (aiohttp.ClientError, OSError) as exc:
+            if isinstance(exc.__cause__, EgressRefused):
+                raise exc.__cause__ from None
             raise _sdk_error("connection", url) from exc
         if not 200 <= status < 300:
             import httpx2
@@ -479,6 +501,8 @@ async def complete(
     run's request counter: an attempt abandoned at cancel or kill was still received by the
     server)."""
     started = time.perf_counter()
+    if problem := egress_policy().url_problem(endpoint.base_url):  # literal addresses
+        return _failed(Failure("config", problem, transient=False), "", total_s=0.0)
     try:
         api_key = resolve_api_key(endpoint)
     except MissingApiKeyError as exc:

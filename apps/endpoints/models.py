@@ -16,6 +16,7 @@ from django.db import models
 from django.db.models import Q
 
 from apps.endpoints.client import EndpointConfig
+from apps.endpoints.egress import egress_policy
 from apps.endpoints.key_names import key_name_problem
 from apps.endpoints.retry import RetryPolicy
 
@@ -27,9 +28,13 @@ def validate_key_variable(name: str) -> None:
 
 
 def validate_http_url(url: str) -> None:
+    """An http(s) address the egress policy allows, as far as the URL tells (the addresses a
+    name resolves to are checked when a worker connects: apps.endpoints.egress)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValidationError("an http:// or https:// address, e.g. https://api.openai.com/v1")
+    if problem := egress_policy().url_problem(url):
+        raise ValidationError(problem)
 
 
 #: Keys an endpoint's default_params may hold; a strategy's own settings win over them.
@@ -47,6 +52,84 @@ ENDPOINT_SETTINGS = (
     "max_attempts",
     "max_tokens_param",
 )
+
+
+def host_matches(host: str, pattern: str) -> bool:
+    """``api.openai.com`` matches itself; ``*.example.com`` matches its sub-domains."""
+    host, pattern = host.rstrip(".").lower(), pattern.strip().rstrip(".").lower()
+    if pattern.startswith("*."):
+        return host.endswith(pattern[1:])
+    return host == pattern
+
+
+class KeyGrantQuerySet(models.QuerySet["KeyGrant"]):
+    def for_user(self, user: Any) -> KeyGrantQuerySet:
+        """The grants that cover this researcher: by name or through one of their groups."""
+        if not (user is not None and user.is_authenticated and user.is_researcher):
+            return self.none()
+        return self.filter(Q(users=user) | Q(groups__in=user.groups.all())).distinct()
+
+    def granted_variables(self, user: Any) -> list[str]:
+        """The key variables this researcher may name, sorted."""
+        return sorted(set(self.for_user(user).values_list("variable", flat=True)))
+
+    def problem(self, owner: Any, variable: str, base_url: str) -> str | None:
+        """Why an endpoint of ``owner`` may not send ``variable``'s key to ``base_url``, or
+        None when it may. No key needs no grant; administrators and the shipped endpoints
+        (no owner) need none; a researcher needs a grant covering them and, when the grant
+        names hosts, the address's host among them."""
+        if not variable or owner is None or owner.is_superuser:
+            return None
+        grants = list(self.for_user(owner).filter(variable=variable))
+        if not grants:
+            mine = self.granted_variables(owner)
+            yours = f"keys granted to you: {', '.join(mine)}" if mine else "none is granted to you"
+            return (
+                f"{variable} is not granted to you ({yours}); an administrator grants keys "
+                "in the admin, under Key grants"
+            )
+        host = urlsplit(base_url).hostname or ""
+        if any(grant.allows_host(host) for grant in grants):
+            return None
+        hosts = sorted({h for grant in grants for h in grant.host_list()})
+        return f"{variable} may be sent only to {', '.join(hosts)}, not to {host}"
+
+
+class KeyGrant(models.Model):
+    """An administrator's grant of one key variable to researchers, by name or by group,
+    optionally bound to the hosts the key may be sent to (docs/endpoints.md, Keys). An
+    endpoint may name a key only when a grant covers its owner; sharing a judge shares its
+    use, with the owner's grant and its hosts."""
+
+    variable = models.CharField(
+        max_length=100,
+        validators=[validate_key_variable],
+        help_text="The environment variable holding the key: DISCERN_KEY_...",
+    )
+    users = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
+    groups = models.ManyToManyField("auth.Group", blank=True, related_name="+")
+    hosts = models.TextField(
+        blank=True,
+        help_text="Host names the key may be sent to, one per line (*.example.com: its "
+        "sub-domains); empty: any host the egress policy allows.",
+    )
+    note = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = KeyGrantQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["variable", "pk"]
+
+    def __str__(self) -> str:
+        return self.variable
+
+    def host_list(self) -> list[str]:
+        return [line.strip() for line in self.hosts.replace(",", "\n").splitlines() if line.strip()]
+
+    def allows_host(self, host: str) -> bool:
+        hosts = self.host_list()
+        return not hosts or any(host_matches(host, pattern) for pattern in hosts)
 
 
 class EndpointQuerySet(models.QuerySet["Endpoint"]):
@@ -130,12 +213,18 @@ class Endpoint(models.Model):
         """The name its concurrency and rate limits are shared under, by every caller."""
         return f"endpoint-{self.pk}"
 
+    def key_problem(self) -> str | None:
+        """Why its owner may not send its key to its address (KeyGrantQuerySet.problem)."""
+        return KeyGrant.objects.problem(self.owner, self.api_key_env, self.base_url)
+
     def config(self) -> EndpointConfig:
-        """What the client needs to call it."""
+        """What the client needs to call it; a key its owner is not (or no longer) granted
+        for this address is refused there, with the reason."""
         return EndpointConfig(
             base_url=self.base_url,
             model=self.model,
             api_key_env=self.api_key_env,
+            key_refused=self.key_problem() or "",
             name=self.limit_key,
             timeout_s=self.timeout_s,
             max_concurrency=self.max_concurrency,

@@ -13,12 +13,15 @@ The openai client is built with ``max_retries=0`` so that retries happen only he
 from __future__ import annotations
 
 import email.utils
+import json
 import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from apps.endpoints.egress import EgressRefused
 
 if TYPE_CHECKING:  # imported where used, so that loading the models never imports the SDK
     import openai
@@ -123,12 +126,35 @@ def _status_failure(error: openai.APIStatusError) -> Failure:
         transient = should_retry == "true"
     return Failure(
         kind=kind,
-        message=error.message,
+        message=provider_message(error.response.content),
         transient=transient,
         status_code=status,
         retry_after_s=retry_after_seconds(headers),
         request_id=error.request_id,
     )
+
+
+def provider_message(content: bytes, limit: int = 500) -> str:
+    """The provider's own words in an error reply, in the shapes model servers use
+    (``{"error": {"message": ...}}``, ``{"error": "..."}``, ``{"message": ...}``,
+    ``{"detail": "..."}``). Anything else is not shown: a server that is not a model server
+    (a database, a metadata service) must not have its reply copied to the researcher."""
+    try:
+        body = json.loads(content)
+    except ValueError:
+        body = None
+    words: Any = None
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict):
+            error = error.get("message")
+        words = next(
+            (w for w in (error, body.get("message"), body.get("detail")) if isinstance(w, str)),
+            None,
+        )
+    if not words:
+        return "the reply is not an OpenAI-compatible error; its body is not shown"
+    return words if len(words) <= limit else words[:limit] + "…"
 
 
 def classify(error: BaseException, policy: RetryPolicy) -> Failure | None:
@@ -137,6 +163,8 @@ def classify(error: BaseException, policy: RetryPolicy) -> Failure | None:
 
     if isinstance(error, openai.APIStatusError):
         return _status_failure(error)
+    if isinstance(error, EgressRefused):
+        return Failure("config", str(error), transient=False)
     if isinstance(error, AttemptDeadline):
         return Failure("timeout", str(error), transient=True)
     if isinstance(error, openai.APITimeoutError) and not _refused(error):

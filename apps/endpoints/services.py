@@ -1,4 +1,5 @@
-"""Endpoints: the checks that span fields, and saving one for its owner."""
+"""Endpoints: the checks that span fields (a key granted to the owner for this address
+included), and saving one for its owner."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from apps.endpoints.key_names import key_name_problem
 from apps.endpoints.models import DEFAULT_PARAM_KEYS, ENDPOINT_SETTINGS, Endpoint
 
 
@@ -15,6 +17,8 @@ def endpoint_problems(endpoint: Endpoint) -> dict[str, str]:
     """What is wrong beyond single fields: the address and model missing, unknown defaults."""
     needed = ("base_url", "model")
     problems = {name: "an endpoint needs this" for name in needed if not getattr(endpoint, name)}
+    if not key_name_problem(endpoint.api_key_env) and (refused := endpoint.key_problem()):
+        problems["api_key_env"] = refused  # (a name outside the allow-list: its own error)
     if not isinstance(endpoint.default_params, dict):
         problems["default_params"] = "a JSON object"
     elif unknown := set(endpoint.default_params) - DEFAULT_PARAM_KEYS:

@@ -31,6 +31,9 @@ sys.path.insert(0, str(HERE))
 
 import venvs  # noqa: E402
 
+# The model servers these runs call are local: allow loopback (apps/endpoints/egress.py).
+os.environ.setdefault("DISCERN_EGRESS_ALLOW", "loopback")
+
 INSPECT = ["inspect-ai==0.3.285", "openai"]
 
 

@@ -14,7 +14,13 @@ from rest_framework.authtoken.models import Token
 from apps.endpoints.models import Endpoint
 from apps.judging.models import Judge, JudgeCall, ParseStatus
 from apps.judging.services import judge_save
-from tests.factories import DatasetFactory, SourceItemFactory, UserFactory, llm_judge_save
+from tests.factories import (
+    DatasetFactory,
+    SourceItemFactory,
+    UserFactory,
+    key_grant,
+    llm_judge_save,
+)
 from tests.judging.conftest import llm_judge, strategy, work
 from tests.judging.test_runs import one_text
 
@@ -41,6 +47,7 @@ def alpha_judge(demo, server, **options) -> Judge:
 
 
 def test_another_researcher_cannot_edit_or_use_a_judge(demo, beta, api_client, fake_openai_server):
+    key_grant("DISCERN_KEY_ALPHA", demo.owner, beta)
     judge = alpha_judge(demo, fake_openai_server, api_key_env="DISCERN_KEY_ALPHA")
     before = model_to_dict(Judge.objects.get(pk=judge.pk))
     endpoint_before = model_to_dict(Endpoint.objects.get(judges=judge))
@@ -110,6 +117,7 @@ def test_a_key_variable_outside_the_allow_list_is_refused_at_save(
 
 def test_settings_may_allow_more_names(demo, fake_openai_server, settings):
     settings.DISCERN_KEY_VARIABLES = ["OPENAI_API_KEY"]
+    key_grant("OPENAI_API_KEY", demo.owner)
     judge = alpha_judge(demo, fake_openai_server, api_key_env="OPENAI_API_KEY")
     assert judge.endpoint.api_key_env == "OPENAI_API_KEY"
     with pytest.raises(ValidationError):

@@ -23,7 +23,13 @@ from apps.corpus.generation.checks import checked
 from apps.corpus.generation.llm_prompt import build_messages, parse_generation
 from apps.corpus.generation.seeds import derived_seed
 from apps.corpus.models import GenerationJob, Origin, Perturbation, SourceItem
-from apps.endpoints.client import CallOutcome, SamplingParams, close_clients, complete
+from apps.endpoints.client import (
+    CallOutcome,
+    EndpointConfig,
+    SamplingParams,
+    close_clients,
+    complete,
+)
 
 
 def _external_id(job: GenerationJob, prompt: KindPrompt, seed: int) -> str:
@@ -69,7 +75,8 @@ def llm_generate(job: GenerationJob, work, problems: list[dict[str, str]]) -> li
     """Make the calls and turn usable replies into (unsaved) perturbations."""
     if not work:
         return []
-    outcomes = asyncio.run(_call_all(job, work))
+    assert job.generator is not None
+    outcomes = asyncio.run(_call_all(job, job.generator.config(), work))
     made = []
     for (item, kind, prompt, seed, external_id), (messages, params, outcome) in zip(
         work, outcomes, strict=True
@@ -109,12 +116,11 @@ def llm_generate(job: GenerationJob, work, problems: list[dict[str, str]]) -> li
     return made
 
 
-async def _call_all(job: GenerationJob, work) -> list[tuple[list, SamplingParams, CallOutcome]]:
+async def _call_all(
+    job: GenerationJob, endpoint: EndpointConfig, work
+) -> list[tuple[list, SamplingParams, CallOutcome]]:
     """Every call at once: the endpoint's limiter (``complete`` takes it) lets through as
     many as its concurrency and requests per minute allow, over all workers."""
-    generator = job.generator
-    assert generator is not None
-    endpoint = generator.config()
 
     async def one(item, kind, prompt, seed, _):
         text_name = item.task.text_name if item.task else "text"

@@ -1,0 +1,139 @@
+"""Where a model call may go: the egress policy (docs/endpoints.md, Where calls may go).
+
+A researcher types an endpoint's base URL and a worker posts to it, so a URL must never reach
+the server's own network: addresses that are loopback, private, link-local (cloud metadata),
+multicast or otherwise reserved are refused unless the administrator allows their kind or
+network in ``DISCERN_EGRESS_ALLOW`` (e.g. ``loopback`` for a local model server, as
+``make demo`` does; ``10.1.2.0/24`` for one network). Cloud metadata addresses are refused even
+then, unless their own address is listed. Credentials in a URL are refused too.
+
+Checked twice: when an endpoint is saved (``url_problem``: literal addresses, well-known
+metadata names, credentials), and when a worker connects (``address_problem`` on every address
+the host name resolves to, by the client's resolver), so that a name that resolves, or later
+re-resolves, to an inside address does not pass.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+#: The kinds of inside address an administrator may allow by name.
+KINDS = ("loopback", "private", "link-local", "multicast", "reserved")
+#: Cloud metadata services: never reached unless their exact address is allowed.
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a)
+    for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254")
+)
+METADATA_NAMES = frozenset(
+    {"metadata", "metadata.google.internal", "instance-data", "instance-data.ec2.internal"}
+)
+SETTING = "DISCERN_EGRESS_ALLOW"
+
+
+class EgressRefused(OSError):
+    """A connection the egress policy does not allow (raised by the client's resolver)."""
+
+
+def address_kind(address: IPAddress) -> str | None:
+    """The kind of inside address this is, or None for a public one."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address_kind(address.ipv4_mapped)
+    if address in METADATA_ADDRESSES:
+        return "metadata"
+    if address.is_loopback:
+        return "loopback"
+    if address.is_link_local:
+        return "link-local"
+    if address.is_multicast:
+        return "multicast"
+    if address.is_unspecified or address.is_reserved:
+        return "reserved"
+    if address.is_private or not address.is_global:
+        return "private"
+    return None
+
+
+@dataclass(frozen=True)
+class EgressPolicy:
+    kinds: frozenset[str] = frozenset()
+    networks: tuple[IPNetwork, ...] = ()
+
+    @classmethod
+    def parse(cls, entries: Iterable[str]) -> EgressPolicy:
+        """From the setting's entries: kinds (``loopback``...) and networks (``10.0.0.0/8``)."""
+        kinds: set[str] = set()
+        networks: list[IPNetwork] = []
+        for entry in (e.strip() for e in entries):
+            if not entry:
+                continue
+            if entry in KINDS:
+                kinds.add(entry)
+                continue
+            try:
+                networks.append(ipaddress.ip_network(entry, strict=False))
+            except ValueError:
+                raise ValueError(
+                    f"{SETTING}: {entry!r} is neither a kind ({', '.join(KINDS)}) nor a network"
+                ) from None
+        return cls(frozenset(kinds), tuple(networks))
+
+    def address_problem(self, address: IPAddress, host: str = "") -> str | None:
+        """Why a call may not connect to this address, or None when it may."""
+        kind = address_kind(address)
+        if kind is None or any(address in network for network in self.networks):
+            return None
+        if kind in self.kinds:
+            return None
+        named = f"{host} resolves to {address}" if host and host != str(address) else str(address)
+        return (
+            f"refused by the egress policy: {named} is a {kind} address, inside the server's "
+            f"network; an administrator may allow it ({SETTING})"
+        )
+
+    def url_problem(self, url: str) -> str | None:
+        """Why an endpoint may not have this base URL, as far as the URL alone tells."""
+        parts = urlsplit(url)
+        if parts.username is not None or parts.password is not None:
+            return "no user name or password in the address: a key goes in a key variable"
+        host = (parts.hostname or "").rstrip(".").lower()
+        if host in METADATA_NAMES:
+            return self.address_problem(METADATA_ADDRESS_OF_NAME, host)
+        if host == "localhost" or host.endswith(".localhost"):
+            return self.address_problem(LOOPBACK, host)
+        address = literal_address(host)
+        return None if address is None else self.address_problem(address, host)
+
+
+METADATA_ADDRESS_OF_NAME = ipaddress.ip_address("169.254.169.254")
+LOOPBACK = ipaddress.ip_address("127.0.0.1")
+
+
+def literal_address(host: str) -> IPAddress | None:
+    """The address a host written as one means, legacy IPv4 forms included (``0x7f000001``,
+    ``2130706433``, ``127.1``, which the system resolver accepts too); None for a name."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None
+
+
+def egress_policy() -> EgressPolicy:
+    """The policy in force: the setting, or the environment variable when Django is not set up
+    (a benchmark's bare client)."""
+    from django.conf import settings
+
+    if settings.configured:
+        return EgressPolicy.parse(getattr(settings, SETTING, ()) or ())
+    return EgressPolicy.parse(os.environ.get(SETTING, "").split(","))

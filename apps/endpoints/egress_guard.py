@@ -1,0 +1,65 @@
+"""The egress policy where the client connects (apps.endpoints.egress): the aiohttp
+transport's resolver, and a check before each request of the httpx transport. Imported where a
+client is made, not with the models."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from typing import Any
+
+import aiohttp
+import httpx2
+from aiohttp.abc import AbstractResolver, ResolveResult
+
+from apps.endpoints.egress import EgressPolicy, EgressRefused
+
+
+class GuardedResolver(AbstractResolver):
+    """aiohttp's default resolver, refusing a name when any of its addresses is refused: the
+    connector connects only to what this returns, so a name that resolves (or re-resolves) to
+    an inside address never gets a connection."""
+
+    def __init__(self, policy: EgressPolicy) -> None:
+        self.policy = policy
+        self.inner = aiohttp.DefaultResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        results = await self.inner.resolve(host, port, family)
+        check(self.policy, host, [result["host"] for result in results])
+        return results
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+class CheckedTransport(httpx2.AsyncBaseTransport):
+    """The httpx transport's guard: the host's addresses are checked before each request (the
+    connection then resolves the name again; the aiohttp transport, the default, connects only
+    to the addresses it checked)."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport, policy: EgressPolicy) -> None:
+        self.inner, self.policy = inner, policy
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        url = request.url
+        port = url.port or (443 if url.scheme == "https" else 80)
+        infos: list[Any] = await asyncio.get_running_loop().getaddrinfo(
+            url.host, port, type=socket.SOCK_STREAM
+        )
+        check(self.policy, url.host, [info[4][0] for info in infos])
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def check(policy: EgressPolicy, host: str, addresses: list[str]) -> None:
+    """EgressRefused when any address the host resolves to is refused."""
+    for text in addresses:
+        address = ipaddress.ip_address(text.split("%")[0])
+        if problem := policy.address_problem(address, host):
+            raise EgressRefused(problem)
