@@ -16,7 +16,9 @@ and always returns a ``CallOutcome`` (it raises only on bugs and cancellation):
   concurrency and requests per minute, shared by all workers through Redis); the slot is
   released while waiting to retry;
 - ``max_tokens`` is always sent; the outcome records text, token usage, latency, attempts,
-  the server's request id (``x-request-id``), system_fingerprint and, if asked, logprobs.
+  the server's request id (``x-request-id``), system_fingerprint and, if asked, logprobs;
+- the endpoint's key never leaves in an outcome: ``mask_key`` replaces it by "***" in the
+  reply text and the error message.
 
 Errors of the limiter's own infrastructure (Redis unreachable) are not the endpoint's fault
 and propagate, for the worker's task-level retry to handle.
@@ -469,14 +471,26 @@ async def _attempt(
     return replace(outcome, request_id=headers.get("x-request-id"))
 
 
-def _failed(failure: Failure, api_key: str, **fields: Any) -> CallOutcome:
-    message = failure.message
-    if api_key and api_key != NO_KEY_PLACEHOLDER:
-        message = message.replace(api_key, "***")
+KEY_MASK = "***"
+
+
+def mask_key(text: str | None, secret: str) -> str | None:
+    """``text`` with every occurrence of the endpoint's key replaced by "***".
+
+    Applied to the reply text and the error message of every outcome ``complete`` returns, so
+    a server that echoes the Authorization header, or an error that quotes the key, is never
+    stored, logged or exported with it. ``secret`` is "" for a keyless endpoint.
+    """
+    if not text or not secret:
+        return text
+    return text.replace(secret, KEY_MASK)
+
+
+def _failed(failure: Failure, secret: str, **fields: Any) -> CallOutcome:
     return CallOutcome(
         ok=False,
         error_kind=failure.kind,
-        error_message=message,
+        error_message=mask_key(failure.message, secret),
         status_code=failure.status_code,
         request_id=failure.request_id,
         **fields,
@@ -507,6 +521,7 @@ async def complete(
         api_key = resolve_api_key(endpoint)
     except MissingApiKeyError as exc:
         return _failed(Failure("config", str(exc), transient=False), "", total_s=0.0)
+    secret = api_key if endpoint.api_key_env else ""  # never the keyless placeholder
     request = build_request(endpoint, messages, params)
     sender: openai.AsyncOpenAI | Poster
     if client is not None:
@@ -534,7 +549,8 @@ async def complete(
             latency = time.perf_counter() - attempt_started
         if failure is None:
             total = time.perf_counter() - started
-            return replace(outcome, latency_s=latency, total_s=total, attempts=attempt)
+            text = mask_key(outcome.text, secret)
+            return replace(outcome, text=text, latency_s=latency, total_s=total, attempts=attempt)
         delay = _retry_delay(failure, policy, attempt, rng)
         if delay is None:
             failure = _final(failure, policy, attempt)
@@ -546,7 +562,7 @@ async def complete(
                 attempt,
                 failure.kind,
             )
-            return _failed(failure, api_key, latency_s=latency, total_s=total, attempts=attempt)
+            return _failed(failure, secret, latency_s=latency, total_s=total, attempts=attempt)
         logger.info(
             "LLM call to %s (%s) attempt %d: %s (HTTP %s); retrying in %.2fs",
             endpoint.limit_key,

@@ -458,6 +458,33 @@ def test_api_key_comes_from_the_named_env_var(
     assert secret not in everything and "sk-wrong-key-9876543210" not in everything
 
 
+@pytest.mark.usefixtures("transport")
+def test_a_reply_or_error_that_repeats_the_key_leaves_masked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secret = "sk-test-discern-echoed-0123456789"
+    monkeypatch.setenv("DISCERN_KEY_TEST_ECHO", secret)
+    with FakeOpenAIServer(api_key=secret) as server:
+        server.enqueue(
+            Fault.reply(f"You sent: Authorization: Bearer {secret}\nRating: 4 ({secret})"),
+            Fault.error(400, f"Invalid request from key {secret}"),
+        )
+        echoed = call(server, api_key_env="DISCERN_KEY_TEST_ECHO")
+        refused = call(server, api_key_env="DISCERN_KEY_TEST_ECHO")
+    assert echoed.ok
+    assert echoed.text == "You sent: Authorization: Bearer ***\nRating: 4 (***)"
+    assert not refused.ok and refused.error_kind == "client_error"
+    assert "Invalid request from key ***" in (refused.error_message or "")
+    assert secret not in repr(echoed) + repr(refused)
+
+
+def test_a_keyless_endpoint_masks_nothing(server: FakeOpenAIServer) -> None:
+    """A local server needs no key: the placeholder sent in its place is not a secret."""
+    server.enqueue(Fault.reply(f"Rating: 4, {llm_client.NO_KEY_PLACEHOLDER}"))
+    outcome = call(server)
+    assert outcome.text == f"Rating: 4, {llm_client.NO_KEY_PLACEHOLDER}"
+
+
 def test_missing_env_var_fails_without_calling(
     server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -363,6 +363,79 @@ def test_pairwise_refuses_to_guess(reply: str, reason_part: str) -> None:
     assert reason_part in result.reason
 
 
+# -- two ratings in one reply: conflicting in every format ------------------------------------
+
+TWO_RATINGS = [
+    (score_only, "2\n\nHmm, on reflection: 5", "conflicting scores: 2, 5"),
+    (hundred, "20\n\nHmm, on reflection: 50", "conflicting scores: 20, 50"),
+    (hundred, "Score: 20\n\nHmm, on reflection: 50", "conflicting scores: 20, 50"),
+    (rating, "2\n\nHmm, on reflection: 5", "conflicting ratings: 2, 5"),
+    (rating, "Analysis: ok\nRating: 2\n\nHmm, on reflection: 5", "conflicting ratings: 2, 5"),
+    (rating, "Analysis: ok\nRating: 2\n\n5", "conflicting ratings: 2, 5"),
+    (rating, "Analysis: ok\nRating: 4\nScore: 3", "conflicting ratings: 3, 4"),
+    (prometheus, "2\n\nHmm, on reflection: 5", "conflicting results: 2, 5"),
+    (prometheus, "Feedback: ok [RESULT] 2\n\nHmm, on reflection: 5", "conflicting results: 2, 5"),
+    (pairwise, "A\n\nHmm, on reflection: B", "conflicting verdicts: A, B"),
+    (pairwise, "Verdict: A\n\nHmm, on reflection: B", "conflicting verdicts: A, B"),
+    (pairwise, "[[A]]\n\nOn second thought: Output (b)", "conflicting verdicts: A, B"),
+    (pairwise, "Verdict: A\n\nActually: tie", "conflicting verdicts: A, tie"),
+]
+
+
+@pytest.mark.parametrize(("parser", "reply", "reason"), TWO_RATINGS)
+def test_two_different_ratings_are_conflicting_in_every_format(
+    parser: PairwiseParser | ScoreOnlyParser | AnalysisRatingParser | PrometheusParser,
+    reply: str,
+    reason: str,
+) -> None:
+    result = parser.parse(reply)
+    assert result.status == "unparsed", (parser.name, result)
+    assert result.score is None and result.verdict is None
+    assert result.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("parser", "reply", "expected"),
+    [
+        # the same rating twice
+        (score_only, "2\n\nHmm, on reflection: 2", 2.0),
+        (hundred, "20\n\nHmm, on reflection: 20", 20.0),
+        (rating, "Analysis: ok\nRating: 2\n\nHmm, on reflection: 2", 2.0),
+        (prometheus, "Feedback: ok [RESULT] 2\n\nHmm, on reflection: 2", 2.0),
+        (pairwise, "A\n\nHmm, on reflection: A", "A"),
+        # numbers that are not a second rating: other levels named in the analysis, the
+        # scale's wording, counts off the scale, a fraction of another number
+        (rating, "Analysis: it does not deserve a 5; 3 out of 5 facts are kept.\nRating: 4", 4.0),
+        (rating, "Analysis: on the scale used: 1-5\nWords: 120\nRating: 4", 4.0),
+        (rating, "Analysis: ok\nRating: 4\n\nOut of ten: 8/10", 4.0),
+        (prometheus, "Feedback: unlike a score 5 response, it misses a step. [RESULT] 4", 4.0),
+        (prometheus, "Feedback: a score of 3 would be too low.\nWords: 120\n[RESULT] 4", 4.0),
+        (score_only, "4\n\nOn a 1-5 scale, that is good.", 4.0),
+        (pairwise, "Note: a\nVerdict: B", "B"),  # a bare side must be a capital letter
+    ],
+)
+def test_a_repeated_rating_or_a_number_that_is_no_rating_keeps_parsing(
+    parser: PairwiseParser | ScoreOnlyParser | AnalysisRatingParser | PrometheusParser,
+    reply: str,
+    expected: float | str,
+) -> None:
+    result = parser.parse(reply)
+    assert result.status == "parsed", (parser.name, result)
+    assert (result.verdict if isinstance(expected, str) else result.score) == expected
+
+
+@given(st.integers(1, 5), st.integers(1, 5))
+def test_a_second_rating_on_reflection_is_never_ignored(first: int, second: int) -> None:
+    on_reflection = f"\n\nHmm, on reflection: {second}"
+    for parser, reply in (
+        (score_only, f"{first}{on_reflection}"),
+        (hundred, f"{first * 10}\n\nHmm, on reflection: {second * 10}"),
+        (rating, f"Analysis: ok\nRating: {first}{on_reflection}"),
+        (prometheus, f"Feedback: ok [RESULT] {first}{on_reflection}"),
+    ):
+        assert parser.parse(reply).parsed == (first == second), (parser.name, reply)
+
+
 # -- registry ---------------------------------------------------------------------------------
 
 

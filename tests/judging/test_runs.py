@@ -309,6 +309,27 @@ def test_a_missing_api_key_is_an_error_naming_the_variable(
     assert "sk-secret" not in json.dumps(list(JudgeCall.objects.values_list("request", flat=True)))
 
 
+def test_a_reply_or_error_that_repeats_the_key_is_stored_masked(
+    demo, criteria, item, fake_openai_server, monkeypatch
+):
+    secret = "sk-secret-echoed-0123456789"
+    monkeypatch.setenv("DISCERN_KEY_TEST", secret)
+    fake_openai_server.api_key = secret
+    fake_openai_server.enqueue(Fault.error(400, f"Invalid request from key {secret}"))
+    judge = llm_judge(fake_openai_server, api_key_env="DISCERN_KEY_TEST")
+    run = work(one_text(demo, judge, "fbi-single-vanilla", criteria("overall"), item))
+    failed = run.calls.get()
+    assert failed.parse_status == ParseStatus.ERROR
+    assert "Invalid request from key ***" in failed.error
+    fake_openai_server.enqueue(Fault.reply(f"4\nYou sent: Bearer {secret}"))
+    again = work(judge_run_rerun(run=run, user=demo.owner))
+    echoed = again.calls.get()
+    assert echoed.raw_response == "4\nYou sent: Bearer ***"
+    assert echoed.parse_status == ParseStatus.PARSED and echoed.score == 4
+    stored = JudgeCall.objects.values_list("raw_response", "error", "request")
+    assert secret not in json.dumps(list(stored))
+
+
 def test_a_run_whose_calls_make_no_progress_fails_with_the_reason(
     demo, criteria, item, fake_openai_server, monkeypatch
 ):

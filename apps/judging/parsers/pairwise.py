@@ -5,6 +5,7 @@ Only explicit verdict signals count, never prose such as "Response A is more det
 - MT-Bench brackets ``[[A]]``, ``[[B]]``, ``[[C]]`` (C is MT-Bench's tie) or ``[[tie]]``;
 - a label: "Verdict: B", "Final decision: Output (a)", "Winner: tie", "Answer: A" (line start);
 - a line that is only a verdict: "A", "Output (b)", "Response A.", "Tie", "Output (a) is better";
+- a line ending in a verdict after a colon: "Hmm, on reflection: B" (a bare side a capital);
 - a plain sentence of preference: "A is better than B.", "B is the better answer.",
   "I prefer Response A" (a bare side must be a capital A or B).
 
@@ -48,6 +49,12 @@ _BETTER = re.compile(  # "A is better than B.", "B is the better answer.", "Outp
     r"(?<![\w])" + _SIDE + r"[ \t]+is[ \t]+(?:(?i:much|slightly|clearly|far|the|overall|"
     r"definitely)[ \t]+)*(?i:better|preferred|preferable|superior|stronger)(?![\w])"
 )
+_STATED = re.compile(  # a line ending in a verdict after a colon: "Hmm, on reflection: B"
+    r"^[ \t]*[A-Za-z][A-Za-z ,\-']{0,40}?[ \t]*[:=][ \t]*(?:"
+    + _SIDE
+    + r"|(?P<tie>(?i:tie|draw))(?![\w]))[ \t]*[.!]?[ \t]*$",
+    re.MULTILINE,
+)
 _PREFER = re.compile(  # "I prefer B", "I would choose Response A"
     r"\b(?i:I(?:[ \t]+would|'d)?[ \t]+(?:prefer|choose|pick|select))[ \t]+" + _SIDE
 )
@@ -74,7 +81,7 @@ class PairwiseParser:
             return ParseResult.unparsed("empty reply")
         signals = [
             _verdict(m)
-            for pattern in (_BRACKETS, _LABELED, _LINE, _BETTER, _PREFER)
+            for pattern in (_BRACKETS, _LABELED, _LINE, _STATED, _BETTER, _PREFER)
             for m in pattern.finditer(clean)
         ]
         distinct = sorted(set(signals))

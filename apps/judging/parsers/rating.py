@@ -14,6 +14,7 @@ from apps.judging.parsers.text import (
     lone_value,
     normalize,
     rating_positions,
+    stated_ratings,
 )
 
 # "Rating: 4", "Final rating = 4", "Rating (1-5): 4", or a header line "Rating" then the value.
@@ -27,7 +28,8 @@ RATING_LABEL = re.compile(
 @dataclass(frozen=True)
 class AnalysisRatingParser:
     """Reads the value after "Rating:"; without one, a value where a rating stands
-    (``text.rating_positions``: "Score: 4", alone on its line, "4/5"), never a list number."""
+    (``text.rating_positions``: "Score: 4", alone on its line, "4/5"), never a list number.
+    Another rating stated in so many words ("Hmm, on reflection: 5") must agree with it."""
 
     scale: Scale = field(default_factory=Scale)
     name = "analysis_rating"
@@ -38,7 +40,8 @@ class AnalysisRatingParser:
             return ParseResult.unparsed("empty reply")
         labeled = find_labeled(RATING_LABEL, clean)
         if labeled:
-            return judge_values(labeled, self.scale, "rating")
+            stated = stated_ratings(clean, self.scale)
+            return judge_values(labeled, self.scale, "rating", elsewhere=stated)
         lone = lone_value(clean)
         if lone is not None:
             return check_value(lone, self.scale, "rating")

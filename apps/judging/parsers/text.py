@@ -102,17 +102,34 @@ def check_value(value: RawValue, scale: Scale, what: str) -> ParseResult:
     return ParseResult.scored(value.number, f"{what} {value.number:g} on the scale {scale}")
 
 
-def judge_values(values: Sequence[RawValue | None], scale: Scale, what: str) -> ParseResult:
-    """One score from candidate values: all must be readable and agree, and be valid."""
+def conflicting(values: Sequence[RawValue], what: str) -> ParseResult | None:
+    """The refusal "conflicting scores: 2, 5" when the values say different numbers, else None."""
+    distinct = sorted({v.number for v in values})
+    if len(distinct) < 2:
+        return None
+    shown = ", ".join(f"{n:g}" for n in distinct)
+    return ParseResult.unparsed(f"conflicting {what}s: {shown}")
+
+
+def judge_values(
+    values: Sequence[RawValue | None],
+    scale: Scale,
+    what: str,
+    elsewhere: Sequence[RawValue] = (),
+) -> ParseResult:
+    """One score from candidate values: all must be readable and agree, and be valid.
+
+    ``elsewhere`` holds the other ratings the reply states (``stated_ratings``): one that
+    differs from the values makes the reply conflicting too ("Rating: 2 … on reflection: 5").
+    """
     if not values:
         return ParseResult.unparsed(f"no {what} found")
     readable = [v for v in values if v is not None]
     if len(readable) < len(values):
         return ParseResult.unparsed(f"a {what} label is not followed by a number")
-    distinct = sorted({v.number for v in readable})
-    if len(distinct) > 1:
-        shown = ", ".join(f"{n:g}" for n in distinct)
-        return ParseResult.unparsed(f"conflicting {what}s: {shown}")
+    conflict = conflicting([*readable, *elsewhere], what)
+    if conflict is not None:
+        return conflict
     results = [check_value(v, scale, what) for v in readable]
     refused = [r for r in results if not r.parsed]
     if refused:
@@ -136,8 +153,8 @@ _SOFT_LABEL = re.compile(  # "my rating is 4", "a score of 35"
     r"\b(?:score|rating|grade)[ \t]+(?:is|of|would[ \t]+be|will[ \t]+be)[ \t]+(?:a[ \t]+)?" + _V,
     re.IGNORECASE,
 )
-_QUALITY_LINE = re.compile(  # a line "Coherence: 3", "Coherence (1-5): 3"
-    r"^[ \t]*[A-Za-z][A-Za-z \-']{0,40}?(?:[ \t]*\([^)\n]{0,40}\))?[ \t]*[:=][ \t]*"
+_QUALITY_LINE = re.compile(  # a line "Coherence: 3", "Coherence (1-5): 3", "Hmm, on reflection: 5"
+    r"^[ \t]*[A-Za-z][A-Za-z ,\-']{0,40}?(?:[ \t]*\([^)\n]{0,40}\))?[ \t]*[:=][ \t]*"
     + _V
     + r"[ \t]*[.!]?[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
@@ -184,3 +201,20 @@ NO_POSITION = (
     "no rating where one stands (after 'Score:' or 'Rating:', alone on its line, as n/{hi}); "
     "list and step numbers are not ratings"
 )
+
+
+def stated_ratings(text: str, scale: Scale) -> list[RawValue]:
+    """The values on the scale that the reply states as a rating in so many words: after a
+    score/rating label or [RESULT], or making up a line ("5", "Coherence: 3", "Hmm, on
+    reflection: 5"). A format with its own label checks these against its labeled value; the
+    looser positions (rating verbs, "n/5" in prose) are left out, as an analysis often
+    mentions other levels ("it does not deserve a 5")."""
+    found: dict[int, RawValue] = {}
+    for hit in _LABEL.finditer(text):
+        match = _VALUE_AT.match(text, hit.end())
+        if match:
+            found[hit.end()] = RawValue.from_match(match)
+    for pattern in (_QUALITY_LINE, _ALONE):
+        for match in pattern.finditer(text):
+            found.setdefault(match.start("value"), RawValue.from_match(match))
+    return [v for v in found.values() if check_value(v, scale, "rating").parsed]
