@@ -1,5 +1,8 @@
+from typing import Any
+
 from django.contrib import admin
 
+from apps.accounts.models import Role, User
 from apps.endpoints.models import Endpoint, KeyGrant
 
 
@@ -17,6 +20,11 @@ class KeyGrantAdmin(admin.ModelAdmin):
     list_display = ("variable", "granted_to", "hosts", "note")
     search_fields = ("variable", "note", "users__username", "groups__name")
     filter_horizontal = ("users", "groups")
+
+    def formfield_for_manytomany(self, db_field: Any, request: Any, **kwargs: Any) -> Any:
+        if db_field.name == "users":  # only researchers make judges
+            kwargs["queryset"] = User.objects.filter(role=Role.RESEARCHER).order_by("username")
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     @admin.display(description="granted to")
     def granted_to(self, grant: KeyGrant) -> str:

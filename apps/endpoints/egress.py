@@ -93,9 +93,14 @@ class EgressPolicy:
         if kind in self.kinds:
             return None
         named = f"{host} resolves to {address}" if host and host != str(address) else str(address)
+        allow = (
+            f"only by listing this very address in {SETTING}"
+            if kind == "metadata"
+            else f"({SETTING})"
+        )
         return (
             f"refused by the egress policy: {named} is a {kind} address, inside the server's "
-            f"network; an administrator may allow it ({SETTING})"
+            f"network; an administrator may allow it {allow}"
         )
 
     def url_problem(self, url: str) -> str | None:

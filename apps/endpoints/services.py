@@ -17,8 +17,12 @@ def endpoint_problems(endpoint: Endpoint) -> dict[str, str]:
     """What is wrong beyond single fields: the address and model missing, unknown defaults."""
     needed = ("base_url", "model")
     problems = {name: "an endpoint needs this" for name in needed if not getattr(endpoint, name)}
+    try:  # every field's own checks too, so that one answer names every problem
+        endpoint.clean_fields(exclude=["owner", "name", *problems])
+    except ValidationError as error:
+        problems |= {name: " ".join(texts) for name, texts in error.message_dict.items()}
     if not key_name_problem(endpoint.api_key_env) and (refused := endpoint.key_problem()):
-        problems["api_key_env"] = refused  # (a name outside the allow-list: its own error)
+        problems.setdefault("api_key_env", refused)
     if not isinstance(endpoint.default_params, dict):
         problems["default_params"] = "a JSON object"
     elif unknown := set(endpoint.default_params) - DEFAULT_PARAM_KEYS:

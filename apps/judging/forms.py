@@ -94,7 +94,7 @@ class JudgeForm(forms.ModelForm):
             "shared_with",
         ]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, granted: list[str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         fields: Any = self.fields
         fields["shared_with"].queryset = User.objects.filter(role=Role.RESEARCHER).order_by(
@@ -107,6 +107,12 @@ class JudgeForm(forms.ModelForm):
             field.required = False  # checked for LLM judges by the service
             if endpoint is not None:
                 field.initial = getattr(endpoint, name)
+        granted = granted or []
+        settings["api_key_env"].help_text = (
+            f"Keys granted to you: {', '.join(granted)}. "
+            if granted
+            else "No key is granted to you yet: an administrator grants them. "
+        ) + "Empty: no key (a local server)."
         order = ["name", "kind", *ENDPOINT_SETTINGS, *list(self.fields)[2:]]
         self.fields = {name: (settings.get(name) or fields[name]) for name in order}
 

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import IsResearcher, allow
 from apps.accounts.requests import AuthedRequest
+from apps.endpoints.selectors import granted_key_variables
 from apps.judging import selectors, services
 from apps.judging.exporting import EXPORTS
 from apps.judging.forms import JudgeForm, JudgeRunForm, StrategyForm
@@ -124,7 +125,8 @@ def judge_list(request: AuthedRequest) -> HttpResponse:
 @allow(IsResearcher)
 def judge_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse:
     judge = get_object_or_404(selectors.judges_owned_by(request.user), pk=pk) if pk else None
-    form = JudgeForm(request.POST or None, instance=judge)
+    granted = granted_key_variables(request.user)
+    form = JudgeForm(request.POST or None, instance=judge, granted=granted)
     if request.method == "POST" and form.is_valid():
         try:
             services.judge_save(

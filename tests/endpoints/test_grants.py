@@ -46,6 +46,8 @@ def test_a_researcher_without_a_grant_cannot_name_a_key(
     assert f"{VARIABLE} is not granted to you" in error
     assert "keys granted to you: DISCERN_KEY_OTHER" in error
     client.force_login(demo.owner)
+    form = client.get("/judging/judges/new/").content.decode()
+    assert "Keys granted to you: DISCERN_KEY_OTHER." in form  # what they may name, up front
     page = client.post(
         "/judging/judges/new/", body(fake_openai_server, api_key_env=VARIABLE, kind="llm")
     )
