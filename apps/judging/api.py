@@ -4,6 +4,7 @@ their own runs). Run actions: cancel, resume, again, calls, failures, export."""
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -19,6 +20,7 @@ from apps.judging.serializers import (
     JudgeCallSerializer,
     JudgeRunSerializer,
     JudgeSerializer,
+    RunEstimateSerializer,
     StrategyRevisionSerializer,
     StrategySerializer,
 )
@@ -116,12 +118,54 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             "criteria", "metrics", "kinds"
         )
 
-    def perform_create(self, serializer):
+    def create(self, request, *args, **kwargs):
+        """Record and start a run. An LLM judge's run is estimated first: ``dry_run`` answers
+        with the estimate alone (200, nothing recorded), and a run above the study's limit
+        without ``confirm`` is refused (400, with the estimate; nothing recorded)."""
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
+        dry_run, confirmed = data.pop("dry_run"), data.pop("confirm")
+        if data["judge"].is_metric:  # calls no model
+            run = self._create(data, start=True)
+            return Response(self.get_serializer(run).data, status=status.HTTP_201_CREATED)
+        with transaction.atomic():
+            run = self._create(data, start=False)
+            estimate = services.judge_run_estimate(run)
+            shown = RunEstimateSerializer(estimate.as_dict()).data
+            if dry_run:
+                transaction.set_rollback(True)
+                return Response({"estimate": shown})
+            try:
+                run = services.judge_run_confirm(run=run, confirmed=confirmed)
+            except ValidationError as error:
+                transaction.set_rollback(True)
+                return Response(error.message_dict | {"estimate": shown}, status=400)
+        body = self.get_serializer(run).data | {"estimate": shown}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    def _create(self, data, *, start: bool):
         try:  # the service refuses a judge, strategy, study or dataset the user cannot reach
-            serializer.instance = services.judge_run_create(user=self.request.user, **data)
+            return services.judge_run_create(user=self.request.user, start=start, **data)
         except ValidationError as error:
             raise _api_error(error) from error
+
+    @extend_schema(responses=RunEstimateSerializer)
+    @action(detail=True, methods=["get"])
+    def estimate(self, request, pk=None):
+        """What starting this (pending) run would send: calls, cache, requests, tokens, cost."""
+        estimate = services.judge_run_estimate(self.get_object())
+        return Response(RunEstimateSerializer(estimate.as_dict()).data)
+
+    @action(detail=True, methods=["post"])
+    def start(self, request, pk=None):
+        """Start a pending run after its estimate (confirm=true above the study's limit)."""
+        confirmed = str(request.data.get("confirm", "")).lower() in ("1", "true")
+        try:
+            run = services.judge_run_confirm(run=self.get_object(), confirmed=confirmed)
+        except ValidationError as error:
+            raise _api_error(error) from error
+        return Response(JudgeRunSerializer(run).data)
 
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):

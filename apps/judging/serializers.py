@@ -98,6 +98,16 @@ class JudgeRunSerializer(serializers.ModelSerializer):
     estimated_cost = serializers.DecimalField(
         max_digits=14, decimal_places=6, read_only=True, allow_null=True
     )
+    dry_run = serializers.BooleanField(
+        write_only=True,
+        default=False,
+        help_text="LLM judges: answer with the estimate only; nothing is recorded or sent.",
+    )
+    confirm = serializers.BooleanField(
+        write_only=True,
+        default=False,
+        help_text="LLM judges: start a run whose HTTP requests exceed the study's limit.",
+    )
 
     class Meta:
         model = JudgeRun
@@ -126,6 +136,8 @@ class JudgeRunSerializer(serializers.ModelSerializer):
             "prompt_tokens",
             "completion_tokens",
             "estimated_cost",
+            "dry_run",
+            "confirm",
             "problems",
             "error",
             "created_at",
@@ -187,3 +199,19 @@ class JudgeCallSerializer(serializers.ModelSerializer):
             "finished_at",
         ]
         read_only_fields = fields
+
+
+class RunEstimateSerializer(serializers.Serializer):
+    """What starting an LLM judge's run would send (services.run_start.RunEstimate)."""
+
+    calls = serializers.IntegerField()
+    cached_calls = serializers.IntegerField(help_text="Answered by the cache: no request.")
+    http_calls = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField(help_text="The prompts' characters / 4.")
+    completion_tokens = serializers.IntegerField()
+    completion_source = serializers.CharField()
+    cost = serializers.CharField(allow_null=True, help_text="From the judge's prices, if set.")
+    limit = serializers.IntegerField(help_text="HTTP requests above which it needs confirm.")
+    over_limit = serializers.BooleanField()
+    nothing = serializers.CharField(help_text="Why it would measure nothing (empty: it would).")
+    left_out = serializers.ListField(child=serializers.DictField())

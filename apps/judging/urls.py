@@ -6,6 +6,7 @@ urlpatterns = [
     path("judging/", views.run_list, name="judging-runs"),
     path("judging/runs/new/", views.run_new, name="judging-run-new"),
     path("judging/runs/<int:pk>/", views.run_detail, name="judging-run-detail"),
+    path("judging/runs/<int:pk>/start/", views.run_start, name="judging-run-start"),
     path("judging/runs/<int:pk>/cancel/", views.run_cancel, name="judging-run-cancel"),
     path("judging/runs/<int:pk>/resume/", views.run_resume, name="judging-run-resume"),
     path("judging/runs/<int:pk>/again/", views.run_rerun, name="judging-run-rerun"),

@@ -20,9 +20,10 @@ from apps.endpoints.selectors import granted_key_variables
 from apps.judging import selectors, services
 from apps.judging.exporting import EXPORTS
 from apps.judging.forms import JudgeForm, JudgeRunForm, StrategyForm
-from apps.judging.models import JudgeRun, SearchJudge, Strategy
+from apps.judging.models import JudgeRun, RunStatus, SearchJudge, Strategy
 from apps.judging.prompt_template import PLACEHOLDERS
 from apps.judging.services import STRATEGY_FIELDS
+from apps.judging.services.run_start import needs_estimate
 
 
 def _run(request: AuthedRequest, pk: int) -> JudgeRun:
@@ -48,8 +49,11 @@ def run_list(request: AuthedRequest) -> HttpResponse:
 def run_new(request: AuthedRequest) -> HttpResponse:
     form = JudgeRunForm(request.POST or None, user=request.user, initial=request.GET.dict())
     if request.method == "POST" and form.is_valid():
-        try:
-            run = services.judge_run_create(user=request.user, **form.cleaned_data)
+        data = form.cleaned_data
+        try:  # an LLM judge's run waits for its estimate to be seen (run_start)
+            run = services.judge_run_create(
+                user=request.user, start=data["judge"].is_metric, **data
+            )
         except ValidationError as error:
             _errors_to_form(form, error)
         else:
@@ -57,9 +61,30 @@ def run_new(request: AuthedRequest) -> HttpResponse:
     return render(request, "judging/run_new.html", {"form": form})
 
 
+@allow(IsResearcher)
+@require_POST
+def run_start(request: AuthedRequest, pk: int) -> HttpResponse:
+    """Start a run after its estimate (confirmed when above the study's limit); or, for one
+    that would measure nothing for want of vetted perturbations, record it again over all."""
+    run = _run(request, pk)
+    if request.POST.get("vetted_only") == "false":
+        again = services.judge_run_rerun(run=run, user=request.user, start=False, vetted_only=False)
+        return redirect("judging-run-detail", pk=again.pk)
+    try:
+        services.judge_run_confirm(run=run, confirmed=request.POST.get("confirm") == "1")
+    except ValidationError as error:
+        context = _run_context(run) | {"start_errors": error.messages}
+        return render(request, "judging/run_detail.html", context, status=400)
+    return redirect("judging-run-detail", pk=run.pk)
+
+
 def _run_context(run: JudgeRun) -> dict[str, Any]:
     context: dict[str, Any] = {"run": run, "progress": selectors.run_progress(run)}
     context["part_of"] = SearchJudge.objects.filter(run=run).select_related("search").first()
+    if run.status == RunStatus.PENDING and not context["part_of"] and needs_estimate(run):
+        context["estimate"] = services.judge_run_estimate(run)
+    elif run.planned and run.total == 0 and needs_estimate(run):
+        context["estimate"] = services.judge_run_estimate(run)  # why it measured nothing
     if run.finished or run.failed:
         context["failures"] = selectors.run_failures(run)
     if run.finished:
@@ -96,7 +121,8 @@ def run_resume(request: AuthedRequest, pk: int) -> HttpResponse:
 @allow(IsResearcher)
 @require_POST
 def run_rerun(request: AuthedRequest, pk: int) -> HttpResponse:
-    again = services.judge_run_rerun(run=_run(request, pk), user=request.user)
+    run = _run(request, pk)
+    again = services.judge_run_rerun(run=run, user=request.user, start=not needs_estimate(run))
     return redirect("judging-run-detail", pk=again.pk)
 
 

@@ -76,6 +76,13 @@ class Study(models.Model):
         help_text="The default for judge runs on this study: only perturbations vetted valid "
         "or score-invariant.",
     )
+    confirm_above_requests = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        verbose_name="Confirm model calls above",
+        help_text="A judge run on this study that would send more HTTP requests to a model "
+        "than this asks to be confirmed first (empty: the server's default).",
+    )
     assessment_criteria = models.ManyToManyField(
         Criterion,
         blank=True,

@@ -45,6 +45,7 @@ SETTINGS_FIELDS = (
     "assessment_overlap",
     "lease_minutes",
     "guidelines",
+    "confirm_above_requests",
 )
 
 

@@ -17,6 +17,11 @@ from apps.judging.services.judges import (
     strategy_problems,
     strategy_revise,
 )
+from apps.judging.services.run_start import (
+    RunEstimate,
+    judge_run_confirm,
+    judge_run_estimate,
+)
 from apps.judging.services.runs import (
     judge_run_cancel,
     judge_run_create,
@@ -50,6 +55,7 @@ __all__ = [
     "STRATEGY_FIELDS",
     "TASKS_PER_RUN",
     "JudgeChoice",
+    "RunEstimate",
     "SearchSetup",
     "adversarial_search_cancel",
     "adversarial_search_create",
@@ -60,7 +66,9 @@ __all__ = [
     "adversarial_searches_recover",
     "judge_problems",
     "judge_run_cancel",
+    "judge_run_confirm",
     "judge_run_create",
+    "judge_run_estimate",
     "judge_run_fail",
     "judge_run_plan",
     "judge_run_rerun",

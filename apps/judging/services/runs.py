@@ -164,10 +164,14 @@ def judge_run_resume(*, run: JudgeRun, retry_failed: bool = False) -> JudgeRun:
 
 
 @transaction.atomic
-def judge_run_rerun(*, run: JudgeRun, user: Any) -> JudgeRun:
+def judge_run_rerun(
+    *, run: JudgeRun, user: Any, start: bool = True, vetted_only: bool | None = None
+) -> JudgeRun:
     """The same judge, strategy version and selection again: a finished run's replies all
-    come from the cache, so no HTTP request is made."""
+    come from the cache, so no HTTP request is made (``start`` False: recorded only;
+    ``vetted_only`` given: that choice instead of the run's)."""
     return judge_run_create(
+        start=start,
         user=user,
         judge=run.judge,
         strategy=run.strategy,
@@ -180,6 +184,6 @@ def judge_run_rerun(*, run: JudgeRun, user: Any) -> JudgeRun:
         perturbation_ids=run.perturbation_ids,
         include_originals=run.include_originals,
         include_perturbations=run.include_perturbations,
-        vetted_only=run.vetted_only,
+        vetted_only=run.vetted_only if vetted_only is None else vetted_only,
         label=f"{run.label or f'run {run.pk}'} (again)",
     )
