@@ -203,6 +203,7 @@ def alpha_world() -> World:
     GenerationJob.objects.create(pk=FOREIGN, dataset=dataset, created_by=owner)
     _alpha_search(owner, dataset, item, judge, strategy)
     _alpha_audit(owner, study, judge, strategy)
+    _alpha_offer(owner)
     others = {
         "annotator": UserFactory(username="ann-b", role="annotator"),
         "expert": UserFactory(username="exp-b", role="expert"),
@@ -240,6 +241,20 @@ def _alpha_search(owner, dataset, item, judge, strategy) -> None:
         text=f"{SECRET} candidate",
         origin="initial",
     )
+
+
+def _alpha_offer(owner) -> None:
+    """A judge offered to alpha, not accepted yet: only alpha sees, accepts or declines it."""
+    from apps.judging.models import JudgeShare
+
+    delta = UserFactory(username="delta", role="researcher")
+    offered = llm_judge_create(
+        name=f"{SECRET} offered judge",
+        base_url=f"http://{SECRET}-offered.invalid/v1",
+        model="m",
+        created_by=delta,
+    )
+    JudgeShare.objects.create(pk=FOREIGN, judge=offered, user=owner)
 
 
 def _alpha_audit(owner, study, judge, strategy) -> None:
@@ -372,6 +387,7 @@ def test_the_owner_reaches_their_objects(client, world):
         f"/api/v1/items/{FOREIGN}/",
         f"/api/v1/perturbations/{FOREIGN}/",
         f"/api/v1/judges/{FOREIGN}/",
+        f"/api/v1/judge-offers/{FOREIGN}/",
         f"/api/v1/strategies/{FOREIGN}/",
         f"/api/v1/judge-runs/{FOREIGN}/",
         f"/judging/searches/{FOREIGN}/",

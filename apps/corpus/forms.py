@@ -2,6 +2,7 @@ from typing import Any
 
 from django import forms
 
+from apps.accounts.choices import show_owners
 from apps.catalog.choices import kind_checkboxes
 from apps.catalog.models import Degree, Method, PerturbationKind, Task
 from apps.corpus.generation.destinations import destinations
@@ -68,6 +69,7 @@ class GenerationForm(forms.Form):
         fields: Any = self.fields
         fields["dataset"].queryset = datasets
         fields["generator"].queryset = endpoints_for_user(user)
+        show_owners(fields["generator"], user, "owner")
         for destination in destinations():
             fields[destination.name] = forms.ModelChoiceField(
                 destination.choices(user), required=False, help_text=destination.help_text

@@ -118,18 +118,33 @@ class ImportRequestSerializer(serializers.Serializer):
 
 class EndpointNameField(serializers.SlugRelatedField):
     """An endpoint by name among those the user can use (an LLM judge's endpoint bears the
-    judge's name); a name two of them share is an error."""
+    judge's name; a judge shared with them counts once they accept it).
 
-    def to_internal_value(self, data):
-        found = list(self.get_queryset().filter(name=str(data))[:2])
-        if len(found) != 1:
-            self.fail("does_not_exist" if not found else "ambiguous", slug_name="name", value=data)
-        return found[0]
+    "owner/name" names one researcher's (e.g. ``alice/gpt judge``). A name alone that several
+    share means one's own; with none of one's own, it is an error naming the owners."""
 
     default_error_messages = {
         **serializers.SlugRelatedField.default_error_messages,
-        "ambiguous": "Several endpoints you can use are named {value}; rename yours.",
+        "ambiguous": "Several endpoints you can use are named {value}: {owners}. Write "
+        "owner/name to choose one, e.g. {example}.",
     }
+
+    def to_internal_value(self, data):
+        value = str(data)
+        endpoints = self.get_queryset().select_related("owner")
+        owner, slash, name = value.partition("/")
+        if slash and (chosen := endpoints.filter(owner__username=owner, name=name).first()):
+            return chosen
+        found = list(endpoints.filter(name=value))
+        if not found:
+            self.fail("does_not_exist", slug_name="name", value=value)
+        request = self.context.get("request")
+        own = [e for e in found if request is not None and e.owner_id == request.user.pk]
+        if len(found) == 1 or own:
+            return (own or found)[0]
+        owners = sorted(e.owner.username if e.owner else "shipped" for e in found)
+        example = next(f"{o}/{value}" for o in owners if o != "shipped")
+        self.fail("ambiguous", value=value, owners=", ".join(owners), example=example)
 
 
 class GenerationJobSerializer(serializers.ModelSerializer):

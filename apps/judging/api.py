@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Prefetch
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -15,9 +16,10 @@ from rest_framework.response import Response
 from apps.accounts.permissions import IsOwnerOrReadOnly, IsResearcher
 from apps.judging import selectors, services
 from apps.judging.exporting import EXPORTS
-from apps.judging.models import JudgeCall
+from apps.judging.models import JudgeCall, JudgeShare
 from apps.judging.serializers import (
     JudgeCallSerializer,
+    JudgeOfferSerializer,
     JudgeRunSerializer,
     JudgeSerializer,
     RunEstimateSerializer,
@@ -41,7 +43,9 @@ class JudgeViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
     owned = staticmethod(selectors.judges_owned_by)
 
     def get_queryset(self):
-        return selectors.judges_for_user(self.request.user).select_related("endpoint")
+        shares = Prefetch("shares", JudgeShare.objects.select_related("user"))
+        judges = selectors.judges_for_user(self.request.user)
+        return judges.select_related("endpoint", "created_by").prefetch_related(shares)
 
     def perform_create(self, serializer):
         self._save(serializer)
@@ -57,11 +61,37 @@ class JudgeViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         for name, value in data.items():
             setattr(judge, name, value)
         try:
-            serializer.instance = services.judge_save(
+            saved = services.judge_save(
                 judge=judge, user=self.request.user, shared_with=shared_with, endpoint=endpoint
             )
         except ValidationError as error:
             raise _api_error(error) from error
+        serializer.instance = self.get_queryset().get(pk=saved.pk)  # its shares as they are now
+
+
+class JudgeOfferViewSet(viewsets.ReadOnlyModelViewSet):
+    """Judges offered to you that you have not accepted yet (nobody else's offers): accept one
+    to see and use it, decline it to remove the offer."""
+
+    serializer_class = JudgeOfferSerializer
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self):
+        return selectors.judge_offers_for(self.request.user).order_by("offered_at", "id")
+
+    @extend_schema(request=None, responses=JudgeSerializer)
+    @action(detail=True, methods=["post"])
+    def accept(self, request, pk=None):
+        """Accept the offer: the judge (and its endpoint) is yours to use, read-only."""
+        share = services.judge_share_accept(share=self.get_object(), user=request.user)
+        return Response(JudgeSerializer(share.judge).data)
+
+    @extend_schema(request=None, responses={204: None})
+    @action(detail=True, methods=["post"])
+    def decline(self, request, pk=None):
+        """Decline the offer: it is removed, and the judge stays out of your lists."""
+        services.judge_share_decline(share=self.get_object(), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class StrategyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):

@@ -5,6 +5,7 @@ from apps.judging import api, audit_api, search_api
 
 router = SimpleRouter()
 router.register("judges", api.JudgeViewSet, basename="judge")
+router.register("judge-offers", api.JudgeOfferViewSet, basename="judge-offer")
 router.register("strategies", api.StrategyViewSet, basename="strategy")
 router.register("judge-runs", api.JudgeRunViewSet, basename="judge-run")
 router.register(

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from apps.accounts.choices import owned_name, show_owners
 from apps.endpoints.models import Endpoint
 from apps.endpoints.selectors import endpoints_for_user
 from apps.judging.models import Judge, JudgeKind, Strategy
@@ -56,7 +57,9 @@ class AuditForm(forms.Form):
             del self.fields["vetted_only"]  # a dataset's perturbations are not vetted
         else:
             self.fields["vetted_only"].initial = study.vetted_only_default
-        judges = list(judges_for_user(user).select_related("endpoint").order_by("kind", "name"))
+        judges = list(
+            judges_for_user(user).select_related("endpoint", "created_by").order_by("kind", "name")
+        )
         strategies = [(str(s.pk), s.name) for s in single_score_strategies(user)]
         self.judges = {j.pk: j for j in judges}
         self.judge_fields = []
@@ -66,11 +69,14 @@ class AuditForm(forms.Form):
                 choices = [("", "not audited"), (METRIC_CHOICE, "audit (no strategy)")]
             else:
                 choices = [("", "not audited"), *strategies]
-            self.fields[name] = forms.ChoiceField(choices=choices, required=False, label=judge.name)
+            label = owned_name(judge, judge.created_by, user)
+            self.fields[name] = forms.ChoiceField(choices=choices, required=False, label=label)
             self.judge_fields.append(name)
         self.fields["generator"].queryset = endpoints_for_user(user)  # type: ignore[attr-defined]
         gold = judges_for_user(user).filter(kind=JudgeKind.LLM)
         self.fields["gold_judge"].queryset = gold  # type: ignore[attr-defined]
+        show_owners(self.fields["generator"], user, "owner")
+        show_owners(self.fields["gold_judge"], user, "created_by")
         self.strategies = {s.pk: s for s in single_score_strategies(user)}
 
     def judge_rows(self) -> list[Any]:

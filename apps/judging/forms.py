@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from apps.accounts.choices import show_owners
 from apps.accounts.models import Role, User
 from apps.annotation.models import Study
 from apps.annotation.selectors import studies_for_user
@@ -74,6 +75,7 @@ class JudgeRunForm(forms.Form):
         super().__init__(*args, **kwargs)
         fields: Any = self.fields
         fields["judge"].queryset = judges_for_user(user)
+        show_owners(fields["judge"], user, "created_by")
         fields["strategy"].queryset = strategies_for_user(user).order_by("family", "slug")
         fields["study"].queryset = studies_for_user(user)
         fields["dataset"].queryset = datasets_for_user(user)

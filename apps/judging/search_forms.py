@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from apps.accounts.choices import show_owners
 from apps.accounts.permissions import owned_by
 from apps.annotation.models import Study
 from apps.catalog.models import Criterion
@@ -90,6 +91,9 @@ class SearchForm(forms.Form):
         fields["generator"].queryset = endpoints_for_user(user)
         fields["victim"].queryset = judges
         fields["gold"].queryset = judges.filter(kind=JudgeKind.LLM)
+        show_owners(fields["generator"], user, "owner")
+        show_owners(fields["victim"], user, "created_by")
+        show_owners(fields["gold"], user, "created_by")
         fields["victim_strategy"].queryset = strategies
         fields["gold_strategy"].queryset = strategies
         if not self.is_bound:

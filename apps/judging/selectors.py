@@ -14,7 +14,15 @@ from django.db.models import Avg, Count, F, Q, QuerySet
 from django.utils import timezone
 
 from apps.accounts.permissions import is_researcher, owned_by
-from apps.judging.models import Judge, JudgeCall, JudgeRun, ParseStatus, RunStatus, Strategy
+from apps.judging.models import (
+    Judge,
+    JudgeCall,
+    JudgeRun,
+    JudgeShare,
+    ParseStatus,
+    RunStatus,
+    Strategy,
+)
 
 RATE_WINDOW_S = 10
 
@@ -27,6 +35,18 @@ def judges_for_user(user: Any) -> QuerySet[Judge]:
 def judges_owned_by(user: Any) -> QuerySet[Judge]:
     """Judges this user may change: their own."""
     return owned_by(Judge.objects.all(), user, "created_by")
+
+
+def judge_offers_for(user: Any) -> QuerySet[JudgeShare]:
+    """Judges offered to this researcher that they have not accepted yet (nobody else's
+    offers: a superuser too sees only their own)."""
+    if not is_researcher(user):
+        return JudgeShare.objects.none()
+    return (
+        JudgeShare.objects.offered()
+        .filter(user=user)
+        .select_related("judge__endpoint", "judge__created_by")
+    )
 
 
 def _slugs_created_by(user: Any) -> QuerySet[Strategy, Any]:

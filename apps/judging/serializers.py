@@ -7,7 +7,7 @@ from apps.annotation.models import Study
 from apps.catalog.models import Criterion, Metric, PerturbationKind
 from apps.corpus.models import Dataset
 from apps.endpoints.models import ENDPOINT_SETTINGS, Endpoint
-from apps.judging.models import Judge, JudgeCall, JudgeRun, Strategy
+from apps.judging.models import Judge, JudgeCall, JudgeRun, JudgeShare, Strategy
 from apps.judging.services import STRATEGY_FIELDS
 
 
@@ -29,7 +29,18 @@ class JudgeSerializer(serializers.ModelSerializer):
         many=True,
         required=False,
         queryset=User.objects.filter(role=Role.RESEARCHER),
-        help_text="Researchers who may use (not change) this judge; only its owner sets this.",
+        help_text="Researchers this judge is offered to; each may use (not change) it once they "
+        "accept. Only its owner sets this.",
+    )
+    owner = serializers.SlugRelatedField(
+        source="created_by",
+        slug_field="username",
+        read_only=True,
+        help_text="Who made the judge (null: shipped with Discern).",
+    )
+    shares = serializers.SerializerMethodField(
+        help_text="Each researcher it is shared with and the share's state: offered (not yet "
+        "accepted) or accepted."
     )
 
     class Meta:
@@ -41,10 +52,16 @@ class JudgeSerializer(serializers.ModelSerializer):
             "metric",
             "price_per_1k_prompt_tokens",
             "price_per_1k_completion_tokens",
+            "owner",
             "shared_with",
+            "shares",
             "created_at",
         ]
         read_only_fields = ["created_at"]
+
+    def get_shares(self, judge: Judge) -> list[dict[str, str]]:
+        shares = sorted(judge.shares.all(), key=lambda share: share.user.username)
+        return [{"username": share.user.username, "state": share.state} for share in shares]
 
     def get_fields(self):
         fields = super().get_fields()
@@ -54,6 +71,25 @@ class JudgeSerializer(serializers.ModelSerializer):
             field.required, field.allow_null = False, True  # checked for LLM judges; metric: null
         order = ["id", "name", "kind", *ENDPOINT_SETTINGS, *list(fields)[3:]]
         return {name: settings.get(name) or fields[name] for name in order}
+
+
+class JudgeOfferSerializer(serializers.ModelSerializer):
+    """A judge offered to you: who offers it, its name, and where its calls (with your texts)
+    would go. You see and use the judge only once you accept."""
+
+    owner = serializers.CharField(source="judge.created_by.username", read_only=True)
+    judge_name = serializers.CharField(source="judge.name", read_only=True)
+    host = serializers.CharField(
+        read_only=True, help_text="Its base URL's host; empty for a metric."
+    )
+    model = serializers.CharField(
+        source="endpoint_model", read_only=True, help_text="The model it calls; empty for a metric."
+    )
+
+    class Meta:
+        model = JudgeShare
+        fields = ["id", "judge", "judge_name", "owner", "host", "model", "offered_at"]
+        read_only_fields = fields
 
 
 class StrategySerializer(serializers.ModelSerializer):

@@ -37,6 +37,16 @@ urlpatterns = [
     path("judging/judges/", views.judge_list, name="judging-judges"),
     path("judging/judges/new/", views.judge_edit, name="judging-judge-new"),
     path("judging/judges/<int:pk>/", views.judge_edit, name="judging-judge-edit"),
+    path(
+        "judging/judges/offers/<int:pk>/accept/",
+        views.judge_share_accept,
+        name="judging-judge-offer-accept",
+    ),
+    path(
+        "judging/judges/offers/<int:pk>/decline/",
+        views.judge_share_decline,
+        name="judging-judge-offer-decline",
+    ),
     path("judging/strategies/", views.strategy_list, name="judging-strategies"),
     path("judging/strategies/new/", views.strategy_edit, name="judging-strategy-new"),
     path("judging/strategies/<int:pk>/", views.strategy_detail, name="judging-strategy-detail"),

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.db.models import Prefetch
 from django.forms import BaseForm
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -20,7 +21,7 @@ from apps.endpoints.selectors import granted_key_variables
 from apps.judging import selectors, services
 from apps.judging.exporting import EXPORTS
 from apps.judging.forms import JudgeForm, JudgeRunForm, StrategyForm
-from apps.judging.models import JudgeRun, RunStatus, SearchJudge, Strategy
+from apps.judging.models import JudgeRun, JudgeShare, RunStatus, SearchJudge, Strategy
 from apps.judging.prompt_template import PLACEHOLDERS
 from apps.judging.services import STRATEGY_FIELDS
 from apps.judging.services.run_start import needs_estimate
@@ -143,9 +144,39 @@ def run_export(request: AuthedRequest, pk: int, file_format: str) -> StreamingHt
 
 @allow(IsResearcher)
 def judge_list(request: AuthedRequest) -> HttpResponse:
-    judges = selectors.judges_for_user(request.user).select_related("endpoint")
+    """The judges this researcher can use (with, on their own, whom each is shared with and
+    whether they accepted), and the judges offered to them, to accept or decline."""
+    judges = (
+        selectors.judges_for_user(request.user)
+        .select_related("endpoint", "created_by")
+        .prefetch_related(Prefetch("shares", JudgeShare.objects.select_related("user")))
+    )
     mine = set(selectors.judges_owned_by(request.user).values_list("pk", flat=True))
-    return render(request, "judging/judge_list.html", {"judges": judges, "mine": mine})
+    offers = selectors.judge_offers_for(request.user)
+    context = {"judges": judges, "mine": mine, "offers": offers}
+    return render(request, "judging/judge_list.html", context)
+
+
+@allow(IsResearcher)
+@require_POST
+def judge_share_accept(request: AuthedRequest, pk: int) -> HttpResponse:
+    """Accept a judge offered to you (404 for anyone else's offer)."""
+    share = get_object_or_404(selectors.judge_offers_for(request.user), pk=pk)
+    services.judge_share_accept(share=share, user=request.user)
+    owner = share.judge.created_by
+    messages.success(request, f"You can now use {share.judge.name}, shared by {owner}.")
+    return redirect("judging-judges")
+
+
+@allow(IsResearcher)
+@require_POST
+def judge_share_decline(request: AuthedRequest, pk: int) -> HttpResponse:
+    """Decline a judge offered to you: the offer is gone (404 for anyone else's offer)."""
+    share = get_object_or_404(selectors.judge_offers_for(request.user), pk=pk)
+    name, owner = share.judge.name, share.judge.created_by
+    services.judge_share_decline(share=share, user=request.user)
+    messages.info(request, f"Declined {name}, offered by {owner}.")
+    return redirect("judging-judges")
 
 
 @allow(IsResearcher)

@@ -49,6 +49,9 @@ def test_a_judge_made_in_the_api_gets_an_endpoint_named_owned_and_shared_like_it
     assert edited.status_code == 200, edited.json()
     endpoint = Endpoint.objects.get(pk=judge.endpoint_id)  # the same endpoint, changed
     assert (endpoint.name, endpoint.model) == ("author", "m2")
+    assert list(endpoint.shared_with.all()) == []  # offered: beta has not accepted yet
+    offer = api_for(api_client, beta).get("/api/v1/judge-offers/").json()["results"][0]
+    assert api_client.post(f"/api/v1/judge-offers/{offer['id']}/accept/").status_code == 200
     assert list(endpoint.shared_with.all()) == [beta]
     assert Endpoint.objects.count() == 1
 
@@ -82,7 +85,11 @@ def test_only_those_who_may_use_the_judge_generate_with_its_endpoint(
     api_for(api_client, rita).patch(
         f"/api/v1/judges/{judge.json()['id']}/", {"shared_with": ["beta"]}, format="json"
     )
-    accepted = api_for(api_client, beta).post("/api/v1/generation-jobs/", body, format="json")
+    offered = api_for(api_client, beta).post("/api/v1/generation-jobs/", body, format="json")
+    assert offered.status_code == 400 and "generator" in offered.json()  # not accepted yet
+    offer = api_client.get("/api/v1/judge-offers/").json()["results"][0]
+    assert api_client.post(f"/api/v1/judge-offers/{offer['id']}/accept/").status_code == 200
+    accepted = api_client.post("/api/v1/generation-jobs/", body, format="json")
     assert accepted.status_code == 201, accepted.json()
     job = GenerationJob.objects.get(pk=accepted.json()["id"])
     assert job.generator == Judge.objects.get(pk=judge.json()["id"]).endpoint

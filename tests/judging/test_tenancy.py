@@ -169,6 +169,9 @@ def test_a_shared_judge_is_usable_but_read_only(
     shared = api.patch(f"/api/v1/judges/{judge.pk}/", {"shared_with": ["beta"]}, format="json")
     assert shared.status_code == 200 and shared.json()["shared_with"] == ["beta"]
     api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=beta)}")
+    assert api.get(f"/api/v1/judges/{judge.pk}/").status_code == 404  # an offer, not accepted
+    offer = api.get("/api/v1/judge-offers/").json()["results"][0]
+    assert api.post(f"/api/v1/judge-offers/{offer['id']}/accept/").status_code == 200
     assert api.get(f"/api/v1/judges/{judge.pk}/").status_code == 200
     refused = api.patch(f"/api/v1/judges/{judge.pk}/", {"base_url": "http://x/v1"}, "json")
     assert refused.status_code == 404

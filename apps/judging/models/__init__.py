@@ -2,7 +2,7 @@
 
 from apps.judging.models.audit import AuditPart, AuditStatus, AuditSubject, JudgeAudit, PartKind
 from apps.judging.models.call import JudgeCall, ParseStatus, Preferred
-from apps.judging.models.judge import Judge, JudgeKind, MetricName
+from apps.judging.models.judge import Judge, JudgeKind, JudgeShare, MetricName
 from apps.judging.models.run import JudgeRun, RunStatus
 from apps.judging.models.search import (
     AdversarialSearch,
@@ -36,6 +36,7 @@ __all__ = [
     "JudgeCall",
     "JudgeKind",
     "JudgeRun",
+    "JudgeShare",
     "Method",
     "MetricName",
     "ParseStatus",

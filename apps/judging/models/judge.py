@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import models
@@ -25,13 +26,14 @@ class MetricName(models.TextChoices):
 
 class JudgeQuerySet(models.QuerySet["Judge"]):
     def for_user(self, user: Any) -> JudgeQuerySet:
-        """Judges this researcher may see and use: their own, those shared with them, and the
-        shipped ones (no owner). Nobody else's; annotators and experts none."""
+        """Judges this researcher may see and use: their own, those shared with them that they
+        accepted, and the shipped ones (no owner). Nobody else's (an offer not yet accepted
+        included); annotators and experts none."""
         if not (user.is_authenticated and user.is_researcher):
             return self.none()
         if user.is_superuser:
             return self
-        shared = Judge.shared_with.through.objects.filter(user=user).values("judge_id")
+        shared = JudgeShare.objects.accepted().filter(user=user).values("judge_id")
         return self.filter(Q(created_by=user) | Q(created_by=None) | Q(pk__in=shared))
 
 
@@ -40,8 +42,9 @@ class Judge(models.Model):
     variable, parameters and limits: apps.endpoints), a metric judge computes ``metric``.
 
     A judge belongs to the researcher who made it (``created_by``), who alone may change it and
-    may share it, read-only, with other researchers (``shared_with``, e.g. a study's owner);
-    the shipped metric judges have no owner and are read-only for everyone.
+    may share it, read-only, with other researchers (``shared_with``, e.g. a study's owner):
+    each share is an offer (``JudgeShare``) until its recipient accepts it; the shipped metric
+    judges have no owner and are read-only for everyone.
     """
 
     name = models.CharField(max_length=100)
@@ -66,9 +69,11 @@ class Judge(models.Model):
     )
     shared_with = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
+        through="JudgeShare",
         blank=True,
         related_name="+",
-        help_text="Researchers who may use this judge (its key included), not change it.",
+        help_text="Researchers offered this judge: once they accept, they may use it (its key "
+        "included), not change it.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -107,3 +112,52 @@ class Judge(models.Model):
         prompt = (self.price_per_1k_prompt_tokens or Decimal(0)) * prompt_tokens
         completion = (self.price_per_1k_completion_tokens or Decimal(0)) * completion_tokens
         return (prompt + completion) / 1000
+
+
+class JudgeShareQuerySet(models.QuerySet["JudgeShare"]):
+    def accepted(self) -> JudgeShareQuerySet:
+        return self.filter(accepted_at__isnull=False)
+
+    def offered(self) -> JudgeShareQuerySet:
+        """Offers their recipient has not accepted yet."""
+        return self.filter(accepted_at=None)
+
+
+class JudgeShare(models.Model):
+    """A judge shared with a researcher: an offer until they accept it (``accepted_at``); only
+    then do they see and use the judge and its endpoint. Declining deletes it.
+
+    The table is the one the plain many-to-many ``Judge.shared_with`` had (migration 0012).
+    """
+
+    id = models.AutoField(primary_key=True)
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="shares")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    offered_at = models.DateTimeField(auto_now_add=True)
+    accepted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = JudgeShareQuerySet.as_manager()
+
+    class Meta:
+        db_table = "judging_judge_shared_with"
+        unique_together = [("judge", "user")]  # the many-to-many table's own constraint
+        ordering = ["offered_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.judge} shared with {self.user}"
+
+    @property
+    def host(self) -> str:
+        """The host the judge's calls go to (its endpoint's base URL); "" for a metric judge."""
+        endpoint = self.judge.endpoint
+        return (urlsplit(endpoint.base_url).hostname or "") if endpoint is not None else ""
+
+    @property
+    def endpoint_model(self) -> str:
+        """The model the judge calls; "" for a metric judge."""
+        endpoint = self.judge.endpoint
+        return endpoint.model if endpoint is not None else ""
+
+    @property
+    def state(self) -> str:
+        return "accepted" if self.accepted_at is not None else "offered"

@@ -40,6 +40,11 @@ from apps.judging.services.searches import (
     adversarial_search_work,
     adversarial_searches_recover,
 )
+from apps.judging.services.shares import (
+    judge_offer,
+    judge_share_accept,
+    judge_share_decline,
+)
 from apps.judging.services.work import (
     CALLS_PER_TASK,
     TASKS_PER_RUN,
@@ -64,6 +69,7 @@ __all__ = [
     "adversarial_search_start",
     "adversarial_search_work",
     "adversarial_searches_recover",
+    "judge_offer",
     "judge_problems",
     "judge_run_cancel",
     "judge_run_confirm",
@@ -77,6 +83,8 @@ __all__ = [
     "judge_run_work",
     "judge_runs_recover",
     "judge_save",
+    "judge_share_accept",
+    "judge_share_decline",
     "strategy_create",
     "strategy_problems",
     "strategy_revise",

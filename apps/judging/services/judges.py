@@ -14,6 +14,7 @@ from apps.endpoints.services import endpoint_problems, endpoint_save, endpoint_s
 from apps.judging import selectors
 from apps.judging.models import Judge, JudgeKind, Strategy
 from apps.judging.prompt_template import template_problems
+from apps.judging.services.shares import judge_endpoint_shares, judge_offer
 
 STRATEGY_FIELDS = (
     "name",
@@ -62,7 +63,8 @@ def judge_save(
 
     ``user`` None is the shipped data's loader: such judges have no owner. Otherwise only the
     owner changes a judge, and a name must not repeat one of the judges the user can use.
-    ``shared_with``: the researchers who may use it, read-only (None: unchanged).
+    ``shared_with``: the researchers it is offered to (each uses it, read-only, once they
+    accept: ``services.shares``; None: unchanged).
     ``endpoint``: an LLM judge's endpoint settings (``ENDPOINT_SETTINGS``: base URL, model, key
     variable, limits...; None: unchanged). The judge's endpoint is made with it, named, owned
     and shared like it, and changed with it; a metric judge has none.
@@ -91,9 +93,9 @@ def judge_save(
     judge.full_clean()
     judge.save()
     if shared_with is not None:
-        judge.shared_with.set([u for u in shared_with if u.is_researcher and u != judge.created_by])
-    if judge.endpoint is not None:
-        judge.endpoint.shared_with.set(judge.shared_with.all())
+        judge_offer(judge=judge, recipients=shared_with)
+    else:
+        judge_endpoint_shares(judge)
     return judge
 
 

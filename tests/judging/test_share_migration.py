@@ -1,0 +1,66 @@
+"""Upgrading keeps every share as it was: a judge shared before offers became a thing stays
+usable by its recipients, accepted (judging 0012), and its endpoint stays shared with them."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+pytestmark = pytest.mark.django_db(transaction=True)
+BEFORE = [("judging", "0011_strategy_technique_help")]
+
+
+def migrate(targets):
+    """Migrate to ``targets`` (None: the newest); the models as they were there."""
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets or executor.loader.graph.leaf_nodes())
+    if not targets:
+        return None
+    executor.loader.build_graph()
+    applied = [
+        node for node in executor.loader.applied_migrations if node in executor.loader.graph.nodes
+    ]
+    return executor.loader.project_state(sorted(applied)).apps
+
+
+@pytest.fixture(autouse=True)
+def _newest_schema_afterwards():
+    yield
+    migrate(None)
+
+
+def test_shares_made_before_stay_accepted():
+    old = migrate(BEFORE)
+    User = old.get_model("accounts", "User")
+    rita = User.objects.create(username="rita", role="researcher")
+    beta = User.objects.create(username="beta", role="researcher")
+    endpoint = old.get_model("endpoints", "Endpoint").objects.create(
+        name="gpt judge", owner=rita, base_url="https://api.example.org/v1", model="m"
+    )
+    judge = old.get_model("judging", "Judge").objects.create(
+        name="gpt judge", kind="llm", endpoint=endpoint, created_by=rita
+    )
+    judge.shared_with.add(beta)
+    endpoint.shared_with.add(beta)
+
+    migrate(None)
+
+    from apps.accounts.models import User as CurrentUser
+    from apps.endpoints.selectors import endpoints_for_user
+    from apps.judging.models import JudgeShare
+    from apps.judging.selectors import judge_offers_for, judges_for_user
+
+    share = JudgeShare.objects.get()
+    assert (share.judge_id, share.user_id, share.state) == (judge.pk, beta.pk, "accepted")
+    beta = CurrentUser.objects.get(pk=beta.pk)
+    assert list(
+        judges_for_user(beta).filter(created_by_id=rita.pk).values_list("pk", flat=True)
+    ) == [judge.pk]
+    assert endpoints_for_user(beta).filter(pk=endpoint.pk).exists()
+    assert not judge_offers_for(beta).exists()
+    rita_share = JudgeShare.objects.create(
+        judge_id=judge.pk, user_id=rita.pk
+    )  # the table takes more
+    assert rita_share.state == "offered" and rita_share.offered_at is not None
