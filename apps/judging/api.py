@@ -215,8 +215,21 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"])
     def again(self, request, pk=None):
         """A new run with the same judge, strategy version and selection (served from cache)."""
-        run = services.judge_run_rerun(run=self.get_object(), user=request.user)
-        return Response(JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)
+        before = self.get_object()
+        if before.judge.is_metric:
+            run = services.judge_run_rerun(run=before, user=request.user)
+            return Response(JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)
+        confirmed = str(request.data.get("confirm", "")).lower() in ("1", "true")
+        with transaction.atomic():  # estimated like a new run: above the limit, confirm
+            run = services.judge_run_rerun(run=before, user=request.user, start=False)
+            shown = RunEstimateSerializer(services.judge_run_estimate(run).as_dict()).data
+            try:
+                run = services.judge_run_confirm(run=run, confirmed=confirmed)
+            except ValidationError as error:
+                transaction.set_rollback(True)
+                return Response(error.message_dict | {"estimate": shown}, status=400)
+        body = JudgeRunSerializer(run).data | {"estimate": shown}
+        return Response(body, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=JudgeCallSerializer(many=True))
     @action(detail=True, methods=["get"])

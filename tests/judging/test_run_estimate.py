@@ -149,3 +149,23 @@ def test_the_api_estimates_on_a_dry_run_and_asks_to_confirm_above_the_limit(
     assert started.status_code == 201 and started.json()["status"] == "running"
     assert started.json()["estimate"]["http_calls"] == 200
     assert fake_openai_server.request_count == 0
+
+
+def test_run_again_from_the_api_is_estimated_too(
+    api_client, demo, judge, criteria, fake_openai_server, queued
+):
+    api_client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=demo.owner)}")
+    body = {
+        "judge": judge.pk,
+        "strategy": strategy("fbi-single-vanilla").pk,
+        "study": demo.pk,
+        "criteria": [c.pk for c in criteria("coherence")],
+        "vetted_only": False,
+    }
+    run = JudgeRun.objects.get(
+        pk=api_client.post("/api/v1/judge-runs/", body, format="json").json()["id"]
+    )
+    work(run)
+    again = api_client.post(f"/api/v1/judge-runs/{run.pk}/again/", format="json")
+    assert again.status_code == 201 and again.json()["estimate"]["cached_calls"] == 20
+    assert again.json()["estimate"]["http_calls"] == 0 and again.json()["status"] == "running"
