@@ -82,10 +82,10 @@ def run_start(request: AuthedRequest, pk: int) -> HttpResponse:
 def _run_context(run: JudgeRun) -> dict[str, Any]:
     context: dict[str, Any] = {"run": run, "progress": selectors.run_progress(run)}
     context["part_of"] = SearchJudge.objects.filter(run=run).select_related("search").first()
-    if run.status == RunStatus.PENDING and not context["part_of"] and needs_estimate(run):
-        context["estimate"] = services.judge_run_estimate(run)
-    elif run.planned and run.total == 0 and needs_estimate(run):
-        context["estimate"] = services.judge_run_estimate(run)  # why it measured nothing
+    waiting = run.status == RunStatus.PENDING and not context["part_of"]
+    if needs_estimate(run) and (waiting or (run.planned and run.total == 0)):
+        context["estimate"] = services.judge_run_estimate(run)  # (or why it measured nothing)
+        run.refresh_from_db()  # planned by it
     if run.finished or run.failed:
         context["failures"] = selectors.run_failures(run)
     if run.finished:

@@ -35,7 +35,7 @@ def judge(fake_openai_server, demo) -> Judge:
 
 
 def figure(page: str, name: str) -> int:
-    return int(re.search(rf'id="estimate-{name}">(\d+)<', page).group(1))
+    return int(re.search(rf'id="estimate-{name}">([\d,]+)<', page).group(1).replace(",", ""))
 
 
 def new_run_page(client, demo, judge, criteria, slug="hu-analyze-rate", **fields):
