@@ -18,6 +18,8 @@ from apps.judging import selectors, services
 from apps.judging.exporting import EXPORTS
 from apps.judging.models import JudgeCall, JudgeShare
 from apps.judging.serializers import (
+    ConnectionTestRequestSerializer,
+    ConnectionTestSerializer,
     JudgeCallSerializer,
     JudgeOfferSerializer,
     JudgeRunSerializer,
@@ -27,6 +29,7 @@ from apps.judging.serializers import (
     StrategySerializer,
 )
 from apps.judging.services import STRATEGY_FIELDS
+from apps.judging.services.connection_test import TEST_STRATEGY
 
 
 def _api_error(error: ValidationError) -> ApiValidationError:
@@ -67,6 +70,27 @@ class JudgeViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         except ValidationError as error:
             raise _api_error(error) from error
         serializer.instance = self.get_queryset().get(pk=saved.pk)  # its shares as they are now
+
+    @extend_schema(request=ConnectionTestRequestSerializer, responses=ConnectionTestSerializer)
+    @action(detail=False, methods=["post"], url_path="test-connection")
+    def test_connection(self, request):
+        """One real call to an endpoint as it would be saved, with a strategy's sample prompt:
+        the reply, how it is read and the latency (200 with ok false when the call failed).
+        Nothing is saved."""
+        form = ConnectionTestRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = dict(form.validated_data)
+        strategies = selectors.strategies_for_user(request.user)
+        strategy = data.pop("strategy", None) or strategies.filter(slug=TEST_STRATEGY).first()
+        if strategy is None or not strategies.filter(pk=strategy.pk).exists():
+            raise ApiValidationError({"strategy": ["no such strategy"]})
+        try:
+            test = services.judge_connection_test(
+                user=request.user, settings=data, strategy=strategy
+            )
+        except ValidationError as error:
+            raise _api_error(error) from error
+        return Response(ConnectionTestSerializer(test.as_dict()).data)
 
 
 class JudgeOfferViewSet(viewsets.ReadOnlyModelViewSet):

@@ -17,6 +17,7 @@ from apps.endpoints.models import ENDPOINT_SETTINGS, Endpoint
 from apps.judging.models import Judge, Strategy
 from apps.judging.selectors import judges_for_user, strategies_for_user
 from apps.judging.services import STRATEGY_FIELDS
+from apps.judging.services.connection_test import TEST_STRATEGY
 
 
 class JudgeRunForm(forms.Form):
@@ -96,9 +97,23 @@ class JudgeForm(forms.ModelForm):
             "shared_with",
         ]
 
-    def __init__(self, *args: Any, granted: list[str] | None = None, **kwargs: Any) -> None:
+    test_strategy = forms.ModelChoiceField(
+        queryset=Strategy.objects.none(),
+        required=False,
+        label="Test with strategy",
+        help_text="Test connection makes one call with this strategy's prompt on a sample "
+        "summary, and shows the reply and how it is read; nothing is saved.",
+    )
+
+    def __init__(
+        self, *args: Any, granted: list[str] | None = None, user: Any = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         fields: Any = self.fields
+        strategies = strategies_for_user(user).order_by("family", "slug") if user else None
+        fields["test_strategy"].queryset = strategies or Strategy.objects.none()
+        if strategies is not None:
+            fields["test_strategy"].initial = strategies.filter(slug=TEST_STRATEGY).first()
         fields["shared_with"].queryset = User.objects.filter(role=Role.RESEARCHER).order_by(
             "username"
         )
@@ -117,6 +132,12 @@ class JudgeForm(forms.ModelForm):
         ) + "Empty: no key (a local server)."
         order = ["name", "kind", *ENDPOINT_SETTINGS, *list(self.fields)[2:]]
         self.fields = {name: (settings.get(name) or fields[name]) for name in order}
+
+    def drop_judge_errors(self) -> None:
+        """Keep only the endpoint's errors (a connection test needs no name or prices)."""
+        for name in list(self.errors):
+            if name not in (*ENDPOINT_SETTINGS, "test_strategy"):
+                del self.errors[name]
 
     def endpoint_settings(self) -> dict[str, Any]:
         """The endpoint's settings as entered, with the model's defaults for those left empty."""

@@ -251,3 +251,36 @@ class RunEstimateSerializer(serializers.Serializer):
     over_limit = serializers.BooleanField()
     nothing = serializers.CharField(help_text="Why it would measure nothing (empty: it would).")
     left_out = serializers.ListField(child=serializers.DictField())
+
+
+class ConnectionTestRequestSerializer(serializers.Serializer):
+    """An endpoint as it would be saved, and the strategy whose sample prompt to send."""
+
+    base_url = serializers.CharField()
+    model = serializers.CharField()
+    api_key_env = serializers.CharField(required=False, allow_blank=True)
+    default_params = serializers.JSONField(required=False)
+    timeout_s = serializers.FloatField(required=False)
+    max_tokens_param = serializers.CharField(required=False)
+    strategy = serializers.PrimaryKeyRelatedField(
+        queryset=Strategy.objects.all(), required=False, help_text="Default: fbi-single-vanilla."
+    )
+
+
+class ConnectionTestSerializer(serializers.Serializer):
+    """What the one test call did (services.connection_test.ConnectionTest)."""
+
+    ok = serializers.BooleanField()
+    messages = serializers.ListField(child=serializers.DictField())
+    reply = serializers.CharField(allow_null=True)
+    parse_status = serializers.CharField()
+    score = serializers.FloatField(allow_null=True)
+    verdict = serializers.CharField(allow_null=True)
+    parse_reason = serializers.CharField()
+    latency_s = serializers.FloatField(allow_null=True)
+    model = serializers.CharField(allow_null=True)
+    prompt_tokens = serializers.IntegerField(allow_null=True)
+    completion_tokens = serializers.IntegerField(allow_null=True)
+    error_kind = serializers.CharField(allow_null=True)
+    error = serializers.CharField(allow_null=True)
+    status_code = serializers.IntegerField(allow_null=True)

@@ -183,7 +183,11 @@ def judge_share_decline(request: AuthedRequest, pk: int) -> HttpResponse:
 def judge_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse:
     judge = get_object_or_404(selectors.judges_owned_by(request.user), pk=pk) if pk else None
     granted = granted_key_variables(request.user)
-    form = JudgeForm(request.POST or None, instance=judge, granted=granted)
+    form = JudgeForm(request.POST or None, instance=judge, granted=granted, user=request.user)
+    context: dict[str, Any] = {"form": form, "judge": judge}
+    if request.method == "POST" and "test" in request.POST:
+        context["test"] = _connection_test(request, form)
+        return render(request, "judging/judge_form.html", context)
     if request.method == "POST" and form.is_valid():
         try:
             services.judge_save(
@@ -196,7 +200,27 @@ def judge_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse:
             _errors_to_form(form, error)
         else:
             return redirect("judging-judges")
-    return render(request, "judging/judge_form.html", {"form": form, "judge": judge})
+    return render(request, "judging/judge_form.html", context)
+
+
+def _connection_test(request: AuthedRequest, form: JudgeForm) -> Any:
+    """One call with the endpoint as entered (nothing saved); None when it cannot be made
+    (the form then says why, field by field)."""
+    form.is_valid()
+    form.drop_judge_errors()
+    if form.errors:
+        return None
+    strategy = form.cleaned_data.get("test_strategy")
+    if strategy is None:
+        form.add_error("test_strategy", "choose a strategy to test with")
+        return None
+    try:
+        return services.judge_connection_test(
+            user=request.user, settings=form.endpoint_settings(), strategy=strategy
+        )
+    except ValidationError as error:
+        _errors_to_form(form, error)
+        return None
 
 
 # -- strategies --------------------------------------------------------------------------------

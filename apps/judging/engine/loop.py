@@ -13,8 +13,9 @@ from typing import Any, TypeVar
 
 from apps.endpoints.client import EndpointConfig, SamplingParams, complete
 from apps.endpoints.limiter import EndpointLimiter
+from apps.endpoints.models import Endpoint
 from apps.judging.call_results import Reply
-from apps.judging.models import JudgeCall, JudgeRun
+from apps.judging.models import JudgeCall, JudgeRun, Strategy
 from apps.judging.scoring import ReplyReader
 
 T = TypeVar("T")
@@ -26,11 +27,14 @@ SHUTDOWN_S = 20.0
 
 
 def sampling_params(run: JudgeRun, sample_index: int) -> SamplingParams:
-    """The strategy's settings over the judge's defaults. A judge's fixed seed is offset by
-    the sample index, or the R samples of one prompt would be copies of each other."""
-    strategy = run.strategy
-    endpoint = run.judge.endpoint
-    assert strategy is not None and endpoint is not None
+    """The run's strategy's settings over its judge's defaults (``strategy_params``)."""
+    assert run.strategy is not None and run.judge.endpoint is not None
+    return strategy_params(run.strategy, run.judge.endpoint, sample_index)
+
+
+def strategy_params(strategy: Strategy, endpoint: Endpoint, sample_index: int) -> SamplingParams:
+    """The strategy's settings over the endpoint's defaults. A fixed seed is offset by the
+    sample index, or the R samples of one prompt would be copies of each other."""
     defaults: dict[str, Any] = endpoint.default_params or {}
     seed = defaults.get("seed")
     temperature = strategy.temperature

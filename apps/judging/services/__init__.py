@@ -9,6 +9,7 @@ again (optionally giving failed calls another try); ``judge_runs_recover`` resta
 workers died. Adversarial searches (``searches``) work their judge runs themselves.
 """
 
+from apps.judging.services.connection_test import ConnectionTest, judge_connection_test
 from apps.judging.services.judges import (
     STRATEGY_FIELDS,
     judge_problems,
@@ -59,6 +60,7 @@ __all__ = [
     "CALLS_PER_TASK",
     "STRATEGY_FIELDS",
     "TASKS_PER_RUN",
+    "ConnectionTest",
     "JudgeChoice",
     "RunEstimate",
     "SearchSetup",
@@ -69,6 +71,7 @@ __all__ = [
     "adversarial_search_start",
     "adversarial_search_work",
     "adversarial_searches_recover",
+    "judge_connection_test",
     "judge_offer",
     "judge_problems",
     "judge_run_cancel",
