@@ -7,6 +7,7 @@ import pytest
 from apps.annotation.demo import DEMO_PASSWORD, demo_load
 from apps.judging.loading import judging_load
 from apps.judging.models import JudgeRun
+from tests.fakes.fixtures import fake_openai_server as fake_openai_server  # the shared fixture
 
 pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -40,3 +41,40 @@ def test_researcher_runs_bleu_on_the_demo_and_sees_scores(
     assert page.locator("text=Download CSV").is_visible()
     run = JudgeRun.objects.get(label="BLEU on the demo")
     assert run.created_by.username == "researcher" and run.status == "done"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_researcher_tests_a_connection_then_starts_an_estimated_run(
+    page, live_server, catalog, fake_openai_server
+):
+    """Test connection works before the judge has a name (the browser does not block it), and
+    an LLM judge's run shows its estimate and waits for Start."""
+    study = demo_load()
+    judging_load()
+    page.goto(f"{live_server.url}/judging/judges/new/")
+    page.fill("input[name=username]", "researcher")
+    page.fill("input[name=password]", DEMO_PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/judging/judges/new/")
+    page.fill("input[name=base_url]", fake_openai_server.base_url)
+    page.fill("input[name=model]", "judge-model")
+    page.click("#test-connection")
+    page.wait_for_selector("#connection-test")
+    assert "Connected" in page.inner_text("#connection-test")
+    assert fake_openai_server.request_count == 1
+    page.fill("input[name=name]", "local judge")
+    page.click("main form button[type=submit]:has-text('Save')")
+    page.wait_for_url("**/judging/judges/")
+    page.goto(f"{live_server.url}/judging/runs/new/")
+    page.select_option("select[name=judge]", label="local judge")
+    page.select_option("select[name=study]", label=study.name)
+    strategies = page.locator("select[name=strategy] option").all_inner_texts()
+    page.select_option("select[name=strategy]", label=next(s for s in strategies if "vanilla" in s))
+    page.check("input[name=vetted_only][value=false]")
+    page.click("#run-form button[type=submit]")
+    page.wait_for_selector("#run-estimate")
+    calls = int(page.inner_text("#estimate-http").replace(",", ""))
+    assert calls > 0 and page.inner_text("#run-status") == "not started"
+    assert fake_openai_server.request_count == 1  # the test call only
+    run = JudgeRun.objects.get(label="")
+    assert run.status == "pending"
