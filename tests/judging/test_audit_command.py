@@ -84,3 +84,34 @@ def test_waiting_with_no_worker_says_where_the_calls_run(
         broker.delete(queue, f"{queue}-metrics")
     printed = capsys.readouterr().out
     assert printed.count("is one running? (`make demo` starts them") == 1
+
+
+@pytest.mark.django_db
+def test_judges_and_strategies_by_name_a_dry_run_keeps_nothing_and_errors_list_the_choices(
+    demo, fake_openai_server, capsys
+):
+    from django.core.management.base import CommandError
+
+    judge = llm_judge(fake_openai_server, user=demo.owner, name="local judge")
+    with pytest.raises(CommandError) as error:
+        call_command(
+            "judge_audit", "--owner", demo.owner.username, "--study", str(demo.pk),
+            "--judge", "local judge:cd-zero",
+        )  # fmt: skip
+    assert "no strategy 'cd-zero'" in str(error.value)
+    assert f"{strategy('cd-zero-shot').pk} (cd-zero-shot)" in str(error.value)
+    with pytest.raises(CommandError) as error:
+        call_command(
+            "judge_audit", "--owner", demo.owner.username, "--study", str(demo.pk),
+            "--judge", "nobody",
+        )  # fmt: skip
+    assert "no judge 'nobody'" in str(error.value) and f"{judge.pk} (local judge)" in str(
+        error.value
+    )
+    call_command(
+        "judge_audit", "--owner", demo.owner.username, "--study", str(demo.pk),
+        "--judge", "local judge:cd-zero-shot", "--judge", "BLEU", "--dry-run",
+    )  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "HTTP requests" in printed and "dry run: nothing was started or kept" in printed
+    assert not JudgeAudit.objects.exists() and fake_openai_server.request_count == 0

@@ -11,14 +11,16 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
 from apps.accounts.models import User
 from apps.analysis.cards.baseline import BaselineError, baseline_compare, saved_cards
 from apps.analysis.cards.snapshots import audit_json_text
-from apps.annotation.models import Study
-from apps.corpus.models import Dataset
+from apps.annotation.selectors import studies_for_user
+from apps.corpus.selectors import datasets_for_user
 from apps.endpoints.models import Endpoint
 from apps.judging.models import AuditStatus, Judge, JudgeAudit, Strategy
+from apps.judging.selectors import judges_for_user, strategies_for_user
 from apps.judging.services.audits import audit_plan, audit_refresh, audit_start
 
 # Said once when --wait sees no call finish for this long: the audit runs on Celery workers.
@@ -29,16 +31,35 @@ IDLE_HINT = (
 )
 
 
-def _subject(value: str) -> tuple[Judge, Strategy | None]:
-    judge_id, _, strategy_id = value.partition(":")
-    try:
-        judge = Judge.objects.get(pk=int(judge_id))
-        strategy = Strategy.objects.get(pk=int(strategy_id)) if strategy_id else None
-    except (ValueError, Judge.DoesNotExist, Strategy.DoesNotExist) as exc:
+def _subject(value: str, owner: User) -> tuple[Judge, Strategy | None]:
+    """``JUDGE[:STRATEGY]``, each by id or by name (a strategy: its slug), among those the
+    owner may use; an error lists them."""
+    judge_key, _, strategy_key = value.partition(":")
+    judges = judges_for_user(owner)
+    strategies = strategies_for_user(owner)
+    judge = _by_id_or_name(judges, judge_key, "name")
+    if judge is None:
+        listed = ", ".join(f"{j.pk} ({j.name})" for j in judges.order_by("pk"))
+        raise CommandError(f"--judge {value}: no judge {judge_key!r}; yours to use: {listed}")
+    strategy = _by_id_or_name(strategies, strategy_key, "slug") if strategy_key else None
+    if strategy_key and strategy is None:
+        listed = ", ".join(f"{s.pk} ({s.slug})" for s in strategies.order_by("slug"))
         raise CommandError(
-            f"--judge {value}: no such judge or strategy (JUDGE_ID[:STRATEGY_ID])"
-        ) from exc
+            f"--judge {value}: no strategy {strategy_key!r}; strategies (id, slug): {listed}"
+        )
     return judge, strategy
+
+
+def _by_id_or_name(found: Any, key: str, name_field: str) -> Any:
+    """The one row with this id or name; None when there is none, an error when a name is
+    several (a colleague's judge shared with you may share its name: give its id)."""
+    if key.isdigit():
+        return found.filter(pk=int(key)).first()
+    named = list(found.filter(**{name_field: key})[:5])
+    if len(named) > 1:
+        ids = ", ".join(str(row.pk) for row in named)
+        raise CommandError(f"several are named {key!r} (ids {ids}): give the id")
+    return named[0] if named else None
 
 
 def _baseline(path: Path | None, wait: bool) -> Any:
@@ -70,8 +91,9 @@ class Command(BaseCommand):
             "--judge",
             action="append",
             required=True,
-            metavar="ID[:STRATEGY_ID]",
-            help="A judge to audit and, for an LLM judge, its single-score strategy (repeat).",
+            metavar="JUDGE[:STRATEGY]",
+            help="A judge to audit (id or name) and, for an LLM judge, its single-score "
+            "strategy (id or slug, e.g. 4:cd-zero-shot); repeat for more judges.",
         )
         parser.add_argument("--search-budget", type=int, default=20)
         parser.add_argument("--generator", type=int, help="The search's generator endpoint id.")
@@ -83,6 +105,11 @@ class Command(BaseCommand):
             default=None,
             help="A study's audit: only perturbations vetted in the study (default: the "
             "study's setting); --no-vetted-only takes every perturbation of its kinds.",
+        )
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="Plan the audit and print its estimate; start nothing, keep nothing.",
         )
         parser.add_argument("--wait", action="store_true", help="Wait until the audit ends.")
         parser.add_argument("--timeout", type=float, default=0, help="Seconds; 0: no limit.")
@@ -101,12 +128,21 @@ class Command(BaseCommand):
             owner = User.objects.get(username=options["owner"])
         except User.DoesNotExist as exc:
             raise CommandError(f"no user named '{options['owner']}'") from exc
-        study = Study.objects.filter(pk=options["study"]).first() if options["study"] else None
+        study = (
+            studies_for_user(owner).filter(pk=options["study"]).first()
+            if options["study"]
+            else None
+        )
         dataset = (
-            Dataset.objects.filter(pk=options["dataset"]).first() if options["dataset"] else None
+            datasets_for_user(owner).filter(pk=options["dataset"]).first()
+            if options["dataset"]
+            else None
         )
         if study is None and dataset is None:
-            raise CommandError("no such study or dataset")
+            studies = ", ".join(f"{s.pk} ({s.name})" for s in studies_for_user(owner))
+            raise CommandError(
+                f"no such study or dataset of {owner.username}; their studies: {studies or 'none'}"
+            )
         generator = (
             Endpoint.objects.filter(pk=options["generator"]).first()
             if options["generator"]
@@ -117,23 +153,14 @@ class Command(BaseCommand):
             if options["gold_judge"]
             else None
         )
-        try:
-            audit = audit_plan(
-                owner=owner,
-                study=study,
-                dataset=dataset,
-                subjects=[_subject(value) for value in options["judge"]],
-                search_budget=options["search_budget"],
-                generator=generator,
-                gold_judge=gold,
-                label=options["label"],
-                vetted_only=options["vetted_only"],
-            )
-        except ValidationError as exc:
-            problems = exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages}
-            lines = [f"{field}: {'; '.join(m)}" for field, m in problems.items()]
-            raise CommandError("The audit was not planned.\n" + "\n".join(lines)) from exc
-        self._estimate(audit)
+        subjects = [_subject(value, owner) for value in options["judge"]]
+        with transaction.atomic():  # a dry run plans, prints the estimate and keeps nothing
+            audit = self._plan(owner, study, dataset, subjects, generator, gold, options)
+            self._estimate(audit)
+            if options["dry_run"]:
+                transaction.set_rollback(True)
+                self.stdout.write("dry run: nothing was started or kept")
+                return
         audit = audit_start(audit=audit)
         self.stdout.write(f"audit {audit.pk} started")
         if not options["wait"]:
@@ -146,6 +173,24 @@ class Command(BaseCommand):
             raise CommandError(f"audit {audit.pk} ended {audit.status}: {audit.error}")
         if baseline is not None:
             self._gate(audit, baseline)
+
+    def _plan(self, owner, study, dataset, subjects, generator, gold, options) -> JudgeAudit:
+        try:
+            return audit_plan(
+                owner=owner,
+                study=study,
+                dataset=dataset,
+                subjects=subjects,
+                search_budget=options["search_budget"],
+                generator=generator,
+                gold_judge=gold,
+                label=options["label"],
+                vetted_only=options["vetted_only"],
+            )
+        except ValidationError as exc:
+            problems = exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages}
+            lines = [f"{field}: {'; '.join(m)}" for field, m in problems.items()]
+            raise CommandError("The audit was not planned.\n" + "\n".join(lines)) from exc
 
     def _gate(self, audit: JudgeAudit, baseline: Any) -> None:
         """Compare with the saved cards; exit 1 naming each figure significantly worse."""
