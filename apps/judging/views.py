@@ -20,7 +20,8 @@ from apps.accounts.requests import AuthedRequest
 from apps.endpoints.selectors import granted_key_variables
 from apps.judging import selectors, services
 from apps.judging.exporting import EXPORTS
-from apps.judging.forms import JudgeForm, JudgeRunForm, StrategyForm
+from apps.judging.forms import JudgeRunForm, StrategyForm
+from apps.judging.judge_forms import SERVERS, JudgeForm
 from apps.judging.models import JudgeRun, JudgeShare, RunStatus, SearchJudge, Strategy
 from apps.judging.prompt_template import PLACEHOLDERS
 from apps.judging.services import STRATEGY_FIELDS
@@ -184,7 +185,7 @@ def judge_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse:
     judge = get_object_or_404(selectors.judges_owned_by(request.user), pk=pk) if pk else None
     granted = granted_key_variables(request.user)
     form = JudgeForm(request.POST or None, instance=judge, granted=granted, user=request.user)
-    context: dict[str, Any] = {"form": form, "judge": judge}
+    context: dict[str, Any] = {"form": form, "judge": judge, "servers": SERVERS}
     if request.method == "POST" and "test" in request.POST:
         context["test"] = _connection_test(request, form)
         return render(request, "judging/judge_form.html", context)

@@ -203,10 +203,11 @@ def test_two_accepted_twins_name_their_owners(alice, bob, api_client, catalog):
 def test_the_command_line_refuses_a_judge_only_offered(alice, bob):
     judge = judge_of(alice, shared_with=[bob])
     dataset = DatasetFactory(owner=bob)
-    with pytest.raises(CommandError, match="judges: no such judge"):
+    with pytest.raises(CommandError, match=f"no judge '{judge.pk}'; yours to use") as error:
         call_command(
             "judge_audit", "--owner", "bob", "--dataset", str(dataset.pk), "--judge", str(judge.pk)
         )
+    assert f"{judge.pk} (" not in str(error.value).split("yours to use")[1]  # not listed
 
 
 def test_an_offer_does_not_block_the_recipients_own_name(alice, bob):

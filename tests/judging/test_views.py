@@ -296,3 +296,28 @@ def test_the_strategy_form_explains_every_placeholder(client, demo):
     assert "misleading cue: the rating PR claimed to come from a human expert" in body
     assert body.count("<tr><td><code>{{") == 14  # one row each
     assert "docs/" not in body
+
+
+def test_the_judge_page_speaks_plainly_and_its_sampling_fields_make_the_defaults(client, demo):
+    client.force_login(demo.owner)
+    page = client.get("/judging/judges/new/").content.decode()
+    assert 'name="default_params"' not in page and "multiple" not in page  # no raw widgets
+    for label in ("Server address (base URL)", "Key variable", "Timeout (seconds)"):
+        assert label in page
+    assert "Api key env" not in page and "Base url" not in page
+    assert '<option value="http://127.0.0.1:11434/v1">Ollama on this machine</option>' in page
+    client.post(
+        "/judging/judges/new/",
+        {
+            "name": "plain",
+            "kind": "llm",
+            "base_url": "http://127.0.0.1:11434/v1",
+            "model": "llama3.1:8b",
+            "temperature": "0.3",
+            "stop": "###, END",
+        },
+    )
+    endpoint = Judge.objects.get(name="plain").endpoint
+    assert endpoint.default_params == {"temperature": 0.3, "stop": ["###", "END"]}
+    page = client.get(f"/judging/judges/{Judge.objects.get(name='plain').pk}/").content.decode()
+    assert 'value="###, END"' in page and 'value="0.3"' in page
