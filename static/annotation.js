@@ -1,7 +1,7 @@
 /* Annotation pages: keys, synchronised scrolling, and submits that are never dropped.
  *
  * Keys: any element with data-key="x" is activated by pressing x (radios with data-pick are
- * chosen and their form submitted; radios with data-choose are only chosen; a button with
+ * chosen and their form submitted, a rating's digit too; radios with data-choose are only chosen; a button with
  * data-submit submits its form; text fields get focus; anything else is clicked). Keys are
  * ignored while typing, except Esc (leave the field) and Ctrl/Cmd+Enter (submit its form).
  *
@@ -55,7 +55,10 @@
   }
 
   function submit(form) {
-    if (Date.now() - swappedAt < SETTLE_MS) return;
+    if (Date.now() - swappedAt < SETTLE_MS) {
+      status("That key came as the new text appeared, so it was not taken: press it again.", "warn");
+      return;
+    }
     if (form && form.reportValidity()) form.requestSubmit();
   }
 

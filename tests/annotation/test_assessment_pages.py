@@ -70,7 +70,7 @@ def test_the_page_shows_the_text_the_criterion_and_keys(client, setup):
     assert "The council met on Tuesday." in body  # the source
     assert "How good the summary is" in body  # the criterion, with the task's text name
     for score in range(1, 6):
-        assert f'value="{score}" data-key="{score}" data-choose required' in body
+        assert f'value="{score}" data-key="{score}" data-pick required' in body
     assert 'data-key="Enter" data-submit' in body and 'data-key="s"' in body
     assert "Perturbed" not in body  # raters are not told which text was perturbed
     slot = ASSESSMENT.next(study=setup.study, person=setup.annotators[0])
@@ -115,7 +115,7 @@ def test_back_skip_and_nothing_left(client):
     client.post(url(setup.study, f"assess/{other.unit_id}/rating/"), rating(score=1), **HTMX)
     page = client.get(url(setup.study, f"assess/{other.unit_id}/"), **HTMX)
     assert 'id="revisit"' in page.text
-    assert 'value="1" data-key="1" data-choose required checked' in page.text
+    assert 'value="1" data-key="1" data-pick required checked' in page.text
     client.post(url(setup.study, f"assess/{other.unit_id}/rating/"), rating(score=3), **HTMX)
     assert Assessment.objects.get().score == 3 and JudgementChange.objects.count() == 2
     last = ASSESSMENT.next(study=setup.study, person=ann)  # the skipped one, last
