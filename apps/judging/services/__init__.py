@@ -29,6 +29,11 @@ from apps.judging.services.runs import (
     judge_run_resume,
     judge_run_start,
 )
+from apps.judging.services.search_start import (
+    SearchEstimate,
+    adversarial_search_confirm,
+    adversarial_search_estimate,
+)
 from apps.judging.services.searches import (
     JudgeChoice,
     SearchSetup,
@@ -61,9 +66,12 @@ __all__ = [
     "TASKS_PER_RUN",
     "JudgeChoice",
     "RunEstimate",
+    "SearchEstimate",
     "SearchSetup",
     "adversarial_search_cancel",
+    "adversarial_search_confirm",
     "adversarial_search_create",
+    "adversarial_search_estimate",
     "adversarial_search_fail",
     "adversarial_search_resume",
     "adversarial_search_start",
