@@ -4,6 +4,7 @@ resume, and the items and trajectories (docs/api.md)."""
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -20,9 +21,11 @@ from apps.judging.search_serializers import (
     IterationSerializer,
     SearchCreateSerializer,
     SearchDetailSerializer,
+    SearchEstimateSerializer,
     SearchItemSerializer,
     SearchSerializer,
 )
+from apps.judging.services.search_start import waits_for_start
 
 
 class AdversarialSearchViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -37,14 +40,53 @@ class AdversarialSearchViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVi
 
     @extend_schema(request=SearchCreateSerializer, responses={201: SearchSerializer})
     def create(self, request, *args, **kwargs):
-        """Set up a search and start it in the workers."""
+        """Set up a search and start it in the workers, after its estimate: ``dry_run``
+        answers with the estimate alone (200, nothing recorded), and a search above the
+        study's limit without ``confirm`` is refused (400, with the estimate; nothing
+        recorded)."""
         form = SearchCreateSerializer(data=request.data, context={"request": request})
         form.is_valid(raise_exception=True)
+        dry_run, confirmed = form.validated_data["dry_run"], form.validated_data["confirm"]
+        with transaction.atomic():
+            try:
+                search = services.adversarial_search_create(
+                    user=request.user, setup=form.setup(), start=False
+                )
+            except ValidationError as error:
+                raise _api_error(error) from error
+            estimate = services.adversarial_search_estimate(search)
+            shown = SearchEstimateSerializer(estimate.as_dict()).data
+            if dry_run:
+                transaction.set_rollback(True)
+                return Response({"estimate": shown})
+            try:
+                search = services.adversarial_search_confirm(search=search, confirmed=confirmed)
+            except ValidationError as error:
+                transaction.set_rollback(True)
+                return Response(error.message_dict | {"estimate": shown}, status=400)
+        body = SearchSerializer(search).data | {"estimate": shown}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=SearchEstimateSerializer)
+    @action(detail=True, methods=["get"])
+    def estimate(self, request, pk=None):
+        """What starting this (not started) search would send: calls, cache, requests (at
+        most), tokens, cost, per role and in all."""
+        estimate = services.adversarial_search_estimate(self.get_object())
+        return Response(SearchEstimateSerializer(estimate.as_dict()).data)
+
+    @action(detail=True, methods=["post"])
+    def start(self, request, pk=None):
+        """Start a search not started yet, after its estimate (confirm=true above the study's
+        limit)."""
+        confirmed = str(request.data.get("confirm", "")).lower() in ("1", "true")
         try:
-            search = services.adversarial_search_create(user=request.user, setup=form.setup())
+            search = services.adversarial_search_confirm(
+                search=self.get_object(), confirmed=confirmed
+            )
         except ValidationError as error:
             raise _api_error(error) from error
-        return Response(SearchSerializer(search).data, status=status.HTTP_201_CREATED)
+        return Response(SearchSerializer(search).data)
 
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
@@ -54,8 +96,13 @@ class AdversarialSearchViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVi
 
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
-        """Continue a cancelled, failed or stalled search from its last finished step."""
-        search = services.adversarial_search_resume(search=self.get_object())
+        """Continue a cancelled, failed or stalled search from its last finished step (one
+        never started starts from its estimate: ``start``)."""
+        search = self.get_object()
+        if waits_for_start(search):
+            refused = ValidationError({"search": "this search has not started: start it (start/)"})
+            raise _api_error(refused)
+        search = services.adversarial_search_resume(search=search)
         return Response(SearchSerializer(search).data)
 
     @extend_schema(responses=SearchDetailSerializer)

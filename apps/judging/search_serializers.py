@@ -78,6 +78,13 @@ class SearchCreateSerializer(serializers.Serializer):
     label = serializers.CharField(  # type: ignore[assignment]  # a field, not Field.label
         max_length=200, required=False, default="", allow_blank=True
     )
+    dry_run = serializers.BooleanField(
+        default=False, help_text="Answer with the estimate only; nothing is recorded or sent."
+    )
+    confirm = serializers.BooleanField(
+        default=False,
+        help_text="Start a search whose HTTP requests (at most) exceed the study's limit.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -94,6 +101,7 @@ class SearchCreateSerializer(serializers.Serializer):
 
     def setup(self) -> SearchSetup:
         data = dict(self.validated_data)
+        data.pop("dry_run", None), data.pop("confirm", None)
         victim = data.pop("victim")
         gold = data.pop("gold")
         return SearchSetup(
@@ -153,6 +161,41 @@ class SearchSerializer(serializers.ModelSerializer):
             "finished_at",
         ]
         read_only_fields = fields
+
+
+class SearchEstimateRoleSerializer(serializers.Serializer):
+    role = serializers.CharField(help_text="victim, gold or generator")
+    name = serializers.CharField(help_text="The judge's name, or the generator endpoint's.")
+    model = serializers.CharField()
+    calls = serializers.IntegerField()
+    cached_calls = serializers.IntegerField(help_text="Answered by the cache: no request.")
+    http_calls = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    cost = serializers.CharField(allow_null=True, help_text="From its judge's prices, if set.")
+
+
+class SearchEstimateSerializer(serializers.Serializer):
+    """What starting a search would send (services.search_start.SearchEstimate)."""
+
+    calls = serializers.IntegerField()
+    cached_calls = serializers.IntegerField(help_text="Answered by the cache: no request.")
+    http_calls = serializers.IntegerField(help_text="At most, when upper_bound.")
+    prompt_tokens = serializers.IntegerField(help_text="500 a request (assumed).")
+    completion_tokens = serializers.IntegerField()
+    cost = serializers.CharField(
+        allow_null=True, help_text="Of the roles with prices (null: none has any)."
+    )
+    unpriced = serializers.ListField(
+        child=serializers.CharField(), help_text="Roles left out of the cost: no prices."
+    )
+    basis = serializers.CharField(help_text="How the figures were reached.")
+    upper_bound = serializers.BooleanField(
+        help_text="True: upper bounds from the search's limits; false: a replay from the cache."
+    )
+    limit = serializers.IntegerField(help_text="HTTP requests above which it needs confirm.")
+    over_limit = serializers.BooleanField()
+    roles = SearchEstimateRoleSerializer(many=True)
 
 
 class CandidateSerializer(serializers.ModelSerializer):

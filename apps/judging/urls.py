@@ -19,6 +19,11 @@ urlpatterns = [
     path("judging/searches/new/", search_views.search_new, name="judging-search-new"),
     path("judging/searches/<int:pk>/", search_views.search_detail, name="judging-search-detail"),
     path(
+        "judging/searches/<int:pk>/start/",
+        search_views.search_start,
+        name="judging-search-start",
+    ),
+    path(
         "judging/searches/<int:pk>/cancel/",
         search_views.search_cancel,
         name="judging-search-cancel",

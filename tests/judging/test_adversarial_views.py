@@ -52,9 +52,15 @@ def test_a_researcher_sets_up_a_search_on_the_page(client, world):
     search = AdversarialSearch.objects.get(label="first search")
     assert response.status_code == 302
     assert response["Location"] == reverse("judging-search-detail", args=[search.pk])
-    assert search.status == "running" and search.items.count() == 2  # no rule baseline asked
+    # recorded, not started: its page shows the estimate and a Start button
+    assert search.status == "pending" and search.items.count() == 2  # no rule baseline asked
     assert [j.role for j in search.judges.all()] == ["victim", "gold"]
     assert JudgeRun.objects.filter(search_judge__search=search).count() == 2
+    assert "Start the search" in client.get(response["Location"]).content.decode()
+    client.post(reverse("judging-search-start", args=[search.pk]))
+    search.refresh_from_db()
+    assert search.status == "running"
+    assert {j.run.status for j in search.judges.all()} == {"running"}
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,11 @@ from apps.judging.services.runs import (
     judge_run_resume,
     judge_run_start,
 )
+from apps.judging.services.search_start import (
+    SearchEstimate,
+    adversarial_search_confirm,
+    adversarial_search_estimate,
+)
 from apps.judging.services.searches import (
     JudgeChoice,
     SearchSetup,
@@ -63,9 +68,12 @@ __all__ = [
     "ConnectionTest",
     "JudgeChoice",
     "RunEstimate",
+    "SearchEstimate",
     "SearchSetup",
     "adversarial_search_cancel",
+    "adversarial_search_confirm",
     "adversarial_search_create",
+    "adversarial_search_estimate",
     "adversarial_search_fail",
     "adversarial_search_resume",
     "adversarial_search_start",

@@ -18,13 +18,16 @@ from typing import Any
 from django.db.models import Avg
 
 from apps.endpoints.client import call_cache_key
+from apps.endpoints.models import Endpoint
 from apps.judging.engine.loop import sampling_params
 from apps.judging.models import (
     AdversarialSearch,
     AuditPart,
+    Judge,
     JudgeAudit,
     JudgeCall,
     JudgeRun,
+    Method,
     ParseStatus,
     Role,
     RunStatus,
@@ -129,29 +132,107 @@ def _same_search_done(search: AdversarialSearch) -> AdversarialSearch | None:
     return same.order_by("-id").first()
 
 
-def search_estimate(search: AdversarialSearch) -> dict[str, Any]:
-    judges = list(SearchJudge.objects.filter(search=search).select_related("strategy", "judge"))
-    items = search.items.count()
-    before = _same_search_done(search)
-    figures: dict[str, Any] = dict.fromkeys(KEYS, 0)
-    if before is not None:
-        calls = JudgeCall.objects.filter(run__search_judge__search=before).count()
-        figures["calls"] = figures["cached_calls"] = calls + before.generator_calls
-        figures["search_source"] = f"replays search {before.pk} from the cache"
-        return figures
+#: A search's prompts are not known before it runs: each call is counted at this many tokens.
+SEARCH_PROMPT_TOKENS = 500
+
+
+def _role(
+    role: str, who: Judge | Endpoint, calls: int, cached: int = 0, http: int = 0, **tokens: int
+) -> dict[str, Any]:
+    """One role's figures (a metric victim's calls are computed here: neither cached nor
+    HTTP; a generator's HTTP requests may exceed its calls: its format retries)."""
+    endpoint = who if isinstance(who, Endpoint) else who.endpoint
+    return {
+        "role": role,
+        "name": who.name,
+        "model": endpoint.model if endpoint is not None else "",
+        "calls": calls,
+        "cached_calls": cached,
+        "http_calls": http,
+        "prompt_tokens": tokens.get("prompt", 0),
+        "completion_tokens": tokens.get("completion", 0),
+    }
+
+
+def _generator_judge(search: AdversarialSearch) -> Judge | None:
+    """The LLM judge whose endpoint is the search's generator, if it has prices (endpoints
+    have none: the generator is priced by its judge's)."""
+    judges = Judge.objects.filter(endpoint=search.generator_id)
+    return judges.exclude(
+        price_per_1k_prompt_tokens=None, price_per_1k_completion_tokens=None
+    ).first()
+
+
+def _priced(roles: list[dict[str, Any]], judges: list[Judge | None]) -> None:
+    """Each role's cost from its judge's prices (None: no prices; nothing sent costs 0)."""
+    for role, judge in zip(roles, judges, strict=True):
+        cost = judge.cost(role["prompt_tokens"], role["completion_tokens"]) if judge else None
+        role["cost"] = Decimal(0) if not role["http_calls"] else cost
+
+
+def _replay_roles(
+    search: AdversarialSearch, before: AdversarialSearch, judges: list[SearchJudge]
+) -> list[dict[str, Any]]:
+    roles = []
+    for judge in judges:
+        calls = JudgeCall.objects.filter(
+            run__search_judge__search=before,
+            run__search_judge__role=judge.role,
+            run__search_judge__judge=judge.judge_id,
+        ).count()
+        roles.append(_role(judge.role, judge.judge, calls, cached=calls))
+    calls = before.generator_calls
+    roles.append(_role("generator", search.generator, calls, cached=calls))
+    return roles
+
+
+def _bound_roles(search: AdversarialSearch, judges: list[SearchJudge]) -> list[dict[str, Any]]:
+    """Upper bounds from the search's limits: every item (and method) judges at most its R0
+    and ``candidates_per_iteration`` texts an iteration, within the victim-query budget; the
+    generator is asked once an iteration for each AdvEval item, and asked again once, with a
+    format reminder, when its reply held no candidate."""
     victim = next(j for j in judges if j.role == Role.VICTIM)
+    items = search.items.count()
     candidates = min(
         search.query_budget // victim.samples,
         1 + search.max_iterations * search.candidates_per_iteration,
     )
-    calls = items * candidates * victim.samples
-    for gold in (j for j in judges if j.role == Role.GOLD):
-        calls += items * candidates * gold.samples
-    generator = items * search.max_iterations
-    figures["calls"] = figures["http_calls"] = calls + generator
-    figures["prompt_tokens"] = figures["http_calls"] * 500
-    figures["completion_tokens"] = calls * 50 + generator * search.generator_max_tokens
-    figures["search_source"] = "upper bound from the search's limits"
+    roles = []
+    for judge in judges:
+        calls = items * candidates * judge.samples
+        http = 0 if judge.judge.is_metric else calls
+        reply = _completion_average(judge.run)[0] if http else 0
+        tokens = {"prompt": http * SEARCH_PROMPT_TOKENS, "completion": http * reply}
+        roles.append(_role(judge.role, judge.judge, calls, http=http, **tokens))
+    asks = search.items.filter(method=Method.ADVEVAL).count() * search.max_iterations
+    http = 2 * asks
+    tokens = {
+        "prompt": http * SEARCH_PROMPT_TOKENS,
+        "completion": http * search.generator_max_tokens,
+    }
+    roles.append(_role("generator", search.generator, asks, http=http, **tokens))
+    return roles
+
+
+def search_estimate(search: AdversarialSearch) -> dict[str, Any]:
+    """A search's figures (``KEYS``), ``search_source`` (how they were reached), and ``roles``:
+    the same per judge and for the generator, each with its ``cost`` (None: no prices)."""
+    judges = list(
+        SearchJudge.objects.filter(search=search)
+        .select_related("strategy", "judge__endpoint", "run__judge", "run__strategy")
+        .order_by("-role", "id")
+    )
+    before = _same_search_done(search)
+    if before is not None:
+        roles = _replay_roles(search, before, judges)
+        source = f"replays search {before.pk} from the cache"
+    else:
+        roles = _bound_roles(search, judges)
+        source = "upper bound from the search's limits"
+    _priced(roles, [*(j.judge for j in judges), _generator_judge(search)])
+    figures: dict[str, Any] = {key: sum(r[key] for r in roles) for key in KEYS}
+    figures["search_source"] = source
+    figures["roles"] = roles
     return figures
 
 
