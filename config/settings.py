@@ -262,8 +262,9 @@ DISCERN_KEY_VARIABLES = env.list("DISCERN_KEY_VARIABLES", default=[])
 # suite allow loopback, for local model servers.
 DISCERN_EGRESS_ALLOW = env.list("DISCERN_EGRESS_ALLOW", default=[])
 
-# A judge run (or an adversarial search) that would send more HTTP requests to models than this
-# asks to be confirmed first (a study may set its own: Study.confirm_above_requests).
+# A judge run, an adversarial search or an LLM generation that would send more HTTP requests to
+# models than this asks to be confirmed first (a study may set its own:
+# Study.confirm_above_requests).
 DISCERN_CONFIRM_ABOVE_REQUESTS = env.int("DISCERN_CONFIRM_ABOVE_REQUESTS", default=500)
 
 # HTTP transport of the LLM clients: "aiohttp" (faster, the default) or "httpx" (the SDK's own).

@@ -28,9 +28,15 @@ def into_vetting_queue(*, job: Any, target: Study, kinds: Sequence[PerturbationK
     study_plan_request(study=target)
 
 
+def study_limit(study: Study) -> int | None:
+    """A generation into the study asks to be confirmed above the study's limit of requests."""
+    return study.confirm_above_requests
+
+
 STUDY = Destination(
     name="study",
     help_text="Put the results in this study's vetting queue.",
     choices=owned_studies,
     deliver=into_vetting_queue,
+    confirm_above=study_limit,
 )

@@ -1,19 +1,28 @@
 """Corpus API: datasets, items, perturbations, imports and exports, scoped to the user."""
 
+from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from apps.accounts.permissions import IsAuthenticated, IsOwnerOrReadOnly, IsResearcher, ReadOnly
 from apps.corpus import selectors
 from apps.corpus.exporting import export_csv, export_jsonl
+from apps.corpus.generation.estimate import (
+    calls_a_model,
+    generation_job_confirm,
+    generation_job_estimate,
+)
 from apps.corpus.generation.jobs import generation_job_start
 from apps.corpus.models import Dataset, GenerationJob, ImportJob, Perturbation, SourceItem
 from apps.corpus.serializers import (
     DatasetSerializer,
+    GenerationEstimateSerializer,
     GenerationJobSerializer,
     ImportJobSerializer,
     ImportRequestSerializer,
@@ -133,7 +142,8 @@ class ImportJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
 
 class GenerationJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
-    """Generate rule-based perturbations in the worker; poll the job for progress."""
+    """Generate perturbations in the worker (LLM-written ones after their estimate); poll the
+    job for progress."""
 
     queryset = GenerationJob.objects.none()  # for the schema; get_queryset scopes it
 
@@ -147,7 +157,50 @@ class GenerationJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         user = self.request.user
         return {**super().get_serializer_context(), "datasets": selectors.datasets_owned_by(user)}
 
-    def perform_create(self, serializer):
-        serializer.instance = generation_job_start(
-            user=self.request.user, **serializer.job_options()
+    def create(self, request, *args, **kwargs):
+        """Record and start a generation. One that calls a model (LLM-written kinds) is
+        estimated first: ``dry_run`` answers with the estimate alone (200, nothing recorded),
+        and a job above the limit without ``confirm`` is refused (400, with the estimate;
+        nothing recorded)."""
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        dry_run, confirmed = (
+            serializer.validated_data["dry_run"],
+            serializer.validated_data["confirm"],
         )
+        options = serializer.job_options()
+        if not calls_a_model(options["kinds"], options.get("generator")):
+            job = generation_job_start(user=request.user, **options)
+            return Response(self.get_serializer(job).data, status=status.HTTP_201_CREATED)
+        with transaction.atomic():
+            job = generation_job_start(user=request.user, start=False, **options)
+            shown = GenerationEstimateSerializer(generation_job_estimate(job).as_dict()).data
+            if dry_run:
+                transaction.set_rollback(True)
+                return Response({"estimate": shown})
+            try:
+                job = generation_job_confirm(job=job, confirmed=confirmed)
+            except ValidationError as error:
+                transaction.set_rollback(True)
+                return Response(error.message_dict | {"estimate": shown}, status=400)
+        body = self.get_serializer(job).data | {"estimate": shown}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=GenerationEstimateSerializer)
+    @action(detail=True, methods=["get"])
+    def estimate(self, request, pk=None):
+        """What starting this (not started) job would send: calls, requests, tokens."""
+        estimate = generation_job_estimate(self.get_object())
+        return Response(GenerationEstimateSerializer(estimate.as_dict()).data)
+
+    @extend_schema(request=None)
+    @action(detail=True, methods=["post"])
+    def start(self, request, pk=None):
+        """Start a job recorded on the page after its estimate (confirm=true above the
+        limit)."""
+        confirmed = str(request.data.get("confirm", "")).lower() in ("1", "true")
+        try:
+            job = generation_job_confirm(job=self.get_object(), confirmed=confirmed)
+        except ValidationError as error:
+            raise ApiValidationError(error.message_dict) from error
+        return Response(self.get_serializer(job).data)

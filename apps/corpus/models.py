@@ -257,6 +257,11 @@ class GenerationJob(BackgroundJob):
     )
     temperature = models.FloatField(default=0.7)
     max_tokens = models.PositiveIntegerField(default=2048)
+    started = models.BooleanField(
+        default=True,
+        help_text="False: a job that calls a model, recorded with its estimate and waiting to "
+        "be started (generation/estimate.py); the worker runs started jobs only.",
+    )
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
     counts = models.JSONField(default=dict, blank=True, help_text="created, merged, flagged...")

@@ -162,6 +162,16 @@ class GenerationJobSerializer(serializers.ModelSerializer):
     )
     degree = serializers.ChoiceField(choices=Degree.choices, required=False, allow_blank=True)
     percent = serializers.IntegerField(read_only=True)
+    dry_run = serializers.BooleanField(
+        write_only=True,
+        default=False,
+        help_text="LLM kinds: answer with the estimate only; nothing is recorded or sent.",
+    )
+    confirm = serializers.BooleanField(
+        write_only=True,
+        default=False,
+        help_text="LLM kinds: start a job whose HTTP requests exceed the study's limit.",
+    )
 
     class Meta:
         model = GenerationJob
@@ -176,6 +186,9 @@ class GenerationJobSerializer(serializers.ModelSerializer):
             "generator",
             "temperature",
             "max_tokens",
+            "dry_run",
+            "confirm",
+            "started",
             "status",
             "total",
             "done",
@@ -185,7 +198,15 @@ class GenerationJobSerializer(serializers.ModelSerializer):
             "created_at",
             "finished_at",
         ]
-        read_only_fields = ["status", "total", "done", "counts", "problems", "finished_at"]
+        read_only_fields = [
+            "started",
+            "status",
+            "total",
+            "done",
+            "counts",
+            "problems",
+            "finished_at",
+        ]
 
     def __init__(self, *args, **kwargs):
         """Choices: the user's own datasets (from the view), the endpoints they can use, and
@@ -214,6 +235,8 @@ class GenerationJobSerializer(serializers.ModelSerializer):
     def job_options(self) -> dict:
         """The validated data as ``generation_job_start``'s options."""
         data = dict(self.validated_data)
+        data.pop("dry_run", None)
+        data.pop("confirm", None)
         chosen = {d.name: data.pop(d.name, None) for d in destinations()}
         data["deliver_to"] = {name: target.pk for name, target in chosen.items() if target}
         return data
@@ -225,3 +248,20 @@ class GenerationJobSerializer(serializers.ModelSerializer):
                 {"generator": f"LLM-written kinds ({', '.join(llm)}) need a generator."}
             )
         return attrs
+
+
+class GenerationEstimateSerializer(serializers.Serializer):
+    """What starting an LLM generation job would send (generation/estimate.py)."""
+
+    model = serializers.CharField(help_text="The generator's model.")
+    calls = serializers.IntegerField(help_text="Item × LLM-written kind pairs.")
+    already_there = serializers.IntegerField(help_text="Pairs already written: no request.")
+    http_calls = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField(help_text="The prompts' characters / 4.")
+    completion_tokens = serializers.IntegerField(help_text="max_tokens per request: at most.")
+    completion_source = serializers.CharField()
+    cost = serializers.CharField(allow_null=True, help_text="None: an endpoint has no prices.")
+    limit = serializers.IntegerField(help_text="HTTP requests above which it needs confirm.")
+    limit_of = serializers.CharField(help_text='Whose limit: "this study\'s" or "the" (server).')
+    over_limit = serializers.BooleanField()
+    left_out = serializers.ListField(child=serializers.DictField())

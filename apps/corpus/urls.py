@@ -11,4 +11,5 @@ urlpatterns = [
     path("imports/<int:pk>/", views.import_detail, name="import-detail"),
     path("generate/", views.generation_new, name="generation-new"),
     path("generate/<int:pk>/", views.generation_detail, name="generation-detail"),
+    path("generate/<int:pk>/start/", views.generation_start, name="generation-start"),
 ]

@@ -4,6 +4,9 @@ Everyone logged in may open the reading pages: what they see is what the corpus 
 them (annotators and experts: nothing). Importing, generating and marking a dataset are for
 researchers, into their own datasets."""
 
+from typing import Any
+
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import HttpResponse
@@ -16,8 +19,15 @@ from apps.accounts.requests import AuthedRequest
 from apps.corpus import selectors
 from apps.corpus.api import EXPORTS, export_response
 from apps.corpus.forms import GenerationForm, ImportForm
+from apps.corpus.generation.estimate import (
+    calls_a_model,
+    generation_job_confirm,
+    generation_job_estimate,
+    needs_estimate,
+)
 from apps.corpus.generation.jobs import generation_job_start
 from apps.corpus.importing.repeats import DROP, KEEP
+from apps.corpus.models import GenerationJob
 from apps.corpus.services import dataset_mark_validated, import_job_start
 
 
@@ -94,9 +104,18 @@ def generation_new(request: AuthedRequest) -> HttpResponse:
         initial=request.GET.dict(),
     )
     if request.method == "POST" and form.is_valid():
-        job = generation_job_start(user=request.user, **form.job_options())
+        options = form.job_options()
+        start = not calls_a_model(options["kinds"], options["generator"])  # else: its estimate
+        job = generation_job_start(user=request.user, start=start, **options)
         return redirect("generation-detail", pk=job.pk)
     return render(request, "corpus/generation_new.html", {"form": form})
+
+
+def _generation_context(job: GenerationJob) -> dict[str, Any]:
+    context: dict[str, Any] = {"job": job}
+    if needs_estimate(job):
+        context["estimate"] = generation_job_estimate(job)
+    return context
 
 
 @allow(IsAuthenticated)
@@ -105,4 +124,17 @@ def generation_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     template = "corpus/generation_detail.html"
     if request.htmx:
         template += "#progress"
-    return render(request, template, {"job": job})
+    return render(request, template, _generation_context(job))
+
+
+@allow(IsResearcher, message="Only researchers generate perturbations.")
+@require_POST
+def generation_start(request: AuthedRequest, pk: int) -> HttpResponse:
+    """Start a job that calls a model after its estimate (confirmed when above the limit)."""
+    job = get_object_or_404(selectors.generation_jobs_for_user(request.user), pk=pk)
+    try:
+        generation_job_confirm(job=job, confirmed=request.POST.get("confirm") == "1")
+    except ValidationError as error:
+        context = _generation_context(job) | {"start_errors": error.messages}
+        return render(request, "corpus/generation_detail.html", context, status=400)
+    return redirect("generation-detail", pk=job.pk)

@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='study',
             name='confirm_above_requests',
-            field=models.PositiveIntegerField(blank=True, help_text="A judge run on this study that would send more HTTP requests to a model than this asks to be confirmed first (empty: the server's default).", null=True, verbose_name='Confirm model calls above'),
+            field=models.PositiveIntegerField(blank=True, help_text="A judge run, adversarial search or LLM generation on this study that would send more HTTP requests to models than this asks to be confirmed first (empty: the server's default).", null=True, verbose_name='Confirm model calls above'),
         ),
     ]

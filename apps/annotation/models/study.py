@@ -80,8 +80,9 @@ class Study(models.Model):
         null=True,
         blank=True,
         verbose_name="Confirm model calls above",
-        help_text="A judge run on this study that would send more HTTP requests to a model "
-        "than this asks to be confirmed first (empty: the server's default).",
+        help_text="A judge run, adversarial search or LLM generation on this study that would "
+        "send more HTTP requests to models than this asks to be confirmed first (empty: the "
+        "server's default).",
     )
     assessment_criteria = models.ManyToManyField(
         Criterion,

@@ -3,9 +3,10 @@ corpus own, registered by them, so that corpus never imports them.
 
 Annotation registers "study": the perturbations join a study's vetting queue. A destination
 gives the generation form and API one optional field (its ``name``), lists what a user may
-choose there, and is handed the job's results when it is done. The job records the choice in
-``GenerationJob.deliver_to`` ({name: id}); a choice whose destination is gone (the study was
-deleted meanwhile) is skipped.
+choose there, and is handed the job's results when it is done; it may also set the limit of
+model requests above which the job asks to be confirmed (for "study": the study's). The job
+records the choice in ``GenerationJob.deliver_to`` ({name: id}); a choice whose destination is
+gone (the study was deleted meanwhile) is skipped.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ class Destination:
     help_text: str
     choices: Callable[[Any], QuerySet[Any]]  # what this user may choose
     deliver: Callable[..., None]  # (*, job, target, kinds): target is one of the choices
+    # the target's own limit of HTTP requests above which a job asks to be confirmed (None: the
+    # server's), for a destination that has one (a study's ``confirm_above_requests``)
+    confirm_above: Callable[[Any], int | None] | None = None
 
 
 _registered: dict[str, Destination] = {}
@@ -37,6 +41,19 @@ def destination_register(destination: Destination) -> None:
 
 def destinations() -> list[Destination]:
     return list(_registered.values())
+
+
+def destination_limit(job: Any) -> tuple[int | None, str]:
+    """The first limit a destination of the job sets (see ``Destination.confirm_above``) and
+    the destination's name; (None, "") when none does."""
+    for name, target_id in (job.deliver_to or {}).items():
+        destination = _registered.get(name)
+        if destination is None or destination.confirm_above is None or job.created_by is None:
+            continue
+        target = destination.choices(job.created_by).filter(pk=target_id).first()
+        if target is not None:
+            return destination.confirm_above(target), name
+    return None, ""
 
 
 def results_deliver(job: Any, kinds: Sequence[PerturbationKind]) -> None:

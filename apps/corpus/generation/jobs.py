@@ -1,7 +1,9 @@
 """Generation jobs: ``generation_job_start`` records what to generate and hands it to the
-worker; ``generation_job_run`` (the worker's) applies the rule-based kinds, then has the
-LLM-written kinds written by the job's endpoint, storing and merging as it goes, and hands the
-results to the job's destinations (e.g. a study's vetting queue).
+worker (a job that calls a model is recorded unstarted, to show its estimate first:
+estimate.py; ``generation_job_queue`` starts it); ``generation_job_run`` (the worker's) applies
+the rule-based kinds, then has the LLM-written kinds written by the job's endpoint, storing and
+merging as it goes, and hands the results to the job's destinations (e.g. a study's vetting
+queue).
 
 Idempotent: every perturbation's external id is derived from how it was made, so running a job
 again (after a crash, say) creates nothing twice and calls no endpoint twice.
@@ -13,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from apps.catalog.models import Method, PerturbationKind
@@ -42,10 +44,13 @@ def generation_job_start(
     generator: Endpoint | None = None,
     temperature: float = 0.7,
     max_tokens: int = 2048,
+    start: bool = True,
 ) -> GenerationJob:
     """``deliver_to``: where the results go too ({destination name: id}, see destinations.py);
-    ``generator``: the endpoint that writes the LLM kinds."""
+    ``generator``: the endpoint that writes the LLM kinds; ``start`` False: recorded only, for
+    its estimate (started by ``generation_job_queue``)."""
     job = GenerationJob.objects.create(
+        started=False,
         dataset=dataset,
         generator=generator,
         temperature=temperature,
@@ -58,6 +63,14 @@ def generation_job_start(
         created_by=user,
     )
     job.kinds.set(kinds)
+    return generation_job_queue(job) if start else job
+
+
+@transaction.atomic
+def generation_job_queue(job: GenerationJob) -> GenerationJob:
+    """Start a recorded job: the worker runs it once this transaction commits."""
+    GenerationJob.objects.filter(pk=job.pk).update(started=True)
+    job.started = True
     from workers.tasks.generation import run_generation_job
 
     transaction.on_commit(lambda: run_generation_job.delay(job.pk))
@@ -67,16 +80,16 @@ def generation_job_start(
 def generation_job_run(*, job_id: int) -> None:
     """Run a generation job over its items, saving progress as it goes (see the module)."""
     claimed = GenerationJob.objects.filter(
-        pk=job_id, status__in=[GenerationJob.Status.PENDING, GenerationJob.Status.RUNNING]
+        pk=job_id,
+        started=True,
+        status__in=[GenerationJob.Status.PENDING, GenerationJob.Status.RUNNING],
     ).update(status=GenerationJob.Status.RUNNING)
     if not claimed:
         return
     job = GenerationJob.objects.select_related("generator", "created_by").get(pk=job_id)
     kinds = list(job.kinds.filter(method=Method.RULE))
-    llm_kinds = list(job.kinds.filter(method=Method.LLM)) if job.generator else []
-    items = SourceItem.objects.filter(dataset_id=job.dataset_id).order_by("id")
-    if job.item_ids:
-        items = items.filter(pk__in=job.item_ids)
+    llm_kinds = job_llm_kinds(job)
+    items = job_items(job)
     pool = dict(SourceItem.objects.filter(dataset_id=job.dataset_id).values_list("id", "original"))
     job.total = items.count() * (len(kinds) + len(llm_kinds))
     job.save(update_fields=["total"])
@@ -100,6 +113,17 @@ def generation_job_run(*, job_id: int) -> None:
         status=GenerationJob.Status.DONE,
         finished_at=timezone.now(),
     )
+
+
+def job_items(job: GenerationJob) -> QuerySet[SourceItem]:
+    """The items the job perturbs: its chosen ones, else every item of its dataset."""
+    items = SourceItem.objects.filter(dataset_id=job.dataset_id).order_by("id")
+    return items.filter(pk__in=job.item_ids) if job.item_ids else items
+
+
+def job_llm_kinds(job: GenerationJob) -> list[PerturbationKind]:
+    """The LLM-written kinds the job's generator writes (none without a generator)."""
+    return list(job.kinds.filter(method=Method.LLM)) if job.generator_id else []
 
 
 def _run_llm(job, items, kinds, outcome: Outcome) -> int:

@@ -71,6 +71,17 @@ def llm_work(
     return work
 
 
+def llm_messages(item: SourceItem, prompt: KindPrompt) -> list[dict[str, str]]:
+    """The messages of one call: the kind's prompt and worked examples, then the item."""
+    return build_messages(
+        instruction=prompt.instruction,
+        examples=prompt.examples,
+        original=item.original,
+        source=item.source,
+        text_name=item.task.text_name if item.task else "text",
+    )
+
+
 def llm_generate(job: GenerationJob, work, problems: list[dict[str, str]]) -> list[Perturbation]:
     """Make the calls and turn usable replies into (unsaved) perturbations."""
     if not work:
@@ -123,14 +134,7 @@ async def _call_all(
     many as its concurrency and requests per minute allow, over all workers."""
 
     async def one(item, kind, prompt, seed, _):
-        text_name = item.task.text_name if item.task else "text"
-        messages = build_messages(
-            instruction=prompt.instruction,
-            examples=prompt.examples,
-            original=item.original,
-            source=item.source,
-            text_name=text_name,
-        )
+        messages = llm_messages(item, prompt)
         params = SamplingParams(
             max_tokens=job.max_tokens, temperature=job.temperature, seed=seed % 2**31
         )
