@@ -52,14 +52,24 @@ class JudgeAuditViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         except ValidationError as error:
             raise _api_error(error) from error
         if data["start"]:
-            audit = audits.audit_start(audit=audit)
+            try:
+                audit = audits.audit_start(audit=audit, confirmed=data["confirm"])
+            except ValidationError as error:  # planned, pending: start it with confirm
+                body = error.message_dict | {"audit": AuditSerializer(audit).data}
+                return Response(body, status=status.HTTP_400_BAD_REQUEST)
         return Response(AuditSerializer(audit).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def start(self, request, pk=None):
-        """Queue every run and search of the battery."""
-        return Response(AuditSerializer(audits.audit_start(audit=self.get_object())).data)
+        """Queue every run and search of the battery (``confirm``: true when its estimate is
+        above the study's limit of HTTP requests)."""
+        confirmed = str(request.data.get("confirm", "")).lower() in ("1", "true")
+        try:
+            audit = audits.audit_start(audit=self.get_object(), confirmed=confirmed)
+        except ValidationError as error:
+            raise _api_error(error) from error
+        return Response(AuditSerializer(audit).data)
 
     @extend_schema(request=None)
     @action(detail=True, methods=["post"])

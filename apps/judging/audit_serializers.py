@@ -54,6 +54,10 @@ class AuditCreateSerializer(serializers.Serializer):
     start = serializers.BooleanField(
         default=False, help_text="Start at once; otherwise read the estimate, then start."
     )
+    confirm = serializers.BooleanField(
+        default=False,
+        help_text="With start: start it even though its HTTP requests exceed the study's limit.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -67,13 +67,20 @@ def audit_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     template = "judging/audit_detail.html"
     if request.htmx:
         template += "#live"
-    return render(request, template, selectors.audit_context(audit))
+    context = selectors.audit_context(audit)
+    if audit.status == AuditStatus.PENDING:
+        context["confirm_needed"] = audits.audit_confirm_problem(audit)
+    return render(request, template, context)
 
 
 @allow(IsResearcher)
 @require_POST
 def audit_start(request: AuthedRequest, pk: int) -> HttpResponse:
-    audit = audits.audit_start(audit=selectors.audit_for_user(request.user, pk))
+    audit = selectors.audit_for_user(request.user, pk)
+    try:
+        audits.audit_start(audit=audit, confirmed=request.POST.get("confirm") == "1")
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
     return redirect("judging-audit-detail", pk=audit.pk)
 
 

@@ -156,6 +156,7 @@ def test_the_command_exits_0_on_a_rerun_and_1_on_a_planted_regression(
                 "--judge",
                 f"{judge.pk}:{single.pk}",
                 "--no-vetted-only",
+                "--yes",  # as a lab's CI runs it: the estimate printed, no one to confirm
                 "--wait",
                 "--timeout",
                 "300",

@@ -24,6 +24,7 @@ def test_researcher_audits_two_judges_from_the_study_page(
     study = demo_load()
     judging_load()
     study.vetted_only_default = False
+    study.confirm_above_requests = 10  # this study's researcher confirms anything above 10
     study.save()
     judge = llm_judge(fake_openai_server, name="careful", user=study.owner)
     bleu = Judge.objects.get(metric="bleu")
@@ -46,6 +47,9 @@ def test_researcher_audits_two_judges_from_the_study_page(
     assert page.locator("#audit-status").inner_text() == "Planned, not started"
     assert page.locator("td.skipped", has_text="metric judges have no pairwise mode").count() == 1
     page.screenshot(path=str(ARTIFACTS / "audit-estimate.png"), full_page=True)
+    page.click("#audit-start")  # the browser asks for the confirmation first
+    assert page.locator("#audit-status").inner_text() == "Planned, not started"
+    page.check("input[name=confirm]")
     page.click("#audit-start")
     page.locator("#audit-status", has_text="Done").wait_for(timeout=180_000)
     page.screenshot(path=str(ARTIFACTS / "audit-done.png"), full_page=True)

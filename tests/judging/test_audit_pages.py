@@ -139,3 +139,41 @@ def test_the_audit_page_says_what_its_runs_left_out_and_the_form_can_take_unvett
     unvetted = JudgeRun.objects.get(label__startswith=f"audit {second.pk}:")
     assert not unvetted.vetted_only and unvetted.total > run.total
     assert 'id="audit-left-out"' not in client.get(everything["Location"]).content.decode()
+
+
+def test_an_audit_above_the_studys_limit_starts_only_when_confirmed(
+    client, api_client, study, fake_openai_server
+):
+    """Page, API and command line alike: the estimate first, then a confirmation above the
+    study's limit of HTTP requests."""
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+    from rest_framework.authtoken.models import Token
+
+    study.confirm_above_requests = 5
+    study.save()
+    judge = llm_judge(fake_openai_server, user=study.owner)
+    client.force_login(study.owner)
+    client.post(
+        f"/judging/audits/new/?study={study.pk}", {f"judge_{judge.pk}": strategy(SINGLE).pk}
+    )
+    audit = JudgeAudit.objects.get()
+    assert audit.estimate["http_calls"] > 5
+    detail = client.get(f"/judging/audits/{audit.pk}/").content.decode()
+    assert 'name="confirm"' in detail and "above this study's limit" in detail
+    refused = client.post(f"/judging/audits/{audit.pk}/start/", follow=True).content.decode()
+    assert "above the limit of 5: confirm to start it" in refused
+    audit.refresh_from_db()
+    assert audit.status == AuditStatus.PENDING
+    api_client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=study.owner)}")
+    answer = api_client.post(f"/api/v1/judge-audits/{audit.pk}/start/", format="json")
+    assert answer.status_code == 400 and "confirm" in answer.json()
+    with pytest.raises(CommandError, match="--yes confirms"):
+        call_command(
+            "judge_audit", "--owner", study.owner.username, "--study", str(study.pk),
+            "--judge", f"{judge.pk}:{SINGLE}",
+        )  # fmt: skip
+    client.post(f"/judging/audits/{audit.pk}/start/", {"confirm": "1"})
+    audit.refresh_from_db()
+    assert audit.status == AuditStatus.RUNNING
+    assert fake_openai_server.request_count == 0  # queued for the workers, none sent here

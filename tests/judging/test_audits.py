@@ -170,7 +170,7 @@ def test_a_second_audit_of_the_same_judge_makes_no_http_request(study, fake_open
     options = {"search_budget": 5, "generator": generator.endpoint, "gold_judge": gold}
     first = audit_plan(owner=study.owner, study=study, subjects=subjects, **options)
     assert parts_of(first)["adversarial"].search is not None
-    audit_start(audit=first)
+    audit_start(audit=first, confirmed=True)
     work_all(first)
     assert first.status == AuditStatus.DONE, [
         (
@@ -191,7 +191,7 @@ def test_a_second_audit_of_the_same_judge_makes_no_http_request(study, fake_open
     second = audit_plan(owner=study.owner, study=study, subjects=subjects, **options)
     assert second.estimate["http_calls"] == 0
     assert second.estimate["cached_calls"] == second.estimate["calls"] > 0
-    audit_start(audit=second)
+    audit_start(audit=second, confirmed=True)
     work_all(second)
     assert second.status == AuditStatus.DONE, second.error
     assert fake_openai_server.request_count == asked  # not one more request
@@ -203,7 +203,7 @@ def test_cancel_and_resume_act_on_the_whole_battery(study, fake_openai_server):
     judge = llm_judge(fake_openai_server)
     audit = audit_plan(owner=study.owner, study=study, subjects=[(judge, strategy(SINGLE))])
     runs = {p.run for p in audit_parts(audit) if p.run}
-    audit_start(audit=audit)
+    audit_start(audit=audit, confirmed=True)
     assert {r.status for r in JudgeRun.objects.filter(pk__in=[r.pk for r in runs])} == {"running"}
     audit = audit_cancel(audit=audit)
     assert audit.status == AuditStatus.CANCELLED
@@ -220,7 +220,7 @@ def test_cancel_and_resume_act_on_the_whole_battery(study, fake_openai_server):
 def test_the_audit_fails_with_the_reason_when_a_part_fails(study, fake_openai_server):
     judge = llm_judge(fake_openai_server)
     audit = audit_plan(owner=study.owner, study=study, subjects=[(judge, strategy(SINGLE))])
-    audit_start(audit=audit)
+    audit_start(audit=audit, confirmed=True)
     runs = sorted({p.run.pk for p in audit_parts(audit) if p.run})
     JudgeRun.objects.filter(pk=runs[0]).update(status="failed", error="the endpoint is gone")
     JudgeRun.objects.filter(pk__in=runs[1:]).update(status="done")

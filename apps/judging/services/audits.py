@@ -39,6 +39,7 @@ from apps.judging.models import (
     Strategy,
 )
 from apps.judging.services.audit_estimate import audit_estimate
+from apps.judging.services.run_start import confirm_limit
 from apps.judging.services.runs import (
     judge_run_cancel,
     judge_run_create,
@@ -437,11 +438,14 @@ def _searches(audit: JudgeAudit) -> list[AdversarialSearch]:
 
 
 @transaction.atomic
-def audit_start(*, audit: JudgeAudit) -> JudgeAudit:
-    """Queue every run and search of the battery (on commit)."""
+def audit_start(*, audit: JudgeAudit, confirmed: bool = False) -> JudgeAudit:
+    """Queue every run and search of the battery (on commit). An audit whose estimate sends
+    more HTTP requests than its study's limit starts only when ``confirmed``."""
     audit = JudgeAudit.objects.select_for_update().get(pk=audit.pk)
     if audit.status != AuditStatus.PENDING:
         return audit
+    if not confirmed and (problem := audit_confirm_problem(audit)):
+        raise ValidationError({"confirm": problem})
     for run in _runs(audit):
         if run.status == RunStatus.PENDING:
             judge_run_start(run=run)
@@ -451,6 +455,17 @@ def audit_start(*, audit: JudgeAudit) -> JudgeAudit:
     audit.status, audit.started_at = AuditStatus.RUNNING, timezone.now()
     audit.save(update_fields=["status", "started_at"])
     return audit
+
+
+def audit_confirm_problem(audit: JudgeAudit) -> str:
+    """Why starting the audit needs a confirmation ("" when it does not)."""
+    http, limit = (audit.estimate or {}).get("http_calls", 0), confirm_limit(audit)
+    if http <= limit:
+        return ""
+    return (
+        f"this audit would send up to {http} requests to models, above the limit of {limit}: "
+        "confirm to start it"
+    )
 
 
 @transaction.atomic
@@ -472,9 +487,7 @@ def audit_cancel(*, audit: JudgeAudit) -> JudgeAudit:
 def audit_resume(*, audit: JudgeAudit) -> JudgeAudit:
     """Continue every part not done (failed calls are asked again); done parts stay."""
     audit = JudgeAudit.objects.select_for_update().get(pk=audit.pk)
-    if audit.status == AuditStatus.PENDING:
-        return audit_start(audit=audit)
-    if audit.status == AuditStatus.DONE:
+    if audit.status in (AuditStatus.PENDING, AuditStatus.DONE):  # a pending one: Start it
         return audit
     for run in _runs(audit):
         if run.status != RunStatus.DONE or run.failed:

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from apps.judging.models import AdversarialSearch, JudgeRun, RunStatus
+from apps.judging.models import AdversarialSearch, JudgeAudit, JudgeRun, RunStatus
 from apps.judging.planning import UNVETTED
 from apps.judging.services.audit_estimate import run_estimate
 from apps.judging.services.runs import judge_run_start
@@ -62,9 +62,9 @@ class RunEstimate:
         return fields | {"over_limit": self.over_limit, "nothing": self.nothing}
 
 
-def confirm_limit(run: JudgeRun | AdversarialSearch) -> int:
-    """HTTP requests above which a run (or an adversarial search) asks to be confirmed: its
-    study's, else the server's."""
+def confirm_limit(run: JudgeRun | AdversarialSearch | JudgeAudit) -> int:
+    """HTTP requests above which a run (an adversarial search, an audit) asks to be
+    confirmed: its study's, else the server's."""
     study_limit = run.study.confirm_above_requests if run.study is not None else None
     return settings.DISCERN_CONFIRM_ABOVE_REQUESTS if study_limit is None else study_limit
 

@@ -111,6 +111,12 @@ class Command(BaseCommand):
             action="store_true",
             help="Plan the audit and print its estimate; start nothing, keep nothing.",
         )
+        parser.add_argument(
+            "--yes",
+            action="store_true",
+            help="Start it even when its HTTP requests exceed the study's limit (the estimate "
+            "is printed first).",
+        )
         parser.add_argument("--wait", action="store_true", help="Wait until the audit ends.")
         parser.add_argument("--timeout", type=float, default=0, help="Seconds; 0: no limit.")
         parser.add_argument("--json", type=Path, help="Write the audit's cards here (with --wait).")
@@ -161,7 +167,13 @@ class Command(BaseCommand):
                 transaction.set_rollback(True)
                 self.stdout.write("dry run: nothing was started or kept")
                 return
-        audit = audit_start(audit=audit)
+        try:
+            audit = audit_start(audit=audit, confirmed=options["yes"])
+        except ValidationError as exc:
+            raise CommandError(
+                f"audit {audit.pk} planned, not started: {' '.join(exc.messages)} "
+                "(--yes confirms; --dry-run shows the estimate only)"
+            ) from exc
         self.stdout.write(f"audit {audit.pk} started")
         if not options["wait"]:
             return
