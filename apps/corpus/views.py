@@ -92,7 +92,11 @@ def import_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     template = "corpus/import_detail.html"
     if request.htmx:
         template += "#progress"
-    return render(request, template, {"job": job})
+    dataset = None  # where the next steps start, once it is done
+    if job.status == job.Status.DONE and job.summary.get("dataset"):
+        owned = selectors.datasets_owned_by(request.user)
+        dataset = owned.filter(name=job.summary["dataset"]).first()
+    return render(request, template, {"job": job, "dataset": dataset})
 
 
 @allow(IsResearcher, message="Only researchers generate perturbations.")

@@ -110,3 +110,21 @@ def test_an_unreachable_broker_leaves_the_import_and_the_diff_to_the_first_look(
     assert text.diff == {}  # not stored ahead; computed on the first look
     assert [op["op"] for op in text.diff_ops()] == ["equal", "replace", "equal"]
     assert Perturbation.objects.get().diff == diff_payload(text.item.original, text.text)
+
+
+def test_an_import_ends_with_its_next_steps(client, researcher, django_capture_on_commit_callbacks):
+    from apps.corpus.models import Dataset
+
+    client.force_login(researcher)
+    with django_capture_on_commit_callbacks(execute=True):
+        upload = SimpleUploadedFile("pairs.csv", PAIRS)
+        page = client.post("/imports/new/", {"file": upload, "dataset": "pairs"}, follow=True)
+    dataset = Dataset.objects.get(name="pairs")
+    body = page.content.decode()
+    assert f'href="/datasets/{dataset.pk}/">Open the dataset' in body
+    assert f'href="/generate/?dataset={dataset.pk}">Perturb it' in body
+    assert f'href="/studies/new/?dataset={dataset.pk}">Set up a study with it' in body
+    form = client.get(f"/studies/new/?dataset={dataset.pk}").content.decode()
+    assert (
+        f'value="{dataset.pk}"' in form and "checked" in form.split(f'value="{dataset.pk}"')[1][:40]
+    )

@@ -16,7 +16,8 @@ TEMPLATE = "annotation/study_form.html"
 
 @allow(IsResearcher, message="Only researchers create studies.")
 def study_new(request: AuthedRequest) -> HttpResponse:
-    form = StudyForm(request.POST or None, user=request.user)
+    initial = {"datasets": request.GET.getlist("dataset")}  # from an import's next steps
+    form = StudyForm(request.POST or None, user=request.user, initial=initial)
     if request.method == "POST" and form.is_valid():
         study = study_create(owner=request.user, **form.cleaned_data)
         messages.success(request, f"Study “{study.name}” created. Now add its people.")
