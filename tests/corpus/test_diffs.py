@@ -112,7 +112,9 @@ def test_an_unreachable_broker_leaves_the_import_and_the_diff_to_the_first_look(
     assert Perturbation.objects.get().diff == diff_payload(text.item.original, text.text)
 
 
-def test_an_import_ends_with_its_next_steps(client, researcher, django_capture_on_commit_callbacks):
+def test_an_import_ends_with_its_next_steps(
+    client, researcher, catalog, django_capture_on_commit_callbacks
+):
     from apps.corpus.models import Dataset
 
     client.force_login(researcher)

@@ -154,9 +154,11 @@ def test_an_audit_above_the_studys_limit_starts_only_when_confirmed(
     study.save()
     judge = llm_judge(fake_openai_server, user=study.owner)
     client.force_login(study.owner)
-    client.post(
-        f"/judging/audits/new/?study={study.pk}", {f"judge_{judge.pk}": strategy(SINGLE).pk}
+    planned = client.post(
+        f"/judging/audits/new/?study={study.pk}",
+        {f"judge_{judge.pk}": strategy(SINGLE).pk, "search_budget": 10},
     )
+    assert planned.status_code == 302, planned.content.decode()[-3000:]
     audit = JudgeAudit.objects.get()
     assert audit.estimate["http_calls"] > 5
     detail = client.get(f"/judging/audits/{audit.pk}/").content.decode()
