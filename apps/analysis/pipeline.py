@@ -1,6 +1,7 @@
 """A study's pipeline in order, for its page: data, perturbations, vetting, comparisons,
-expert votes, judge runs, reports. Each stage has its counts and the next thing to do; the
-whole is read in a fixed number of queries, whatever the study's size (docs/annotation.md)."""
+direct assessment, expert votes, judge runs, reports. Each stage has its counts and the next
+thing to do; the whole is read in a fixed number of queries, whatever the study's size
+(docs/annotation.md)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.urls import reverse
 from apps.accounts.models import Role
 from apps.analysis.reports import STUDY_REPORTS, TITLES
 from apps.annotation.models import (
+    AssessmentSlot,
     ComparisonSlot,
     ExpertVote,
     Study,
@@ -61,17 +63,21 @@ class Counts:
     comparable: int
     comparison_slots: int
     comparison_done: int
+    assessment_criteria: int
+    assessment_slots: int
+    assessment_done: int
     votes: int
     runs: int
     runs_done: int
 
 
 def study_counts(study: Study) -> Counts:
-    """Every figure of the pipeline: eight aggregate queries."""
+    """Every figure of the pipeline: nine aggregate queries."""
     relations = Study.objects.filter(pk=study.pk).aggregate(
         datasets=Count("datasets", distinct=True),
         kinds=Count("kinds", distinct=True),
         criteria=Count("criteria", distinct=True),
+        assessment_criteria=Count("assessment_criteria", distinct=True),
     )
     roles = dict(
         StudyMembership.objects.filter(study=study)
@@ -86,6 +92,9 @@ def study_counts(study: Study) -> Counts:
         n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
     )
     comparing = ComparisonSlot.objects.filter(study=study).aggregate(
+        n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
+    )
+    rating = AssessmentSlot.objects.filter(study=study).aggregate(
         n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
     )
     runs = JudgeRun.objects.filter(study=study).aggregate(
@@ -104,6 +113,9 @@ def study_counts(study: Study) -> Counts:
         comparable=plan["comparable"],
         comparison_slots=comparing["n"],
         comparison_done=comparing["done"],
+        assessment_criteria=relations["assessment_criteria"],
+        assessment_slots=rating["n"],
+        assessment_done=rating["done"],
         votes=ExpertVote.objects.filter(study=study).count(),
         runs=runs["n"],
         runs_done=runs["done"],
@@ -117,6 +129,7 @@ def study_pipeline(study: Study, counts: Counts) -> list[Stage]:
         _perturbations(study, counts),
         _vetting(study, counts),
         _comparisons(study, counts),
+        _assessment(study, counts),
         _votes(study, counts),
         _judging(study, counts),
         _reports(study, counts),
@@ -191,6 +204,27 @@ def _comparisons(study: Study, c: Counts) -> Stage:
         stage.next_label, stage.next_url = "Watch progress", _url("study-progress", study.pk)
     else:
         stage.links = [("Pairs become comparable as vetting goes on", "")]
+    return stage
+
+
+def _assessment(study: Study, c: Counts) -> Stage:
+    """Direct assessment: texts rated on a criterion's scale (optional: no criteria, none)."""
+    figures = _figures(
+        ("criteria to rate under", c.assessment_criteria),
+        Figure("ratings done", c.assessment_done, "assessment-done"),
+        ("ratings planned", c.assessment_slots),
+    )
+    done = c.assessment_slots > 0 and c.assessment_done == c.assessment_slots
+    stage = Stage("assessment", "Direct assessment", figures, done)
+    if c.assessment_criteria == 0:
+        stage.links = [("Optional: choose criteria to rate texts under", "")]
+        stage.next_label, stage.next_url = "Choose criteria", _url("study-edit", study.pk)
+    elif c.annotators == 0:
+        stage.next_label, stage.next_url = "Add annotators", _url("study-members", study.pk)
+    elif not c.assessment_slots:
+        stage.next_label, stage.next_url = "Build the plan", _url("study-progress", study.pk)
+    else:
+        stage.next_label, stage.next_url = "Watch progress", _url("study-progress", study.pk)
     return stage
 
 

@@ -24,6 +24,7 @@ def test_an_empty_study_says_what_to_do_first(client, researcher):
         "perturbations",
         "vetting",
         "comparisons",
+        "assessment",
         "votes",
         "judging",
         "reports",
@@ -32,6 +33,7 @@ def test_an_empty_study_says_what_to_do_first(client, researcher):
     assert stages["perturbations"].next_label == "Choose kinds"
     assert stages["vetting"].next_label == "Add annotators"
     assert stages["votes"].next_label == "Add an expert"
+    assert stages["assessment"].next_label == "Choose criteria"  # direct assessment: optional
     assert f"study={study.pk}" in stages["judging"].next_url
     assert stages["reports"].next_url == reverse("report-index", args=[study.pk])
     assert stages["comparisons"].problem == study.plan_problem
