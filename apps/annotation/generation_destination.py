@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db.models import QuerySet
+from django.urls import reverse
 
 from apps.annotation.models import Study
 from apps.annotation.services.plan import study_plan_request
@@ -33,10 +34,24 @@ def study_limit(study: Study) -> int | None:
     return study.confirm_above_requests
 
 
+def study_defaults(study: Study) -> dict[str, Any]:
+    """Generate opened from a study: its first dataset and its kinds, preselected."""
+    dataset = study.datasets.order_by("pk").values_list("pk", flat=True).first()
+    kinds = list(study.kinds.values_list("pk", flat=True))
+    return {"dataset": dataset, "kinds": kinds} if dataset else {"kinds": kinds}
+
+
+def study_page(study: Study) -> tuple[str, str]:
+    """Where generated perturbations wait for their vetting: the study's progress."""
+    return f"Vet them in {study.name}", reverse("study-progress", args=[study.pk])
+
+
 STUDY = Destination(
     name="study",
     help_text="Put the results in this study's vetting queue.",
     choices=owned_studies,
     deliver=into_vetting_queue,
     confirm_above=study_limit,
+    form_defaults=study_defaults,
+    page=study_page,
 )

@@ -19,6 +19,7 @@ from apps.accounts.requests import AuthedRequest
 from apps.corpus import selectors
 from apps.corpus.api import EXPORTS, export_response
 from apps.corpus.forms import GenerationForm, ImportForm
+from apps.corpus.generation.destinations import form_defaults, result_pages
 from apps.corpus.generation.estimate import (
     calls_a_model,
     generation_job_confirm,
@@ -105,7 +106,7 @@ def generation_new(request: AuthedRequest) -> HttpResponse:
         request.POST or None,
         datasets=selectors.datasets_owned_by(request.user),
         user=request.user,
-        initial=request.GET.dict(),
+        initial=form_defaults(request.user, request.GET.dict()),  # ?study=: its data, kinds
     )
     if request.method == "POST" and form.is_valid():
         options = form.job_options()
@@ -116,7 +117,7 @@ def generation_new(request: AuthedRequest) -> HttpResponse:
 
 
 def _generation_context(job: GenerationJob) -> dict[str, Any]:
-    context: dict[str, Any] = {"job": job}
+    context: dict[str, Any] = {"job": job, "result_pages": result_pages(job)}
     if needs_estimate(job):
         context["estimate"] = generation_job_estimate(job)
     return context

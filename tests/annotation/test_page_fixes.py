@@ -45,3 +45,32 @@ def test_generate_page_takes_the_study_from_the_link(client, researcher):
     client.force_login(researcher)
     page = client.get(reverse("generation-new") + f"?study={setup.study.pk}")
     assert page.context["form"]["study"].value() == str(setup.study.pk)
+    dataset = setup.study.datasets.order_by("pk").first()
+    kinds = set(setup.study.kinds.values_list("pk", flat=True))
+    assert dataset is not None and kinds  # the study's data and kinds come preselected
+    assert page.context["form"]["dataset"].value() == dataset.pk
+    assert set(page.context["form"]["kinds"].value()) == kinds
+
+
+def test_a_finished_generation_ends_with_its_next_steps(client, researcher, catalog):
+    from apps.catalog.models import PerturbationKind
+    from apps.corpus.generation.jobs import generation_job_start
+    from apps.corpus.models import GenerationJob, JobStatus
+
+    setup = study_setup(perturbations=1, annotators=1)
+    setup.study.owner = researcher
+    setup.study.save()
+    dataset = setup.study.datasets.order_by("pk").first()
+    dataset.owner = researcher
+    dataset.save()
+    kind = PerturbationKind.objects.filter(method="rule").first()
+    job = generation_job_start(
+        user=researcher, dataset=dataset, kinds=[kind], deliver_to={"study": setup.study.pk},
+        start=False,
+    )  # fmt: skip
+    GenerationJob.objects.filter(pk=job.pk).update(status=JobStatus.DONE)
+    client.force_login(researcher)
+    page = client.get(reverse("generation-detail", args=[job.pk])).text
+    progress = reverse("study-progress", args=[setup.study.pk])
+    assert f'href="{progress}">Vet them in {setup.study.name}</a>' in page
+    assert f'href="/datasets/{dataset.pk}/">Open the dataset' in page

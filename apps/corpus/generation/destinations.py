@@ -29,6 +29,10 @@ class Destination:
     # the target's own limit of HTTP requests above which a job asks to be confirmed (None: the
     # server's), for a destination that has one (a study's ``confirm_above_requests``)
     confirm_above: Callable[[Any], int | None] | None = None
+    # the form's choices when it is opened for a target (a study's dataset and kinds), and
+    # the target's page with its name (where the results wait: a study's progress)
+    form_defaults: Callable[[Any], dict[str, Any]] | None = None
+    page: Callable[[Any], tuple[str, str]] | None = None
 
 
 _registered: dict[str, Destination] = {}
@@ -54,6 +58,38 @@ def destination_limit(job: Any) -> tuple[int | None, str]:
         if target is not None:
             return destination.confirm_above(target), name
     return None, ""
+
+
+def _targets(user: Any, chosen: dict[str, Any]) -> list[tuple[Destination, Any]]:
+    """The targets ``chosen`` ({name: id}) names that this user may choose."""
+    found = []
+    for name, target_id in chosen.items():
+        destination = _registered.get(name)
+        if destination is None or user is None or not str(target_id).isdigit():
+            continue
+        target = destination.choices(user).filter(pk=int(target_id)).first()
+        if target is not None:
+            found.append((destination, target))
+    return found
+
+
+def form_defaults(user: Any, query: dict[str, Any]) -> dict[str, Any]:
+    """The generation form's initial choices when it is opened for a destination's target
+    (``?study=3``: the study's first dataset and its kinds), with the query itself."""
+    initial = dict(query)
+    for destination, target in _targets(user, query):
+        if destination.form_defaults is not None:
+            initial = destination.form_defaults(target) | initial
+    return initial
+
+
+def result_pages(job: Any) -> list[tuple[str, str]]:
+    """(label, url) of the pages where a job's results went (a study's progress)."""
+    return [
+        destination.page(target)
+        for destination, target in _targets(job.created_by, job.deliver_to or {})
+        if destination.page is not None
+    ]
 
 
 def results_deliver(job: Any, kinds: Sequence[PerturbationKind]) -> None:
