@@ -39,7 +39,9 @@ def _subject(value: str, owner: User) -> tuple[Judge, Strategy | None]:
     strategies = strategies_for_user(owner)
     judge = _by_id_or_name(judges, judge_key, "name")
     if judge is None:
-        listed = ", ".join(f"{j.pk} ({j.name})" for j in judges.order_by("pk"))
+        listed = ", ".join(f"{j.pk} ({j.name})" for j in judges.order_by("pk")) or (
+            "none (`manage.py load_judging` loads the shipped ones)"
+        )
         raise CommandError(f"--judge {value}: no judge {judge_key!r}; yours to use: {listed}")
     strategy = _by_id_or_name(strategies, strategy_key, "slug") if strategy_key else None
     if strategy_key and strategy is None:
