@@ -1,7 +1,6 @@
 """Corpus API: datasets, items, perturbations, imports and exports, scoped to the user."""
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -31,6 +30,7 @@ from apps.corpus.serializers import (
     SourceItemSerializer,
 )
 from apps.corpus.services import dataset_mark_validated, import_job_start
+from apps.endpoints.spending import estimated_start
 
 EXPORTS = {"jsonl": (export_jsonl, "application/x-ndjson"), "csv": (export_csv, "text/csv")}
 
@@ -172,19 +172,15 @@ class GenerationJobViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         if not calls_a_model(options["kinds"], options.get("generator")):
             job = generation_job_start(user=request.user, **options)
             return Response(self.get_serializer(job).data, status=status.HTTP_201_CREATED)
-        with transaction.atomic():
-            job = generation_job_start(user=request.user, start=False, **options)
-            shown = GenerationEstimateSerializer(generation_job_estimate(job).as_dict()).data
-            if dry_run:
-                transaction.set_rollback(True)
-                return Response({"estimate": shown})
-            try:
-                job = generation_job_confirm(job=job, confirmed=confirmed)
-            except ValidationError as error:
-                transaction.set_rollback(True)
-                return Response(error.message_dict | {"estimate": shown}, status=400)
-        body = self.get_serializer(job).data | {"estimate": shown}
-        return Response(body, status=status.HTTP_201_CREATED)
+        return estimated_start(
+            record=lambda: generation_job_start(user=request.user, start=False, **options),
+            estimate=lambda job: (
+                GenerationEstimateSerializer(generation_job_estimate(job).as_dict()).data
+            ),
+            start=lambda job: generation_job_confirm(job=job, confirmed=confirmed),
+            answer=lambda job: self.get_serializer(job).data,
+            dry_run=dry_run,
+        )
 
     @extend_schema(responses=GenerationEstimateSerializer)
     @action(detail=True, methods=["get"])

@@ -3,8 +3,9 @@ their own runs). Run actions: cancel, resume, again, calls, failures, export."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.db.models import Prefetch
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -14,6 +15,7 @@ from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.response import Response
 
 from apps.accounts.permissions import IsOwnerOrReadOnly, IsResearcher
+from apps.endpoints.spending import estimated_start
 from apps.judging import selectors, services
 from apps.judging.exporting import EXPORTS
 from apps.judging.models import JudgeCall, JudgeShare
@@ -183,20 +185,13 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         if data["judge"].is_metric:  # calls no model
             run = self._create(data, start=True)
             return Response(self.get_serializer(run).data, status=status.HTTP_201_CREATED)
-        with transaction.atomic():
-            run = self._create(data, start=False)
-            estimate = services.judge_run_estimate(run)
-            shown = RunEstimateSerializer(estimate.as_dict()).data
-            if dry_run:
-                transaction.set_rollback(True)
-                return Response({"estimate": shown})
-            try:
-                run = services.judge_run_confirm(run=run, confirmed=confirmed)
-            except ValidationError as error:
-                transaction.set_rollback(True)
-                return Response(error.message_dict | {"estimate": shown}, status=400)
-        body = self.get_serializer(run).data | {"estimate": shown}
-        return Response(body, status=status.HTTP_201_CREATED)
+        return estimated_start(
+            record=lambda: self._create(data, start=False),
+            estimate=_run_estimate,
+            start=lambda run: services.judge_run_confirm(run=run, confirmed=confirmed),
+            answer=lambda run: self.get_serializer(run).data,
+            dry_run=dry_run,
+        )
 
     def _create(self, data, *, start: bool):
         try:  # the service refuses a judge, strategy, study or dataset the user cannot reach
@@ -244,16 +239,12 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             run = services.judge_run_rerun(run=before, user=request.user)
             return Response(JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)
         confirmed = str(request.data.get("confirm", "")).lower() in ("1", "true")
-        with transaction.atomic():  # estimated like a new run: above the limit, confirm
-            run = services.judge_run_rerun(run=before, user=request.user, start=False)
-            shown = RunEstimateSerializer(services.judge_run_estimate(run).as_dict()).data
-            try:
-                run = services.judge_run_confirm(run=run, confirmed=confirmed)
-            except ValidationError as error:
-                transaction.set_rollback(True)
-                return Response(error.message_dict | {"estimate": shown}, status=400)
-        body = JudgeRunSerializer(run).data | {"estimate": shown}
-        return Response(body, status=status.HTTP_201_CREATED)
+        return estimated_start(  # estimated like a new run: above the limit, confirm
+            record=lambda: services.judge_run_rerun(run=before, user=request.user, start=False),
+            estimate=_run_estimate,
+            start=lambda run: services.judge_run_confirm(run=run, confirmed=confirmed),
+            answer=lambda run: JudgeRunSerializer(run).data,
+        )
 
     @extend_schema(responses=JudgeCallSerializer(many=True))
     @action(detail=True, methods=["get"])
@@ -284,3 +275,7 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         response = StreamingHttpResponse(writer(run), content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="judge-run-{run.pk}.{file_format}"'
         return response
+
+
+def _run_estimate(run: Any) -> dict[str, Any]:
+    return RunEstimateSerializer(services.judge_run_estimate(run).as_dict()).data

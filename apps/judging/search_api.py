@@ -3,15 +3,17 @@ resume, and the items and trajectories (docs/api.md)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from apps.accounts.permissions import IsOwnerOrReadOnly, IsResearcher
+from apps.endpoints.spending import estimated_start
 from apps.judging import search_selectors as selectors
 from apps.judging import services
 from apps.judging.api import _api_error
@@ -47,25 +49,28 @@ class AdversarialSearchViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVi
         form = SearchCreateSerializer(data=request.data, context={"request": request})
         form.is_valid(raise_exception=True)
         dry_run, confirmed = form.validated_data["dry_run"], form.validated_data["confirm"]
-        with transaction.atomic():
+
+        def record() -> Any:
             try:
-                search = services.adversarial_search_create(
+                return services.adversarial_search_create(
                     user=request.user, setup=form.setup(), start=False
                 )
             except ValidationError as error:
                 raise _api_error(error) from error
-            estimate = services.adversarial_search_estimate(search)
-            shown = SearchEstimateSerializer(estimate.as_dict()).data
-            if dry_run:
-                transaction.set_rollback(True)
-                return Response({"estimate": shown})
-            try:
-                search = services.adversarial_search_confirm(search=search, confirmed=confirmed)
-            except ValidationError as error:
-                transaction.set_rollback(True)
-                return Response(error.message_dict | {"estimate": shown}, status=400)
-        body = SearchSerializer(search).data | {"estimate": shown}
-        return Response(body, status=status.HTTP_201_CREATED)
+
+        return estimated_start(
+            record=record,
+            estimate=lambda search: (
+                SearchEstimateSerializer(
+                    services.adversarial_search_estimate(search).as_dict()
+                ).data
+            ),
+            start=lambda search: services.adversarial_search_confirm(
+                search=search, confirmed=confirmed
+            ),
+            answer=lambda search: SearchSerializer(search).data,
+            dry_run=dry_run,
+        )
 
     @extend_schema(responses=SearchEstimateSerializer)
     @action(detail=True, methods=["get"])
