@@ -365,8 +365,11 @@ def search_trajectory(search: AdversarialSearch, item_id: Any = None) -> Traject
     if chosen is None:
         return Trajectory(None)
     iterations = list(SearchIteration.objects.filter(search_item=chosen).order_by("number"))
-    candidates = Candidate.objects.filter(search_item=chosen).order_by("iteration__number", "index")
     numbers = {iteration.pk: iteration.number for iteration in iterations}
+    # only those of the iterations read: a worker may add an iteration and its candidates
+    # between the two reads (the page's next refresh shows them)
+    candidates = Candidate.objects.filter(search_item=chosen, iteration_id__in=list(numbers))
+    candidates = candidates.order_by("iteration__number", "index")
     by_iteration: dict[int, list[Row]] = defaultdict(list)
     rows, best = [], None
     for candidate in candidates:
