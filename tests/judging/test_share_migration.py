@@ -4,31 +4,13 @@ usable by its recipients, accepted (judging 0012), and its endpoint stays shared
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+# the migration tests' helper, and their fixture that leaves the newest schema behind
+from tests.endpoints.test_migration import _newest_schema_afterwards as _newest_schema_afterwards
+from tests.endpoints.test_migration import migrate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 BEFORE = [("judging", "0011_strategy_technique_help")]
-
-
-def migrate(targets):
-    """Migrate to ``targets`` (None: the newest); the models as they were there."""
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets or executor.loader.graph.leaf_nodes())
-    if not targets:
-        return None
-    executor.loader.build_graph()
-    applied = [
-        node for node in executor.loader.applied_migrations if node in executor.loader.graph.nodes
-    ]
-    return executor.loader.project_state(sorted(applied)).apps
-
-
-@pytest.fixture(autouse=True)
-def _newest_schema_afterwards():
-    yield
-    migrate(None)
 
 
 def test_shares_made_before_stay_accepted():
