@@ -297,5 +297,5 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
     # the openai client logs every request at INFO: too much in a worker making thousands
-    "loggers": {"httpx": {"level": "WARNING"}, "openai": {"level": "WARNING"}},
+    "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "openai")},
 }

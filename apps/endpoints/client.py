@@ -4,12 +4,10 @@
 and always returns a ``CallOutcome`` (it raises only on bugs and cancellation):
 
 - the client is ``AsyncOpenAI(base_url, api_key=<value of the env var *named* by the endpoint>,
-  timeout, max_retries=0)``, cached per event loop; the key is never logged or stored. With
-  the aiohttp transport (the default: a C-accelerated HTTP parser) a ``Poster`` sends the
-  body through the loop's own aiohttp session with the SDK client's headers and raises
-  failures as the SDK does (its request machinery cost ~0.4 ms of CPU a call, see
-  docs/benchmarks.md); ``configure_transport("httpx")`` sends through the SDK client and its
-  default httpx client;
+  timeout, max_retries=0)``, cached per event loop; the key is never logged or stored. It is
+  used through its public interface only. Its HTTP client is the SDK's aiohttp one (the
+  default: a C-accelerated HTTP parser) or, after ``configure_transport("httpx")``, its httpx
+  one; either checks the egress policy where it connects;
 - our single retry layer (``apps.endpoints.retry``) retries 429, 5xx, timeouts and connection
   errors with full-jitter backoff or the server's Retry-After, up to ``max_attempts``;
 - each HTTP attempt holds one slot of the endpoint's limiter (``apps.endpoints.limiter``: its
@@ -41,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from apps.endpoints.cache_key import cache_key
-from apps.endpoints.egress import EgressRefused, egress_policy
+from apps.endpoints.egress import egress_policy
 from apps.endpoints.key_names import key_name_problem
 from apps.endpoints.limiter import EndpointLimiter, limiter_for, limiters_close
 from apps.endpoints.retry import (
@@ -165,15 +163,20 @@ def configure_transport(name: str) -> None:
 
 def _http_client(timeout_s: float) -> Any:
     """The SDK client's HTTP client: redirects are not followed (a model server does not
-    redirect, and a redirect could lead inside); the httpx one checks the egress policy."""
+    redirect, and a redirect could lead inside), and the egress policy is checked where it
+    connects (``apps.endpoints.egress_guard``)."""
     import httpx2
     import openai
 
+    from apps.endpoints.egress_guard import CheckedTransport, guarded_session
+
     if _transport == "aiohttp":
+        from httpx_aiohttp.httpx2 import AiohttpTransport
+
+        aiohttp_transport = AiohttpTransport(verify=tls_context(), client=guarded_session)
         return openai.DefaultAioHttpClient(
-            timeout=timeout_s, verify=tls_context(), follow_redirects=False
+            timeout=timeout_s, transport=aiohttp_transport, follow_redirects=False
         )
-    from apps.endpoints.egress_guard import CheckedTransport
 
     transport = CheckedTransport(httpx2.AsyncHTTPTransport(verify=tls_context()), egress_policy())
     return openai.DefaultAsyncHttpxClient(
@@ -208,92 +211,6 @@ def client_for(endpoint: EndpointConfig, api_key: str) -> openai.AsyncOpenAI:
         )
     client: openai.AsyncOpenAI = clients[key]
     return client
-
-
-class Poster:
-    """POSTs a request body with the loop's own aiohttp session (the aiohttp transport).
-
-    The SDK's ``client.post`` costs about 0.4 ms of CPU a call over aiohttp's own (it copies
-    its options twice, builds typed headers and an httpx request, and goes through an
-    adapter to aiohttp; bench/judge_throughput.py). The SDK client stays the authority on
-    what is sent and what a failure is: its headers (the key, from ``auth_headers``) are
-    copied once, and a reply with an error status or a failed connection is raised as the
-    SDK raises it (``APIStatusError`` subclasses, ``APIConnectionError``,
-    ``APITimeoutError``), so ``retry.classify`` reads both paths alike.
-    """
-
-    def __init__(self, sdk: openai.AsyncOpenAI, endpoint: EndpointConfig) -> None:
-        import aiohttp
-
-        from apps.endpoints.egress_guard import GuardedResolver
-
-        self.sdk = sdk
-        self.base_url = str(sdk.base_url).rstrip("/")
-        headers = {**sdk.default_headers, **sdk.auth_headers}
-        self.headers = {k: v for k, v in headers.items() if isinstance(v, str)}
-        self.headers["X-Stainless-Retry-Count"] = "0"
-        timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=endpoint.timeout_s, sock_read=endpoint.timeout_s
-        )
-        # no connection cap of its own: the endpoint's limiter bounds the requests in flight;
-        # names resolve through the egress policy's guard, and no redirect is followed
-        connector = aiohttp.TCPConnector(limit=0, resolver=GuardedResolver(egress_policy()))
-        self.session = aiohttp.ClientSession(connector=connector, timeout=timeout)
-
-    async def post(self, path: str, body: dict[str, Any]) -> tuple[int, Any, bytes]:
-        """(status, headers, content) of a 2xx reply; the SDK's exception otherwise."""
-        import aiohttp
-
-        url = self.base_url + path
-        data = json.dumps(body).encode()
-        try:
-            async with self.session.post(
-                url, data=data, headers=self.headers, allow_redirects=False
-            ) as response:
-                content = await response.read()
-                status, headers = response.status, response.headers
-        except TimeoutError as exc:  # aiohttp's own, between bytes (the deadline is ours)
-            raise _sdk_error("timeout", url) from exc
-        except (aiohttp.ClientError, OSError) as exc:
-            if isinstance(exc.__cause__, EgressRefused):
-                raise exc.__cause__ from None
-            raise _sdk_error("connection", url) from exc
-        if not 200 <= status < 300:
-            import httpx2
-
-            failed = httpx2.Response(
-                status,
-                headers=list(headers.items()),
-                content=content,
-                request=httpx2.Request("POST", url),
-            )
-            raise self.sdk._make_status_error_from_response(failed)
-        return status, headers, content
-
-    async def close(self) -> None:
-        await self.session.close()
-
-
-def _sdk_error(kind: Literal["timeout", "connection"], url: str) -> Exception:
-    """The SDK's own exception for a failed POST (``retry.classify`` reads it)."""
-    import httpx2
-    import openai
-
-    request = httpx2.Request("POST", url)
-    if kind == "timeout":
-        return openai.APITimeoutError(request=request)
-    return openai.APIConnectionError(request=request)
-
-
-def poster_for(endpoint: EndpointConfig, api_key: str) -> Poster:
-    """The cached poster for this endpoint's URL, key and timeout in the running loop."""
-    clients = _clients.setdefault(asyncio.get_running_loop(), {})
-    digest = hashlib.sha256(api_key.encode()).hexdigest()
-    key = ("poster", endpoint.base_url, digest, endpoint.timeout_s)
-    if key not in clients:
-        clients[key] = Poster(client_for(endpoint, api_key), endpoint)
-    poster: Poster = clients[key]
-    return poster
 
 
 async def close_clients() -> None:
@@ -445,14 +362,12 @@ def _read(data: dict[str, Any], endpoint: EndpointConfig) -> CallOutcome:
 
 
 async def _attempt(
-    client: openai.AsyncOpenAI | Poster, endpoint: EndpointConfig, request: dict[str, Any]
+    client: openai.AsyncOpenAI, endpoint: EndpointConfig, request: dict[str, Any]
 ) -> CallOutcome:
-    # With the SDK client: ``client.post`` is what ``chat.completions.create`` calls after
-    # re-encoding its typed arguments (our body is plain JSON already: ~0.5 ms of CPU a call
-    # saved), and asking it for the HTTP response skips building the SDK's typed model of a
-    # reply we read a few fields of (~0.3 ms more). With a ``Poster`` (the aiohttp transport)
-    # the SDK's request machinery is skipped too. Status codes, timeouts and connection
-    # errors are raised as the SDK raises them either way.
+    # ``client.post`` with ``cast_to=httpx2.Response`` is the SDK's documented way to send a
+    # body of one's own (our body is plain JSON already) and read the HTTP reply without its
+    # typed model of a completion, of which we read a few fields. Status codes, timeouts and
+    # connection errors are raised as the SDK raises them.
     # The SDK's own timeout bounds each wait between bytes, not the attempt: a server that
     # drips its reply would hold the call forever. The deadline covers connect + send + receive.
     import httpx2
@@ -460,15 +375,11 @@ async def _attempt(
     path = "/chat/completions" if endpoint.api == "chat" else "/completions"
     try:
         async with asyncio.timeout(endpoint.timeout_s):
-            if isinstance(client, Poster):
-                _, headers, content = await client.post(path, request)
-            else:
-                response = await client.post(path, body=request, cast_to=httpx2.Response)
-                headers, content = response.headers, response.content
+            response = await client.post(path, body=request, cast_to=httpx2.Response)
     except TimeoutError as exc:
         raise AttemptDeadline(endpoint.timeout_s) from exc
-    outcome = _read(_body(headers, endpoint, content), endpoint)
-    return replace(outcome, request_id=headers.get("x-request-id"))
+    outcome = _read(_body(response.headers, endpoint, response.content), endpoint)
+    return replace(outcome, request_id=response.headers.get("x-request-id"))
 
 
 KEY_MASK = "***"
@@ -523,13 +434,7 @@ async def complete(
         return _failed(Failure("config", str(exc), transient=False), "", total_s=0.0)
     secret = api_key if endpoint.api_key_env else ""  # never the keyless placeholder
     request = build_request(endpoint, messages, params)
-    sender: openai.AsyncOpenAI | Poster
-    if client is not None:
-        sender = client
-    elif _transport == "aiohttp":
-        sender = poster_for(endpoint, api_key)
-    else:
-        sender = client_for(endpoint, api_key)
+    sender = client or client_for(endpoint, api_key)
     limiter = limiter or limiter_for(endpoint)
     policy = endpoint.retry
     attempt = 0

@@ -1,6 +1,6 @@
 """The egress policy where the client connects (apps.endpoints.egress): the aiohttp
-transport's resolver, and a check before each request of the httpx transport. Imported where a
-client is made, not with the models."""
+transport's session, whose resolver checks each address, and a check before each request of the
+httpx transport. Imported where a client is made, not with the models."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import aiohttp
 import httpx2
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from apps.endpoints.egress import EgressPolicy, EgressRefused
+from apps.endpoints.egress import EgressPolicy, EgressRefused, egress_policy
 
 
 class GuardedResolver(AbstractResolver):
@@ -34,6 +34,17 @@ class GuardedResolver(AbstractResolver):
 
     async def close(self) -> None:
         await self.inner.close()
+
+
+def guarded_session() -> aiohttp.ClientSession:
+    """The aiohttp session of the SDK's aiohttp client (made in the loop that uses it): names
+    resolve through the egress policy's guard, and no connection cap of its own (the
+    endpoint's limiter bounds the requests in flight)."""
+    from apps.endpoints.client import tls_context
+
+    resolver = GuardedResolver(egress_policy())
+    connector = aiohttp.TCPConnector(limit=0, ssl=tls_context(), resolver=resolver)
+    return aiohttp.ClientSession(connector=connector)
 
 
 class CheckedTransport(httpx2.AsyncBaseTransport):

@@ -12,9 +12,8 @@ their requests to one endpoint count together, under the endpoint's ``limit_key`
   follow-up, as a judge's format retry). Without Redis (the embedded demo) the limit holds in
   each process;
 - **rate**: at most ``requests_per_minute`` attempts in any minute over all workers, as the
-  server counts them (``limits.RedisRateLimiter``: a request counts from its admission until a
-  minute after its reply); without Redis, evenly spaced in the process
-  (``limits.LocalRateLimiter``).
+  server counts them (``limits.WindowRate``: the ``limits`` library's moving window, in Redis);
+  without Redis, in the process.
 
 A limiter belongs to the event loop that made it (asyncio primitives and redis.asyncio clients
 do): ``limiters_close`` (awaited by ``client.close_clients``) gives its slots back and closes
@@ -26,24 +25,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import logging
 import weakref
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
+import limits.storage
 import redis.asyncio
 
 from apps.endpoints.limits import (
-    LocalRateLimiter,
     RateLimiter,
-    RedisRateLimiter,
     RedisSemaphore,
+    WindowRate,
     rate_key,
+    redis_rate_storage,
     slots_key,
 )
 from apps.endpoints.reserved_slots import SLOT_LEASE_S, ReservedSlots
-
-logger = logging.getLogger(__name__)
 
 #: The limiters (by id) whose slot the running asyncio task holds through ``call()``.
 _HELD: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
@@ -152,14 +149,8 @@ class EndpointLimiter:
     @contextlib.asynccontextmanager
     async def _rated(self) -> AsyncIterator[None]:
         assert self.rate is not None
-        ticket = await self.rate.acquire()
-        try:
-            yield
-        finally:
-            try:
-                await self.rate.done(ticket)
-            except Exception:  # Redis hiccup: the request counts from its admission
-                logger.warning("could not note a reply's time under the rate of %s", self.key)
+        await self.rate.acquire()
+        yield
 
     async def aclose(self) -> None:
         """Give every reserved slot back (best effort: a lost one's lease expires)."""
@@ -176,8 +167,8 @@ LimiterKey = tuple[str, int, int | None, int | None]
 
 class LimiterRegistry:
     """One ``EndpointLimiter`` per (event loop, endpoint, limits, share); limits shared through
-    Redis when it has a URL, else within the process (a process-wide rate limiter per endpoint,
-    so loops that follow each other keep the spacing)."""
+    Redis when it has a URL, else within the process (the rate windows in the process's
+    memory, so loops that follow each other keep them)."""
 
     def __init__(self, redis_url: str | None = None) -> None:
         self.redis_url = redis_url or None
@@ -187,7 +178,7 @@ class LimiterRegistry:
         self._redis: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )
-        self._local_rates: dict[tuple[str, int], LocalRateLimiter] = {}
+        self._local_rates = limits.storage.MemoryStorage()  # the process's windows
 
     def _redis_client(self, loop: asyncio.AbstractEventLoop, url: str) -> Any:
         if loop not in self._redis:
@@ -216,12 +207,11 @@ class LimiterRegistry:
     ) -> EndpointLimiter:
         key, max_concurrency, per_minute, share = found
         if not self.redis_url:
-            rate = None
-            if per_minute:
-                rate = self._local_rates.setdefault((key, per_minute), LocalRateLimiter(per_minute))
+            rate = WindowRate(self._local_rates, rate_key(key), per_minute) if per_minute else None
             return EndpointLimiter(key, max_concurrency, rate=rate, share=share, node=node)
         client = self._redis_client(loop, self.redis_url)
-        remote = RedisRateLimiter(client, rate_key(key), per_minute) if per_minute else None
+        storage = redis_rate_storage(client)
+        remote = WindowRate(storage, rate_key(key), per_minute) if per_minute else None
         return EndpointLimiter(
             key, max_concurrency, redis=client, rate=remote, share=share, node=node
         )

@@ -5,9 +5,8 @@
   while it works, and expired leases are swept on every acquire, so a killed worker frees its
   slot after at most one lease time. Redis's own clock is used, so worker clocks need not agree
   (``reserved_slots`` takes and keeps a caller's share of them);
-- ``LocalRateLimiter`` / ``RedisRateLimiter``: requests per minute, in one process (evenly
-  spaced) or across processes (a sliding one-minute log in Redis, where a request counts until
-  a minute after its reply).
+- ``WindowRate``: requests per minute, in one process or across processes: the ``limits``
+  library's moving window, in memory or in Redis.
 
 The Redis keys of an endpoint's limits are named from its ``limit_key`` (``slots_key``,
 ``rate_key``).
@@ -16,15 +15,20 @@ The Redis keys of an endpoint's limits are named from its ``limit_key`` (``slots
 from __future__ import annotations
 
 import asyncio
+import inspect
 import random
-import threading
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+import limits
+import limits.aio.storage
+import limits.aio.strategies
+import limits.storage
+import limits.strategies
+
 SLOT_PREFIX = "discern:llm"
-RATE_WINDOW_MS = 60_000  # requests_per_minute counts the requests of any sliding minute
+RATE_WINDOW_S = 61  # requests_per_minute: a minute, and a second for a request to arrive
 
 
 def slots_key(limit_key: str) -> str:
@@ -33,7 +37,7 @@ def slots_key(limit_key: str) -> str:
 
 
 def rate_key(limit_key: str) -> str:
-    """The Redis key of an endpoint's requests of the last minute."""
+    """The identifier of an endpoint's requests-per-minute window (``WindowRate``)."""
     return f"{SLOT_PREFIX}:rpm:{limit_key}"
 
 
@@ -60,107 +64,62 @@ if redis.call('ZSCORE', KEYS[1], ARGV[2]) then
 end
 return 0
 """
-_RATE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now, ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], window)
-  return 0
-end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-return math.max(1, tonumber(oldest[2]) + window - now)
-"""
-# A request's reply is back: it counts from now (it reached the server before now).
-_RATE_DONE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now, ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
-end
-return 0
-"""
-
 Sleep = Callable[[float], Awaitable[Any]]
 
 
 class RateLimiter(Protocol):
-    async def acquire(self) -> str:
-        """Wait for this request's turn; a ticket to give to ``done``."""
-
-    async def done(self, ticket: str) -> None:
-        """The request's reply is back (or it failed)."""
+    async def acquire(self) -> None:
+        """Wait for this request's turn."""
 
 
-class LocalRateLimiter:
-    """At most ``per_minute`` requests per minute in this process, evenly spaced (GCRA).
+class WindowRate:
+    """At most ``per_minute`` requests in any moving window of ``RATE_WINDOW_S``: the
+    ``limits`` library's moving window, on its Redis storage (across processes) or in this
+    process's memory.
 
-    ``burst`` requests may go at once after a quiet spell.
+    The window is a second longer than a minute: a request is counted when it is admitted and
+    reaches the server a little later, so the server, counting arrivals by its own clock,
+    never sees more than ``per_minute`` in one minute.
     """
 
-    def __init__(
-        self,
-        per_minute: int,
-        *,
-        burst: int = 1,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Sleep = asyncio.sleep,
-    ) -> None:
-        if per_minute < 1 or burst < 1:
-            raise ValueError("per_minute and burst must be at least 1")
-        self.interval = 60.0 / per_minute
-        self._tolerance = self.interval * (burst - 1)
-        self._clock = clock
-        self._sleep = sleep
-        self._next = 0.0  # theoretical arrival time of the next request
-        self._lock = threading.Lock()  # one limiter per process: loops in two threads share it
-
-    async def acquire(self) -> str:
-        with self._lock:
-            now = self._clock()
-            slot = max(self._next, now)
-            self._next = slot + self.interval  # reserved before waiting
-        wait = slot - self._tolerance - now
-        if wait > 0:
-            await self._sleep(wait)
-        return ""
-
-    async def done(self, ticket: str) -> None:
-        """Nothing to do: requests leave this process as they are admitted."""
-
-
-class RedisRateLimiter:
-    """At most ``per_minute`` requests in any sliding minute, across processes.
-
-    A request counts from the moment it is admitted until a minute after its reply came back
-    (``done``): the server received it somewhere in between, so however long a request took to
-    reach it (a new connection, a busy client), the server never sees more than ``per_minute``
-    requests in one minute of its own clock.
-    """
-
-    def __init__(self, redis: Any, key: str, per_minute: int, *, sleep: Sleep = asyncio.sleep):
+    def __init__(self, storage: Any, key: str, per_minute: int, *, sleep: Sleep = asyncio.sleep):
         if per_minute < 1:
             raise ValueError("per_minute must be at least 1")
-        self._script = redis.register_script(_RATE)
-        self._done = redis.register_script(_RATE_DONE)
-        self._key = key
-        self._limit = per_minute
+        self.item = limits.RateLimitItemPerSecond(per_minute, RATE_WINDOW_S)
+        self.key = key
+        if isinstance(storage, limits.aio.storage.Storage):
+            self.window: Any = limits.aio.strategies.MovingWindowRateLimiter(storage)
+        else:
+            self.window = limits.strategies.MovingWindowRateLimiter(storage)
         self._sleep = sleep
 
-    async def acquire(self) -> str:
-        member = uuid.uuid4().hex
-        while True:
-            args = [self._limit, RATE_WINDOW_MS, member]
-            wait_ms = int(await self._script(keys=[self._key], args=args))
-            if wait_ms == 0:
-                return member
-            await self._sleep(wait_ms / 1000.0 + random.uniform(0.0, 0.05))
+    async def acquire(self) -> None:
+        while not await self._ask(self.window.hit(self.item, self.key)):
+            stats = await self._ask(self.window.get_window_stats(self.item, self.key))
+            wait = max(0.01, stats.reset_time - time.time())
+            await self._sleep(wait + random.uniform(0.0, 0.05))
 
-    async def done(self, ticket: str) -> None:
-        await self._done(keys=[self._key], args=[ticket, RATE_WINDOW_MS])
+    @staticmethod
+    async def _ask(answer: Any) -> Any:
+        """The answer of the memory storage's (plain) or the Redis storage's (awaited) call."""
+        return await answer if inspect.isawaitable(answer) else answer
+
+
+def redis_rate_storage(client: Any) -> Any:
+    """The ``limits`` storage on a redis.asyncio client's connection pool."""
+    return limits.aio.storage.RedisStorage(
+        "async+redis://", implementation="redispy", connection_pool=client.connection_pool
+    )
+
+
+def rate_window_clear(redis_url: str, key: str, per_minute: int, *, fill: bool = False) -> None:
+    """Empty an endpoint's shared rate window, or fill it (every next request then waits a
+    minute): for tests and operators, through the library's own storage."""
+    window = limits.strategies.MovingWindowRateLimiter(limits.storage.RedisStorage(redis_url))
+    item = limits.RateLimitItemPerSecond(per_minute, RATE_WINDOW_S)
+    window.clear(item, key)
+    if fill:
+        window.hit(item, key, cost=per_minute)
 
 
 class RedisSemaphore:

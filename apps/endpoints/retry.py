@@ -19,13 +19,14 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from apps.endpoints.egress import EgressRefused
 
 if TYPE_CHECKING:  # imported where used, so that loading the models never imports the SDK
     import openai
 
+E = TypeVar("E", bound=BaseException)
 ErrorKind = Literal[
     "rate_limited",  # 429
     "server_error",  # 5xx
@@ -163,8 +164,8 @@ def classify(error: BaseException, policy: RetryPolicy) -> Failure | None:
 
     if isinstance(error, openai.APIStatusError):
         return _status_failure(error)
-    if isinstance(error, EgressRefused):
-        return Failure("config", str(error), transient=False)
+    if refused := _cause(error, EgressRefused):  # raised as is, or in the HTTP client
+        return Failure("config", str(refused), transient=False)
     if isinstance(error, AttemptDeadline):
         return Failure("timeout", str(error), transient=True)
     if isinstance(error, openai.APITimeoutError) and not _refused(error):
@@ -188,13 +189,16 @@ def classify(error: BaseException, policy: RetryPolicy) -> Failure | None:
 def _refused(error: BaseException) -> bool:
     """A connection that failed outright, not slowly: the aiohttp transport reports a refused
     connection as a connect timeout, with the ``ConnectionError`` as its cause."""
-    seen: BaseException | None = error
+    return _cause(error.__cause__ or error.__context__, ConnectionError) is not None
+
+
+def _cause(error: BaseException | None, kind: type[E]) -> E | None:
+    """``error`` or the first of its causes that is a ``kind``."""
     for _ in range(10):  # a cause chain is short; never loop on a cycle
-        assert seen is not None
-        seen = seen.__cause__ or seen.__context__
-        if seen is None or isinstance(seen, ConnectionError):
-            return seen is not None
-    return False
+        if error is None or isinstance(error, kind):
+            return error
+        error = error.__cause__ or error.__context__
+    return None
 
 
 class InvalidResponse(Exception):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import itertools
 import json
 import logging
 import math
@@ -20,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
+import limits.storage
 import openai
 import pytest
 from hypothesis import given
@@ -36,7 +36,7 @@ from apps.endpoints.client import (
     complete,
 )
 from apps.endpoints.limiter import LimiterRegistry, configure_limits, limits_reset
-from apps.endpoints.limits import LocalRateLimiter, RedisSemaphore
+from apps.endpoints.limits import RATE_WINDOW_S, RedisSemaphore, WindowRate
 from apps.endpoints.reserved_slots import ReservedSlots
 from apps.endpoints.retry import RetryPolicy, backoff_delay, retry_after_seconds
 from apps.judging.parsers import Scale, get_parser, geval_logprob_score, score_token_top_logprobs
@@ -530,44 +530,42 @@ def test_slot_is_released_while_waiting_to_retry() -> None:
     assert second.ok and second.total_s < 0.5  # it did not wait for the first call's retry
 
 
-def test_local_rate_limiter_spaces_requests() -> None:
-    now = [100.0]
+def test_the_rate_window_admits_its_requests_then_waits_for_the_oldest_to_leave() -> None:
     slept: list[float] = []
+
+    class Waited(Exception):
+        pass
 
     async def fake_sleep(seconds: float) -> None:
         slept.append(seconds)
+        raise Waited  # the wait the next request would make, without making it
 
-    limiter = LocalRateLimiter(60, clock=lambda: now[0], sleep=fake_sleep)
+    window = WindowRate(limits.storage.MemoryStorage(), "rpm-window", 3, sleep=fake_sleep)
 
-    async def three() -> None:
+    async def four() -> None:
         for _ in range(3):
-            await limiter.acquire()
+            await window.acquire()  # a minute's requests at once
+        assert slept == []
+        with pytest.raises(Waited):
+            await window.acquire()
 
-    asyncio.run(three())
-    assert slept == [pytest.approx(1.0), pytest.approx(2.0)]
-    bursty = LocalRateLimiter(60, burst=3, clock=lambda: now[0], sleep=fake_sleep)
-    slept.clear()
-    asyncio.run(_acquire_n(bursty, 4))
-    assert slept == [pytest.approx(1.0)]
-
-
-async def _acquire_n(limiter: LocalRateLimiter, n: int) -> None:
-    for _ in range(n):
-        await limiter.acquire()
+    asyncio.run(four())
+    assert slept == [pytest.approx(RATE_WINDOW_S, abs=1.0)]  # until the first one leaves
 
 
 def test_requests_per_minute_limit_applies_to_calls(server: FakeOpenAIServer) -> None:
-    endpoint = endpoint_for(server, requests_per_minute=600, name="rpm")  # one per 0.1 s
+    endpoint = endpoint_for(server, requests_per_minute=2, name="rpm")
 
-    async def five() -> None:
-        await asyncio.gather(*(complete(endpoint, "x", SamplingParams()) for _ in range(5)))
+    async def three() -> list[CallOutcome]:
+        calls = [asyncio.ensure_future(complete(endpoint, "x", SamplingParams())) for _ in "abc"]
+        done, waiting = await asyncio.wait(calls, timeout=2.0)
+        for call in waiting:
+            call.cancel()
+        return [call.result() for call in done]
 
-    started = time.perf_counter()
-    run(five)
-    assert time.perf_counter() - started >= 0.4
-    received = [r.received_at for r in server.requests]
-    assert received[-1] - received[0] >= 0.35
-    assert min(b - a for a, b in itertools.pairwise(received)) >= 0.05
+    outcomes = run(three)
+    assert len(outcomes) == 2 and all(o.ok for o in outcomes)
+    assert server.request_count == 2  # the third waits for the minute to pass
 
 
 # -- Redis-wide limits ------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import pytest
 import redis
 from django.db import connection
 
-from apps.endpoints.limits import rate_key, slots_key
+from apps.endpoints.limits import rate_key, rate_window_clear, slots_key
 from apps.judging.models import JudgeCall, JudgeRun
 from apps.judging.services import judge_run_create, judge_run_rerun
 from tests.conftest import ARTIFACTS, ROOT
@@ -160,18 +160,15 @@ def own_worker(queue: str, node: str, log_name: str) -> Iterator[subprocess.Pope
 def fill_rate_window(judge) -> None:
     """Fill the judge's shared requests-per-minute window: every next request waits (about a
     minute) before it is sent, while those already on the wire finish and are stored."""
-    client = redis.Redis.from_url(os.environ["REDIS_URL"])
-    seconds, micros = client.time()
-    now_ms = seconds * 1000 + micros // 1000
-    limit = judge.endpoint.requests_per_minute
-    client.zadd(rate_key(judge.endpoint.limit_key), {f"fill-{i}": now_ms for i in range(limit)})
-    client.close()
+    endpoint = judge.endpoint
+    key = rate_key(endpoint.limit_key)
+    rate_window_clear(os.environ["REDIS_URL"], key, endpoint.requests_per_minute, fill=True)
 
 
 def empty_rate_window(judge) -> None:
-    client = redis.Redis.from_url(os.environ["REDIS_URL"])
-    client.delete(rate_key(judge.endpoint.limit_key))
-    client.close()
+    endpoint = judge.endpoint
+    key = rate_key(endpoint.limit_key)
+    rate_window_clear(os.environ["REDIS_URL"], key, endpoint.requests_per_minute)
 
 
 def reserved_slots(judge) -> int:
