@@ -35,8 +35,8 @@ LABELS = {
     "max_attempts": "Attempts per call",
     "max_tokens_param": "Name of the max-tokens parameter",
     "metric": "Metric",
-    "price_per_1k_prompt_tokens": "Price per 1,000 prompt tokens",
-    "price_per_1k_completion_tokens": "Price per 1,000 completion tokens",
+    "price_per_million_prompt_tokens": "Price per million prompt tokens",
+    "price_per_million_completion_tokens": "Price per million completion tokens",
     "shared_with": "Offer it to",
 }
 #: The form's groups: title, the judge kind they apply to ("" both), their fields.
@@ -49,7 +49,7 @@ GROUPS = (
         "llm",
         ("max_concurrency", "requests_per_minute", "timeout_s", "max_attempts", "max_tokens_param"),
     ),
-    ("Prices", "llm", ("price_per_1k_prompt_tokens", "price_per_1k_completion_tokens")),
+    ("Prices", "llm", ("price_per_million_prompt_tokens", "price_per_million_completion_tokens")),
     ("Metric", "metric", ("metric",)),
     ("Sharing", "", ("shared_with",)),
 )
@@ -65,8 +65,8 @@ class JudgeForm(forms.ModelForm):
             "name",
             "kind",
             "metric",
-            "price_per_1k_prompt_tokens",
-            "price_per_1k_completion_tokens",
+            "price_per_million_prompt_tokens",
+            "price_per_million_completion_tokens",
             "shared_with",
         ]
         widgets = {"shared_with": forms.CheckboxSelectMultiple}

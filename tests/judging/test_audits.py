@@ -140,7 +140,8 @@ def test_bad_choices_are_refused_by_name(study, fake_openai_server):
 def test_the_estimate_counts_calls_cache_hits_tokens_and_cost(study, fake_openai_server):
     judge = llm_judge(fake_openai_server)
     Judge.objects.filter(pk=judge.pk).update(
-        price_per_1k_prompt_tokens=Decimal("1"), price_per_1k_completion_tokens=Decimal("2")
+        price_per_million_prompt_tokens=Decimal("1000"),
+        price_per_million_completion_tokens=Decimal("2000"),
     )
     judge.refresh_from_db()
     audit = audit_plan(owner=study.owner, study=study, subjects=[(judge, strategy(SINGLE))])

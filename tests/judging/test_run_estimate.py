@@ -28,8 +28,8 @@ def queued(monkeypatch):
 @pytest.fixture
 def judge(fake_openai_server, demo) -> Judge:
     judge = llm_judge(fake_openai_server)
-    judge.price_per_1k_prompt_tokens = 1
-    judge.price_per_1k_completion_tokens = 2
+    judge.price_per_million_prompt_tokens = 1000
+    judge.price_per_million_completion_tokens = 2000
     judge.save()
     return judge
 

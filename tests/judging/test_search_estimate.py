@@ -158,7 +158,8 @@ def test_without_a_study_the_servers_limit_applies(client, world, settings, queu
 
 def test_the_cost_counts_the_judges_with_prices(client, world, queued):
     Judge.objects.filter(pk__in=[world.victim.pk, world.gold.pk]).update(
-        price_per_1k_prompt_tokens=Decimal(1), price_per_1k_completion_tokens=Decimal(2)
+        price_per_million_prompt_tokens=Decimal(1000),
+        price_per_million_completion_tokens=Decimal(2000),
     )
     client.force_login(world.owner)
     _search, page = new_search_page(client, world)
@@ -167,7 +168,9 @@ def test_the_cost_counts_the_judges_with_prices(client, world, queued):
     assert cost.startswith(f"{(162 * 500 * 1 + 162 * 8 * 2) / 1000:.4f}")
     assert "without generator generator: no prices" in cost
     # the generator is priced by the LLM judge of its endpoint, when that judge has prices
-    Judge.objects.filter(endpoint=world.generator).update(price_per_1k_prompt_tokens=Decimal(1))
+    Judge.objects.filter(endpoint=world.generator).update(
+        price_per_million_prompt_tokens=Decimal(1000)
+    )
     _search, page = new_search_page(client, world)
     cost = page.split('id="estimate-cost">', 1)[1].split("</dd>", 1)[0]
     assert cost == f"{(162 * 500 + 162 * 8 * 2 + 16 * 500) / 1000:.4f}"

@@ -1,7 +1,9 @@
-"""Upgrading keeps every share as it was: a judge shared before offers became a thing stays
-usable by its recipients, accepted (judging 0012), and its endpoint stays shared with them."""
+"""Upgrading keeps what was there: a judge shared before offers became a thing stays usable by
+its recipients, accepted (judging 0012), and a judge's prices keep their value (judging 0013)."""
 
 from __future__ import annotations
+
+from decimal import Decimal
 
 import pytest
 
@@ -46,3 +48,20 @@ def test_shares_made_before_stay_accepted():
         judge_id=judge.pk, user_id=rita.pk
     )  # the table takes more
     assert rita_share.state == "offered" and rita_share.offered_at is not None
+
+
+def test_prices_per_1000_tokens_become_prices_per_million():
+    """A judge priced per 1,000 tokens before judging 0013 costs the same after it."""
+    old = migrate([("judging", "0012_judge_shares_are_offers")])
+    old.get_model("judging", "Judge").objects.create(
+        name="priced", kind="metric", metric="bleu", price_per_1k_prompt_tokens="0.0025"
+    )
+
+    migrate(None)
+
+    from apps.judging.models import Judge
+
+    judge = Judge.objects.get(name="priced")
+    assert judge.price_per_million_prompt_tokens == Decimal("2.5")  # $0.0025 per 1,000
+    assert judge.price_per_million_completion_tokens is None
+    assert judge.cost(1_000_000, 0) == Decimal("2.5") and judge.cost(1000, 0) == Decimal("0.0025")

@@ -115,7 +115,9 @@ def test_progress_partial_shows_counters_rate_tokens_and_cost(
     from tests.judging.conftest import llm_judge
 
     judge = llm_judge(
-        fake_openai_server, price_per_1k_prompt_tokens="0.5", price_per_1k_completion_tokens="1.5"
+        fake_openai_server,
+        price_per_million_prompt_tokens="500",
+        price_per_million_completion_tokens="1500",
     )
     run = work(
         new_run(

@@ -58,11 +58,19 @@ class Judge(models.Model):
         help_text="LLM judges: the model endpoint they call (made with the judge).",
     )
     metric = models.CharField(max_length=8, choices=MetricName.choices, blank=True)
-    price_per_1k_prompt_tokens = models.DecimalField(
-        max_digits=12, decimal_places=6, null=True, blank=True
+    price_per_million_prompt_tokens = models.DecimalField(
+        max_digits=16,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="As providers list it: the price of a million prompt (input) tokens.",
     )
-    price_per_1k_completion_tokens = models.DecimalField(
-        max_digits=12, decimal_places=6, null=True, blank=True
+    price_per_million_completion_tokens = models.DecimalField(
+        max_digits=16,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="The price of a million completion (output) tokens.",
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -107,11 +115,14 @@ class Judge(models.Model):
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
         """Estimated price of these tokens, or None when the judge has no prices."""
-        if self.price_per_1k_prompt_tokens is None and self.price_per_1k_completion_tokens is None:
+        if (
+            self.price_per_million_prompt_tokens is None
+            and self.price_per_million_completion_tokens is None
+        ):
             return None
-        prompt = (self.price_per_1k_prompt_tokens or Decimal(0)) * prompt_tokens
-        completion = (self.price_per_1k_completion_tokens or Decimal(0)) * completion_tokens
-        return (prompt + completion) / 1000
+        prompt = (self.price_per_million_prompt_tokens or Decimal(0)) * prompt_tokens
+        completion = (self.price_per_million_completion_tokens or Decimal(0)) * completion_tokens
+        return (prompt + completion) / 1_000_000
 
 
 class JudgeShareQuerySet(models.QuerySet["JudgeShare"]):

@@ -159,7 +159,7 @@ def _generator_judge(search: AdversarialSearch) -> Judge | None:
     have none: the generator is priced by its judge's)."""
     judges = Judge.objects.filter(endpoint=search.generator_id)
     return judges.exclude(
-        price_per_1k_prompt_tokens=None, price_per_1k_completion_tokens=None
+        price_per_million_prompt_tokens=None, price_per_million_completion_tokens=None
     ).first()
 
 
