@@ -24,6 +24,8 @@ from apps.judging.stored_replies import stored_replies
 
 @dataclass
 class Prepared:
+    """A claimed call with its request built: what the runner is asked, keyed by cache key."""
+
     call: JudgeCall
     messages: list[dict[str, str]]
     params: SamplingParams
