@@ -5,10 +5,10 @@ Nothing here touches the database; the engine saves the filled calls in batches.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from apps.endpoints.client import CallOutcome
+from apps.endpoints.runner import Answer
 from apps.judging.metric_judges import MetricScore
 from apps.judging.models import JudgeCall, ParseStatus
 from apps.judging.parsers import ParseResult
@@ -28,15 +28,6 @@ CACHE_COLUMNS = (
     "response_model",
     "finish_reason",
 )
-
-
-@dataclass(frozen=True)
-class Reply:
-    """The loop thread's answer for one request: the call, and the format retry if made."""
-
-    outcome: CallOutcome
-    retry: CallOutcome | None = None
-    retry_messages: list[dict[str, str]] | None = None
 
 
 def _set_parse(call: JudgeCall, result: ParseResult) -> None:
@@ -62,7 +53,7 @@ def _read_with_retry(
     _set_parse(call, result)
 
 
-def _retry_record(reply: Reply, reader: ReplyReader) -> dict[str, Any] | None:
+def _retry_record(reply: Answer, reader: ReplyReader) -> dict[str, Any] | None:
     second = reply.retry
     if second is None:
         return None
@@ -80,8 +71,9 @@ def _retry_record(reply: Reply, reader: ReplyReader) -> dict[str, Any] | None:
     }
 
 
-def fill_from_reply(call: JudgeCall, reply: Reply, reader: ReplyReader) -> None:
+def fill_from_reply(call: JudgeCall, reply: Answer, reader: ReplyReader) -> None:
     outcome = reply.outcome
+    assert outcome is not None, "an ask never asked fills nothing"
     call.attempts = outcome.attempts
     call.latency = outcome.latency_s
     call.total_seconds = outcome.total_s

@@ -1,6 +1,6 @@
 """LLM-written kinds: each kind's latest prompt (instruction + worked examples) goes to the
-job's endpoint through the same client and the same limiter as judge runs
-(``apps.endpoints``): its concurrency and requests per minute hold across all workers and
+job's endpoint through the same runner, client and limiter as judge runs
+(``apps.endpoints.runner``): its concurrency and requests per minute hold across all workers and
 every caller of that endpoint.
 
 A reply is parsed into the perturbed text and the generator's explanation; an unusable reply
@@ -13,7 +13,6 @@ existing ids are skipped before any call is made.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from dataclasses import asdict
 from typing import Any
@@ -23,13 +22,8 @@ from apps.corpus.generation.checks import checked
 from apps.corpus.generation.llm_prompt import build_messages, parse_generation
 from apps.corpus.generation.seeds import derived_seed
 from apps.corpus.models import GenerationJob, Origin, Perturbation, SourceItem
-from apps.endpoints.client import (
-    CallOutcome,
-    EndpointConfig,
-    SamplingParams,
-    close_clients,
-    complete,
-)
+from apps.endpoints.client import CallOutcome, EndpointConfig, SamplingParams
+from apps.endpoints.runner import Ask, Runner
 
 
 def _external_id(job: GenerationJob, prompt: KindPrompt, seed: int) -> str:
@@ -87,7 +81,7 @@ def llm_generate(job: GenerationJob, work, problems: list[dict[str, str]]) -> li
     if not work:
         return []
     assert job.generator is not None
-    outcomes = asyncio.run(_call_all(job, job.generator.config(), work))
+    outcomes = _call_all(job, job.generator.config(), work)
     made = []
     for (item, kind, prompt, seed, external_id), (messages, params, outcome) in zip(
         work, outcomes, strict=True
@@ -127,23 +121,27 @@ def llm_generate(job: GenerationJob, work, problems: list[dict[str, str]]) -> li
     return made
 
 
-async def _call_all(
+def _call_all(
     job: GenerationJob, endpoint: EndpointConfig, work
 ) -> list[tuple[list, SamplingParams, CallOutcome]]:
-    """Every call at once: the endpoint's limiter (``complete`` takes it) lets through as
+    """Every call at once, in the order of ``work``: the endpoint's limiter lets through as
     many as its concurrency and requests per minute allow, over all workers."""
-
-    async def one(item, kind, prompt, seed, _):
-        messages = llm_messages(item, prompt)
-        params = SamplingParams(
-            max_tokens=job.max_tokens, temperature=job.temperature, seed=seed % 2**31
+    asks = [
+        Ask(
+            index,
+            llm_messages(item, prompt),
+            SamplingParams(
+                max_tokens=job.max_tokens, temperature=job.temperature, seed=seed % 2**31
+            ),
         )
-        return messages, params, await complete(endpoint, messages, params)
-
-    try:
-        return await asyncio.gather(*(one(*w) for w in work))
-    finally:
-        await close_clients()  # and the loop's limiter: its reserved slots go back
+        for index, (item, _kind, prompt, seed, _id) in enumerate(work)
+    ]
+    outcomes: dict[int, CallOutcome] = {}
+    with Runner(endpoint) as runner:
+        for answer in runner.run(asks):
+            assert answer.outcome is not None  # never stopped: every ask is asked
+            outcomes[answer.handle] = answer.outcome
+    return [(ask.messages, ask.params, outcomes[ask.handle]) for ask in asks]
 
 
 def _provenance(job, prompt, messages, params, outcome: CallOutcome) -> dict[str, Any]:

@@ -1,42 +1,34 @@
 """The generator's calls: prompts built from the trajectory, asked through the endpoint layer
-(``apps.endpoints``: the one client, retry layer and limiter every model caller uses), and
-kept like judge calls (docs/methods.md §6).
+(``apps.endpoints.runner``: the one runner, client, retry layer and limiter every model caller
+uses), and kept like judge calls (docs/methods.md §6).
 
 - One call per item and iteration, all the search's pending ones at once, under the generator
   endpoint's limiter: its concurrency and requests per minute hold across workers and every
   caller of that endpoint (a judge run or a generation job on it included); each reply is
   stored as soon as it comes, not when the round's last one does.
 - A prompt asked before (same endpoint, model, parameters and messages: the cache key) is
-  answered from the stored reply, with no HTTP request; errors are never reused.
+  answered from the stored reply, with no HTTP request; errors are never reused
+  (``apps.judging.stored_replies``, as for judge calls).
 - The seed sent is derived from the item's id and the iteration, so a search run again with the
   same settings asks the same questions (and gets its replies from the cache), while two
   iterations with the same trajectory still ask two different questions.
 - A reply with no candidate in it is asked once more, with a format reminder (kept on the
-  iteration as ``format_retry``, as for judge calls).
+  iteration as ``format_retry``, as for judge calls; the runner makes it).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from apps.endpoints.client import (
-    CallOutcome,
-    EndpointConfig,
-    SamplingParams,
-    build_request,
-    call_cache_key,
-    close_clients,
-    complete,
-)
-from apps.endpoints.limiter import EndpointLimiter, limiter_for
+from apps.endpoints.client import CallOutcome, SamplingParams, build_request, call_cache_key
 from apps.endpoints.models import Endpoint
+from apps.endpoints.runner import Ask, Runner
 from apps.judging.adversarial.prompt import FORMAT_REMINDER, ParsedCandidates, parse_candidates
-from apps.judging.engine.loop import AsyncLoop
 from apps.judging.models import AdversarialSearch, ParseStatus, SearchIteration
+from apps.judging.stored_replies import stored_replies
 
 
 @dataclass
@@ -54,13 +46,13 @@ class GeneratorCall:
     cached: dict[str, Any] | None = None  # the stored iteration whose reply is reused
     attempts: int = 0  # HTTP attempts made for it (its format retry's included)
 
-    def retry_messages(self) -> list[dict[str, str]]:
-        reply = self.outcome.text if self.outcome is not None else ""
-        return [
-            *self.messages,
-            {"role": "assistant", "content": reply or ""},
-            {"role": "user", "content": FORMAT_REMINDER},
-        ]
+    def ask(self) -> Ask:
+        """The request, asked once more with a format reminder if its reply has no
+        candidate."""
+        return Ask(self, self.messages, self.params, self.parsed, with_reminder)
+
+    def parsed(self, text: str, logprobs: object = None) -> bool:
+        return parse_candidates(text, self.wanted).parsed
 
     def retry_record(self) -> dict[str, Any] | None:
         """The format retry as stored on the iteration (None when none was made)."""
@@ -77,6 +69,15 @@ class GeneratorCall:
             "completion_tokens": second.completion_tokens,
             "request_id": second.request_id,
         }
+
+
+def with_reminder(messages: list[dict[str, str]], reply: str) -> list[dict[str, str]]:
+    """The messages of the format retry: the reply, then the reminder."""
+    return [
+        *messages,
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": FORMAT_REMINDER},
+    ]
 
 
 def iteration_seed(external_id: str, method: str, number: int) -> int:
@@ -116,22 +117,6 @@ CACHED_COLUMNS = (
 )
 
 
-def _stored(keys: Sequence[str]) -> dict[str, dict[str, Any]]:
-    rows = (
-        SearchIteration.objects.filter(
-            cache_key__in=keys,
-            cached=False,
-            parse_status__in=[ParseStatus.PARSED, ParseStatus.UNPARSED],
-        )
-        .order_by("id")
-        .values("cache_key", *CACHED_COLUMNS)
-    )
-    found: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        found.setdefault(row.pop("cache_key"), row)
-    return found
-
-
 def ask_all(
     generator: Endpoint,
     calls: Sequence[GeneratorCall],
@@ -142,7 +127,7 @@ def ask_all(
     hand each to ``answered`` (in this thread) as soon as it has its reply, so that one call
     still waiting for the endpoint's limits keeps no finished reply from being stored (a
     worker killed meanwhile loses none). ``node``: the worker, whose slots a restart frees."""
-    stored = _stored([c.key for c in calls])
+    stored = stored_replies(SearchIteration, [c.key for c in calls], CACHED_COLUMNS)
     fresh = []
     for call in calls:
         if call.key in stored:
@@ -152,33 +137,11 @@ def ask_all(
             fresh.append(call)
     if not fresh:
         return
-    endpoint = generator.config()
-    loop = AsyncLoop()
-    try:
-        limiter = loop.call(_limiter(endpoint, node))
-        asked = {loop.submit(_ask(endpoint, limiter, call)): call for call in fresh}
-        for done in concurrent.futures.as_completed(asked):
-            done.result()
-            answered(asked[done])
-    finally:
-        loop.close(close_clients)  # the loop's clients and limiter: its slots go back
-
-
-async def _limiter(endpoint: EndpointConfig, node: str) -> EndpointLimiter:
-    return limiter_for(endpoint, node=node)  # made in the loop that uses it
-
-
-async def _ask(endpoint: EndpointConfig, limiter: EndpointLimiter, call: GeneratorCall) -> None:
-    async def counted() -> None:
-        call.attempts += 1
-
-    call.outcome = await complete(
-        endpoint, call.messages, call.params, limiter=limiter, on_attempt=counted
-    )
-    if call.outcome.ok and not parse_candidates(call.outcome.text or "", call.wanted).parsed:
-        call.retry = await complete(
-            endpoint, call.retry_messages(), call.params, limiter=limiter, on_attempt=counted
-        )
+    with Runner(generator.config(), node=node) as runner:
+        for answer in runner.run(call.ask() for call in fresh):
+            call = answer.handle
+            call.outcome, call.retry, call.attempts = answer.outcome, answer.retry, answer.attempts
+            answered(call)
 
 
 # -- the replies, onto their iterations --------------------------------------------------------

@@ -2,14 +2,15 @@
 
 The thread that calls ``run_work`` (a Celery task's) does everything with the database:
 claims pending calls in batches, builds their prompts, serves what it can from the cache,
-and saves results in small batches. HTTP calls go to an asyncio event loop in a helper thread
-running the async ``openai`` client (``apps.endpoints.client.complete``: one retry layer),
-under the limiter of the judge's endpoint (``apps.endpoints.limiter``): with Redis, the
-task's share of the endpoint's slots, reserved from a semaphore all workers and every caller
-of the endpoint share, and its requests-per-minute limit.
+and saves results in small batches. HTTP calls go to the endpoint's batch runner
+(``apps.endpoints.runner``: an asyncio loop in a helper thread running the async ``openai``
+client with its one retry layer, and the format retry), under the limiter of the judge's
+endpoint (``apps.endpoints.limiter``): with Redis, the task's share of the endpoint's slots,
+reserved from a semaphore all workers and every caller of the endpoint share, and its
+requests-per-minute limit.
 
 Modules: ``work`` (claims, saves, leases, cancellation; metric judges), ``llm_work`` (LLM
-judges: prompts, cache, requests, stall watch), ``loop`` (the asyncio side), ``once``
+judges: prompts, cache, requests, stall watch), ``params`` (sampling parameters), ``once``
 (request counting and prompt claims).
 
 One distinct prompt (cache key) is asked once per run: within a task the calls sharing it
@@ -22,11 +23,11 @@ sent (``once.RequestCounter``), so the run's request counter equals what the ser
 from __future__ import annotations
 
 from apps.judging.engine.llm_work import LlmWork
-from apps.judging.engine.loop import AsyncLoop, sampling_params
+from apps.judging.engine.params import sampling_params
 from apps.judging.engine.work import MetricWork, Work
 from apps.judging.models import JudgeRun
 
-__all__ = ["AsyncLoop", "LlmWork", "MetricWork", "Work", "run_work", "sampling_params"]
+__all__ = ["LlmWork", "MetricWork", "Work", "run_work", "sampling_params"]
 
 
 def run_work(run: JudgeRun, *, token: str, share: int, node: str = "") -> None:

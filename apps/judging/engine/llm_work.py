@@ -1,36 +1,39 @@
-"""LLM judges: prompts, the cache, requests through the loop thread, replies saved."""
+"""LLM judges: prompts, the cache, requests through the endpoint's runner, replies saved."""
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections import deque
-from functools import partial
+from dataclasses import dataclass
 from typing import Any
 
 import redis
 from django.conf import settings
 
-from apps.endpoints.client import EndpointConfig, build_request, call_cache_key, close_clients
-from apps.endpoints.limiter import EndpointLimiter, limiter_for
-from apps.judging.call_results import (
-    CACHE_COLUMNS,
-    Reply,
-    fill_error,
-    fill_from_cache,
-    fill_from_reply,
-)
-from apps.judging.engine.loop import AsyncLoop, Gate, Prepared, _ask, sampling_params
+from apps.endpoints.client import EndpointConfig, SamplingParams, build_request, call_cache_key
+from apps.endpoints.runner import Answer, Ask, Runner
+from apps.judging.call_results import CACHE_COLUMNS, fill_error, fill_from_cache, fill_from_reply
 from apps.judging.engine.once import PromptClaims, RequestCounter, run_identity
+from apps.judging.engine.params import sampling_params
 from apps.judging.engine.work import CANCEL_GRACE_S, FLUSH_EVERY_S, FLUSH_SIZE, Work
 from apps.judging.models import JudgeCall, JudgeRun, ParseStatus, Strategy
 from apps.judging.prompt_template import TemplateError
 from apps.judging.prompting import PromptError, call_messages
 from apps.judging.scoring import ReplyReader
+from apps.judging.stored_replies import stored_replies
+
+
+@dataclass
+class Prepared:
+    """A claimed call with its request built: what the runner is asked, keyed by cache key."""
+
+    call: JudgeCall
+    messages: list[dict[str, str]]
+    params: SamplingParams
+    key: str
 
 
 class LlmWork(Work):
-    """Claims calls, answers cache hits at once, sends the rest to the loop thread (keeping
+    """Claims calls, answers cache hits at once, sends the rest to the runner (keeping
     twice as many calls queued there as it holds slots, so they never idle, and no more, so
     the run's last calls are not queued behind one task while another has nothing to do)
     and saves the replies."""
@@ -44,11 +47,9 @@ class LlmWork(Work):
         self.endpoint = model_endpoint.config()
         self.reader = ReplyReader.for_strategy(strategy)
         self.share = max(1, min(share, self.endpoint.max_concurrency))
-        self.results: deque[tuple[str, asyncio.Future[Reply | None]]] = deque()
         self.in_flight: dict[str, list[Prepared]] = {}
         self.parked: dict[str, list[Prepared]] = {}  # prompts another task of the run asks
-        self.limiter: EndpointLimiter | None = None
-        self.gate: Gate | None = None
+        self.runner: Runner | None = None
         redis_url = getattr(settings, "REDIS_URL", "")
         sync = redis.Redis.from_url(redis_url) if redis_url else None
         self.counter = RequestCounter(run_identity(run), sync)
@@ -56,20 +57,6 @@ class LlmWork(Work):
         self._next_unpark = 0.0
         self._progress_at = time.monotonic()
         self.stall_limit_s = stall_limit(self.endpoint)
-
-    # -- the loop thread's limiter -------------------------------------------------------------
-
-    async def _limiter(self) -> EndpointLimiter:
-        """The endpoint's limiter in this loop, with this task's share of its slots (reserved
-        in the background, more borrowed while they are free): the same limiter every caller
-        of the endpoint uses, so the judge's limits hold with any other work on its endpoint."""
-        self.limiter = limiter_for(self.endpoint, share=self.share, node=self.node)
-        self.counter.shared = self.limiter.redis
-        self.gate = Gate()
-        return self.limiter
-
-    async def _cleanup(self) -> None:
-        await close_clients()  # the loop's clients and limiters: reserved slots go back
 
     # -- preparing and starting calls -----------------------------------------------------------
 
@@ -90,22 +77,10 @@ class LlmWork(Work):
         return Prepared(call, messages, params, call.cache_key)
 
     def _cached(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        rows = (
-            JudgeCall.objects.filter(
-                cache_key__in=keys,
-                cached=False,
-                parse_status__in=[ParseStatus.PARSED, ParseStatus.UNPARSED],
-            )
-            .order_by("id")
-            .values(*CACHE_COLUMNS)
-        )
-        found: dict[str, dict[str, Any]] = {}
-        for row in rows:
-            found.setdefault(row["cache_key"], row)
-        return found
+        return stored_replies(JudgeCall, keys, CACHE_COLUMNS)
 
-    def start(self, batch: list[JudgeCall], loop: AsyncLoop, limiter: EndpointLimiter) -> None:
-        """Cache hits are filled at once; the rest go to the loop, one request per key."""
+    def start(self, batch: list[JudgeCall]) -> None:
+        """Cache hits are filled at once; the rest go to the runner, one request per key."""
         prepared = [p for p in map(self._prepare, batch) if p is not None]
         cached = self._cached(sorted({p.key for p in prepared}))
         fresh: dict[str, list[Prepared]] = {}
@@ -119,11 +94,9 @@ class LlmWork(Work):
                 self.parked[item.key].append(item)
             else:
                 fresh.setdefault(item.key, []).append(item)
-        self._lead(fresh, loop, limiter)
+        self._lead(fresh)
 
-    def _lead(
-        self, groups: dict[str, list[Prepared]], loop: AsyncLoop, limiter: EndpointLimiter
-    ) -> None:
+    def _lead(self, groups: dict[str, list[Prepared]]) -> None:
         """Ask the prompts this task wins the claim on; park the others (another task of the
         run asks them: their reply is taken from the cache once it is stored)."""
         won = self.prompts.take(groups)
@@ -132,9 +105,9 @@ class LlmWork(Work):
                 self.in_flight[key] = group
             else:
                 self.parked[key] = group
-        self._submit([self.in_flight[key][0] for key in groups if key in won], loop, limiter)
+        self._submit([self.in_flight[key][0] for key in groups if key in won])
 
-    def _unpark(self, loop: AsyncLoop, limiter: EndpointLimiter) -> None:
+    def _unpark(self) -> None:
         """Parked prompts: from the cache once stored; asked here if their claim lapsed (the
         other task failed the call or died)."""
         now = time.monotonic()
@@ -148,39 +121,28 @@ class LlmWork(Work):
                 self.buffer.append(item.call)
             self._progress_at = now
         groups, self.parked = self.parked, {}
-        self._lead(groups, loop, limiter)
+        self._lead(groups)
 
-    def _submit(self, items: list[Prepared], loop: AsyncLoop, limiter: EndpointLimiter) -> None:
-        """Hand a batch to the loop thread with one wake-up (not one per call)."""
-        if items:
-            loop.loop.call_soon_threadsafe(self._spawn, items, limiter)
+    def _submit(self, items: list[Prepared]) -> None:
+        """Hand a batch to the runner (one wake-up of its thread, not one per call)."""
+        assert self.runner is not None
+        self.runner.submit(map(self._ask, items))
 
-    def _spawn(self, items: list[Prepared], limiter: EndpointLimiter) -> None:
-        """In the loop thread: one task per request."""
-        assert self.gate is not None
-        for item in items:
-            task = asyncio.ensure_future(
-                _ask(self.endpoint, limiter, self.gate, self.reader, item, self.counter.count)
-            )
-            task.add_done_callback(partial(self._done, item.key))
+    def _ask(self, item: Prepared) -> Ask:
+        """The request, with the strategy's format retry if it has one."""
+        if not self.reader.format_retry:
+            return Ask(item.key, item.messages, item.params)
+        return Ask(item.key, item.messages, item.params, self._parsed, self.reader.retry_messages)
 
-    def _done(self, key: str, task: asyncio.Future[Reply | None]) -> None:
-        self.results.append((key, task))  # in the loop thread: hand over, nothing else
+    def _parsed(self, text: str, logprobs: Any) -> bool:
+        return self.reader.read(text, logprobs).parsed
 
     # -- results --------------------------------------------------------------------------------
 
-    def _take(
-        self,
-        key: str,
-        task: asyncio.Future[Reply | None],
-        loop: AsyncLoop,
-        limiter: EndpointLimiter,
-    ) -> None:
+    def _take(self, reply: Answer) -> None:
+        key = reply.handle
         group = self.in_flight.pop(key, [])
-        if task.cancelled() or not group:
-            return
-        reply = task.result()  # an exception here is a bug or Redis down: let it propagate
-        if reply is None:
+        if not reply.asked or not group:
             return  # never asked (the run was cancelled): the calls stay pending
         self._progress_at = time.monotonic()
         leader, followers = group[0], group[1:]
@@ -189,7 +151,7 @@ class LlmWork(Work):
         if leader.call.parse_status == ParseStatus.ERROR:
             if followers:  # errors are never reused: the next one asks itself
                 self.in_flight[key] = followers
-                self._submit([followers[0]], loop, limiter)
+                self._submit([followers[0]])
             else:
                 self.prompts.release([key])
             return
@@ -200,18 +162,16 @@ class LlmWork(Work):
             fill_from_cache(follower.call, source, self.reader)
             self.buffer.append(follower.call)
 
-    def _drain(self, loop: AsyncLoop, limiter: EndpointLimiter, wait: float) -> None:
-        """Take every finished request. Polling (not a wake-up per reply) keeps the two
-        threads from trading the GIL hundreds of times a second."""
-        if not self.results and wait > 0:
-            time.sleep(wait)
-        while self.results:
-            key, task = self.results.popleft()
-            self._take(key, task, loop, limiter)
+    def _drain(self, wait: float) -> None:
+        """Take every finished request (the runner polls: see ``Runner.take``). An exception
+        here is a bug or Redis down: it propagates."""
+        assert self.runner is not None
+        for reply in self.runner.take(wait):
+            self._take(reply)
 
     def _window(self) -> int:
         """Calls to keep queued: twice the slots held (more once it borrows some)."""
-        held = self.limiter.held if self.limiter is not None else self.share
+        held = self.runner.held if self.runner is not None else self.share
         return max(8, 2 * max(held, 1))
 
     def _waiting(self) -> int:
@@ -221,7 +181,7 @@ class LlmWork(Work):
     def _watch(self) -> None:
         """A run whose calls make no progress fails with the reason, whatever its heartbeat:
         every attempt has a deadline, so this means the calls are stuck in this process."""
-        holds = self.limiter.held if self.limiter is not None else self.share
+        holds = self.runner.held if self.runner is not None else self.share
         now = time.monotonic()
         if not self.in_flight or not holds:
             self._progress_at = now
@@ -241,27 +201,25 @@ class LlmWork(Work):
     # -- the main loop -------------------------------------------------------------------------
 
     def run_all(self) -> None:
-        loop = AsyncLoop()
+        self.runner = Runner(
+            self.endpoint, share=self.share, node=self.node, on_attempt=self.counter.count
+        )
         try:
-            limiter = loop.call(self._limiter())
-            self._main(loop, limiter)
+            self.counter.shared = self.runner.limiter.redis
+            self._main()
             if self.cancelled:
-                self._wind_down(loop, limiter)
+                self._wind_down(self.runner)
         finally:
-            loop.close(self._cleanup)  # cancels whatever is still running
+            self.runner.close()  # cancels whatever is still running; slots go back
             self.finish()
             self.prompts.release(list(self.prompts.held))
 
-    def _wind_down(self, loop: AsyncLoop, limiter: EndpointLimiter) -> None:
+    def _wind_down(self, runner: Runner) -> None:
         """Cancelled: ask nothing new, keep the replies of calls already on the wire."""
-        gate = self.gate
-        assert gate is not None
-        loop.loop.call_soon_threadsafe(gate.stop)
-        deadline = time.monotonic() + CANCEL_GRACE_S
-        while self.in_flight and time.monotonic() < deadline:
-            self._drain(loop, limiter, wait=0.05)
+        for reply in runner.wind_down(CANCEL_GRACE_S):
+            self._take(reply)
 
-    def _main(self, loop: AsyncLoop, limiter: EndpointLimiter) -> None:
+    def _main(self) -> None:
         exhausted = False
         while True:
             self.tick()
@@ -271,14 +229,14 @@ class LlmWork(Work):
             if not exhausted and self._waiting() < window:
                 batch = self.claim(min(500, window))
                 if batch:
-                    self.start(batch, loop, limiter)
+                    self.start(batch)
                 else:
                     exhausted = True
-            self._drain(loop, limiter, wait=0.02 if self.in_flight else 0.0)
+            self._drain(wait=0.02 if self.in_flight else 0.0)
             stale = time.monotonic() - self._last_flush >= FLUSH_EVERY_S
             if self.buffer and (len(self.buffer) >= FLUSH_SIZE or stale or not self.in_flight):
                 self.flush()
-            self._unpark(loop, limiter)
+            self._unpark()
             self._watch()
             if exhausted and not self.in_flight and not self.parked:
                 if self.wait_for_others():

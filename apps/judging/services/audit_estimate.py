@@ -19,7 +19,7 @@ from django.db.models import Avg
 
 from apps.endpoints.client import call_cache_key
 from apps.endpoints.models import Endpoint
-from apps.judging.engine.loop import sampling_params
+from apps.judging.engine.params import sampling_params
 from apps.judging.models import (
     AdversarialSearch,
     AuditPart,

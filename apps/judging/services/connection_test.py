@@ -22,7 +22,7 @@ from apps.endpoints.client import CallOutcome, close_clients, complete
 from apps.endpoints.models import Endpoint
 from apps.endpoints.retry import RetryPolicy
 from apps.endpoints.services import endpoint_problems, endpoint_settings_apply
-from apps.judging.engine.loop import strategy_params
+from apps.judging.engine.params import strategy_params
 from apps.judging.models import Strategy
 from apps.judging.prompt_template import render
 from apps.judging.prompting import call_values
