@@ -1,15 +1,15 @@
 """Test connection: one real call to a judge's endpoint, as it stands in the form, before
 anything is saved or run (docs/judging.md, "Test connection").
 
-The call goes through the one model client (``apps.endpoints.client.complete``: the egress
-policy, the key's grant and its masking, the limiter) with a sample prompt of the chosen
+The call goes through the runner a judge run asks through (``apps.endpoints.runner``: the
+model client with the egress policy, the key's grant and its masking, the limiter) with a
+sample prompt of the chosen
 strategy, made from a short sample text; its reply is read by the strategy's parser. Nothing is
 stored: no judge, endpoint, run, call or cache entry.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -18,9 +18,10 @@ from django.core.exceptions import ValidationError
 
 from apps.catalog.models import Criterion, Task
 from apps.corpus.models import Perturbation, SourceItem
-from apps.endpoints.client import CallOutcome, close_clients, complete
+from apps.endpoints.client import CallOutcome
 from apps.endpoints.models import Endpoint
 from apps.endpoints.retry import RetryPolicy
+from apps.endpoints.runner import Ask, Runner
 from apps.endpoints.services import endpoint_problems, endpoint_settings_apply
 from apps.judging.engine.params import strategy_params
 from apps.judging.models import Strategy
@@ -116,13 +117,10 @@ def judge_connection_test(
     messages = sample_messages(strategy)
     params = strategy_params(strategy, endpoint, 0)
 
-    async def call() -> CallOutcome:
-        try:
-            return await complete(config, messages, params)
-        finally:
-            await close_clients()
-
-    outcome = asyncio.run(call())
+    with Runner(config) as runner:
+        (answer,) = runner.run([Ask(None, messages, params)])
+    outcome = answer.outcome
+    assert outcome is not None  # asked: the runner was not stopped
     if not outcome.ok:
         return ConnectionTest(messages, outcome)
     result = ReplyReader.for_strategy(strategy).read(outcome.text or "", outcome.logprobs)
