@@ -13,12 +13,13 @@ from apps.judging.models import Judge, Strategy
 from apps.judging.selectors import strategies_for_user
 from apps.judging.services.connection_test import TEST_STRATEGY
 
-#: Common OpenAI-compatible servers, offered as the address's suggestions.
+#: Common OpenAI-compatible servers: (address, name, max-tokens parameter), offered as
+#: one-click presets and as the address's suggestions.
 SERVERS = (
-    ("https://api.openai.com/v1", "OpenAI"),
-    ("http://127.0.0.1:8080/v1", "llama.cpp server on this machine"),
-    ("http://127.0.0.1:8000/v1", "vLLM on this machine"),
-    ("http://127.0.0.1:11434/v1", "Ollama on this machine"),
+    ("https://api.openai.com/v1", "OpenAI", "max_completion_tokens"),
+    ("http://127.0.0.1:8080/v1", "llama.cpp server on this machine", "max_tokens"),
+    ("http://127.0.0.1:8000/v1", "vLLM on this machine", "max_tokens"),
+    ("http://127.0.0.1:11434/v1", "Ollama on this machine", "max_tokens"),
 )
 #: The endpoint's default sampling parameters, as fields of their own (stored in
 #: ``Endpoint.default_params``; a strategy's own settings win).

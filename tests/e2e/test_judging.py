@@ -56,6 +56,12 @@ def test_researcher_tests_a_connection_then_starts_an_estimated_run(
     page.fill("input[name=password]", DEMO_PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url("**/judging/judges/new/")
+    page.click("#server-presets button:has-text('OpenAI')")  # a preset fills the address
+    assert page.input_value("input[name=base_url]") == "https://api.openai.com/v1"
+    assert page.input_value("select[name=max_tokens_param]") == "max_completion_tokens"
+    page.click("#server-presets button:has-text('vLLM')")
+    assert page.input_value("input[name=base_url]") == "http://127.0.0.1:8000/v1"
+    assert page.input_value("select[name=max_tokens_param]") == "max_tokens"
     page.fill("input[name=base_url]", fake_openai_server.base_url)
     page.fill("input[name=model]", "judge-model")
     page.click("#test-connection")
