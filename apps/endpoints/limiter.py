@@ -33,7 +33,6 @@ import limits.storage
 import redis.asyncio
 
 from apps.endpoints.limits import (
-    RateLimiter,
     RedisSemaphore,
     WindowRate,
     rate_key,
@@ -76,7 +75,7 @@ class EndpointLimiter:
         max_concurrency: int,
         *,
         redis: Any = None,
-        rate: RateLimiter | None = None,
+        rate: WindowRate | None = None,
         share: int | None = None,
         node: str = "",
     ) -> None:

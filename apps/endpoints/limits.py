@@ -19,7 +19,7 @@ import inspect
 import random
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any
 
 import limits
 import limits.aio.storage
@@ -67,11 +67,6 @@ return 0
 Sleep = Callable[[float], Awaitable[Any]]
 
 
-class RateLimiter(Protocol):
-    async def acquire(self) -> None:
-        """Wait for this request's turn."""
-
-
 class WindowRate:
     """At most ``per_minute`` requests in any moving window of ``RATE_WINDOW_S``: the
     ``limits`` library's moving window, on its Redis storage (across processes) or in this
@@ -110,16 +105,6 @@ def redis_rate_storage(client: Any) -> Any:
     return limits.aio.storage.RedisStorage(
         "async+redis://", implementation="redispy", connection_pool=client.connection_pool
     )
-
-
-def rate_window_clear(redis_url: str, key: str, per_minute: int, *, fill: bool = False) -> None:
-    """Empty an endpoint's shared rate window, or fill it (every next request then waits a
-    minute): for tests and operators, through the library's own storage."""
-    window = limits.strategies.MovingWindowRateLimiter(limits.storage.RedisStorage(redis_url))
-    item = limits.RateLimitItemPerSecond(per_minute, RATE_WINDOW_S)
-    window.clear(item, key)
-    if fill:
-        window.hit(item, key, cost=per_minute)
 
 
 class RedisSemaphore:

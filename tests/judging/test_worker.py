@@ -13,11 +13,13 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import limits.storage
+import limits.strategies
 import pytest
 import redis
 from django.db import connection
 
-from apps.endpoints.limits import rate_key, rate_window_clear, slots_key
+from apps.endpoints.limits import RATE_WINDOW_S, rate_key, slots_key
 from apps.judging.models import JudgeCall, JudgeRun
 from apps.judging.services import judge_run_create, judge_run_rerun
 from tests.conftest import ARTIFACTS, ROOT
@@ -157,18 +159,25 @@ def own_worker(queue: str, node: str, log_name: str) -> Iterator[subprocess.Pope
                 process.wait(20)
 
 
+def _rate_window(judge):
+    """The judge's shared requests-per-minute window, through the library's own storage."""
+    endpoint = judge.endpoint
+    storage = limits.storage.RedisStorage(os.environ["REDIS_URL"])
+    item = limits.RateLimitItemPerSecond(endpoint.requests_per_minute, RATE_WINDOW_S)
+    return limits.strategies.MovingWindowRateLimiter(storage), item, rate_key(endpoint.limit_key)
+
+
 def fill_rate_window(judge) -> None:
     """Fill the judge's shared requests-per-minute window: every next request waits (about a
     minute) before it is sent, while those already on the wire finish and are stored."""
-    endpoint = judge.endpoint
-    key = rate_key(endpoint.limit_key)
-    rate_window_clear(os.environ["REDIS_URL"], key, endpoint.requests_per_minute, fill=True)
+    window, item, key = _rate_window(judge)
+    window.clear(item, key)
+    window.hit(item, key, cost=item.amount)
 
 
 def empty_rate_window(judge) -> None:
-    endpoint = judge.endpoint
-    key = rate_key(endpoint.limit_key)
-    rate_window_clear(os.environ["REDIS_URL"], key, endpoint.requests_per_minute)
+    window, item, key = _rate_window(judge)
+    window.clear(item, key)
 
 
 def reserved_slots(judge) -> int:
