@@ -6,6 +6,7 @@ HTTP, and an upload big enough to go to the worker is imported by it.
 """
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -28,6 +29,10 @@ UNSET = (
     "DISCERN_LOAD_CATALOG",
     "DJANGO_SETTINGS_MODULE",
 )
+
+
+#: Verdicts that say no more than that the figure could not be told.
+UNDECIDED = ("not measured", "no result", "too few texts to tell")
 
 
 def _free_port() -> int:
@@ -188,3 +193,39 @@ def test_ctrl_c_stops_the_demo_even_if_a_worker_hangs(demo, request):
 def _kill(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
+
+
+def test_an_audit_of_the_demo_study_reaches_a_verdict(demo):
+    """As the banner says: the demo's texts are enough for an audit's verdicts. BLEU's audit,
+    from the command line the banner shows, run by the demo's own worker."""
+    base, folder, _ = demo
+    env = {k: v for k, v in os.environ.items() if k not in UNSET}
+    env["DISCERN_VAR_DIR"] = str(folder / "var")
+    with httpx.Client(follow_redirects=False, timeout=10) as client:
+        _login(client, base, "researcher")
+        study = client.get(f"{base}/studies/1/")
+        banner = re.search(r'<aside class="flash" id="demo-banner">(.*?)</aside>', study.text, re.S)
+        assert banner, "the demo study's page shows its banner"
+        command = re.search(r"<code>(.*?)</code>", banner.group(1)).group(1)
+    assert command.startswith(".venv/bin/python manage.py judge_audit")
+    done = subprocess.run(
+        [*command.split(), "--json", str(folder / "audit.json")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    card = json.loads((folder / "audit.json").read_text())["cards"][0]["card"]
+    verdicts = {
+        (row[0], row[2]): row[3]
+        for section in card["sections"]
+        for table in section["tables"]
+        if table["name"] == "verdict"
+        for row in table["rows"]
+    }
+    decided = {k: v for k, v in verdicts.items() if v not in UNDECIDED}
+    # BLEU scores each perturbed text against its original: its misses and D per kind are told
+    told = {key for key, scope in decided if scope == "all kinds"}
+    assert {"detection_failure", "D_min", "D_avg"} <= told, verdicts

@@ -11,6 +11,7 @@ from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
 from apps.analysis.pipeline import study_counts, study_pipeline
 from apps.analysis.raw_data import FORMATS, TABLES
+from apps.annotation.demo import DEMO_SLUG
 from apps.annotation.permissions import IsStudyMember, IsStudyOwner, study_access
 from apps.annotation.selectors import study_overview
 
@@ -19,7 +20,12 @@ from apps.annotation.selectors import study_overview
 def study_detail(request: AuthedRequest, pk: int) -> HttpResponse:
     access = study_access(request, pk)
     study, role = access.study, access.role
-    context: dict[str, Any] = {"study": study, "role": role, "can_manage": access.owner}
+    context: dict[str, Any] = {
+        "study": study,
+        "role": role,
+        "can_manage": access.owner,
+        "demo": access.owner and study.slug == DEMO_SLUG,
+    }
     if role == Role.RESEARCHER:
         counts = study_counts(study)
         context.update(

@@ -77,6 +77,13 @@ def generation_job_queue(job: GenerationJob) -> GenerationJob:
     return job
 
 
+def generation_job_run_here(job: GenerationJob) -> None:
+    """Start a recorded job and run it in this process, not on a worker (the demo's rule-based
+    kinds, written while it loads)."""
+    GenerationJob.objects.filter(pk=job.pk).update(started=True)
+    generation_job_run(job_id=job.pk)
+
+
 def generation_job_run(*, job_id: int) -> None:
     """Run a generation job over its items, saving progress as it goes (see the module)."""
     claimed = GenerationJob.objects.filter(
