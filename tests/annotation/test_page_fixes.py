@@ -23,6 +23,26 @@ def test_nothing_left_to_vet_shows_counts_of_now_not_of_ten_seconds_ago(client):
     assert "0 of 2 vettings still open" in page
 
 
+def test_the_open_count_moves_with_each_save_within_the_cache_interval(client):
+    """The study's counts are shared for a few seconds; a person's own saves show at once."""
+    import re
+    import uuid
+
+    setup = study_setup(perturbations=4, annotators=1)
+    client.force_login(setup.annotators[0])
+    page = f"/studies/{setup.study.pk}/vet/"
+    response = client.get(page, HTTP_HX_REQUEST="true")
+    shown = []
+    for _ in range(3):
+        shown.append(re.search(r"(\d+) of 4 vettings still open", response.content.decode())[1])
+        item = response.context["item"]
+        answer = {"verdict": "valid", "note": "", "idempotency_key": str(uuid.uuid4())}
+        url = f"{page}{item.perturbation.pk}/verdict/"
+        response = client.post(url, answer, HTTP_HX_REQUEST="true")
+    shown.append(re.search(r"(\d+) of 4 vettings still open", response.content.decode())[1])
+    assert shown == ["4", "3", "2", "1"]
+
+
 def test_import_button_only_for_researchers(client, researcher, annotator):
     client.force_login(annotator)
     assert "Import items" not in client.get(reverse("dataset-list")).text

@@ -15,6 +15,7 @@ runs out makes the slot open again.
 from __future__ import annotations
 
 import functools
+import uuid
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
 from itertools import islice
@@ -293,18 +294,27 @@ class PooledWork(Work):
         self, *, study: Study, person, fresh: bool = False, counted: Counted | None = None
     ) -> Queue:
         """Their answers, and the study's open and total slots. The study-wide counts scan
-        every slot, so they are shared for `STUDY_COUNTS_SECONDS` (each page shows them; a
-        few seconds' staleness does not matter there). `fresh` counts now: beside "Nothing
-        left", stale counts would contradict the message."""
+        every slot, so they are shared for `STUDY_COUNTS_SECONDS`; the person's own answers
+        since then are taken off the open slots, so their count moves with each of their
+        saves (others' show within the interval). `fresh` counts now: beside "Nothing left",
+        stale counts would contradict the message."""
         key = f"annotation:{self.slug}-slots:{study.pk}"
-        counts = None if fresh else cache.get(key)
+        mine_key = f"{key}:{person.pk}"
+        done = counted[0] if counted else self.mine(study, person).count()
+        got = {} if fresh else cache.get_many([key, mine_key])
+        counts = got.get(key)
         if counts is None:
             counts = self.slot_model._default_manager.filter(study=study).aggregate(
                 total=Count("id"), open=Count("id", filter=Q(done_at__isnull=True))
             )
+            counts["at"] = uuid.uuid4().hex
             cache.set(key, counts, STUDY_COUNTS_SECONDS)
-        done = counted[0] if counted else self.mine(study, person).count()
-        return Queue(done=done, open=counts["open"], total=counts["total"])
+        since = got.get(mine_key)  # (the counts it applies to, the person's answers then)
+        if since is None or since[0] != counts["at"]:
+            since = (counts["at"], done)
+            cache.set(mine_key, since, STUDY_COUNTS_SECONDS)
+        still_open = max(0, counts["open"] - (done - since[1]))
+        return Queue(done=done, open=still_open, total=counts["total"])
 
 
 @functools.cache
