@@ -162,6 +162,21 @@ def test_the_estimate_counts_calls_cache_hits_tokens_and_cost(study, fake_openai
     assert any("cost unknown" in note for note in other.estimate["notes"])
 
 
+def test_the_estimate_is_within_a_quarter_of_the_requests_then_sent(study, fake_openai_server):
+    """The whole battery of an LLM judge (single scores, pairwise both orders, reference-guided,
+    the misleading cue, aspect-targeted deltas): the HTTP requests the estimate said against
+    what the model server then counted."""
+    judge = llm_judge(fake_openai_server)
+    audit = audit_plan(owner=study.owner, study=study, subjects=[(judge, strategy(SINGLE))])
+    estimated = audit.estimate["http_calls"]
+    audit_start(audit=audit, confirmed=True)
+    work_all(audit)
+    audit.refresh_from_db()
+    assert audit.status == AuditStatus.DONE, audit.error
+    sent = fake_openai_server.request_count
+    assert estimated > 0 and abs(sent - estimated) <= 0.25 * estimated, (sent, estimated)
+
+
 def test_a_second_audit_of_the_same_judge_makes_no_http_request(study, fake_openai_server):
     fake_openai_server.reply = scripted_reply
     judge = llm_judge(fake_openai_server, model="victim-model")
