@@ -86,6 +86,20 @@ def audit_start(request: AuthedRequest, pk: int) -> HttpResponse:
 
 @allow(IsResearcher)
 @require_POST
+def audit_over_all(request: AuthedRequest, pk: int) -> HttpResponse:
+    """The one click that fixes an audit that would measure nothing for want of vetting."""
+    audit = selectors.audit_for_user(request.user, pk)
+    try:
+        audit = audits.audit_plan_again(audit=audit, vetted_only=False)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, "Planned again over every perturbation, vetted or not.")
+    return redirect("judging-audit-detail", pk=audit.pk)
+
+
+@allow(IsResearcher)
+@require_POST
 def audit_cancel(request: AuthedRequest, pk: int) -> HttpResponse:
     audit = audits.audit_cancel(audit=selectors.audit_for_user(request.user, pk))
     messages.info(request, f"Audit {audit.pk} cancelled; resume it to continue from here.")

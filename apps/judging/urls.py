@@ -37,6 +37,7 @@ urlpatterns = [
     path("judging/audits/new/", audit_views.audit_new, name="judging-audit-new"),
     path("judging/audits/<int:pk>/", audit_views.audit_detail, name="judging-audit-detail"),
     path("judging/audits/<int:pk>/start/", audit_views.audit_start, name="judging-audit-start"),
+    path("judging/audits/<int:pk>/all/", audit_views.audit_over_all, name="judging-audit-all"),
     path("judging/audits/<int:pk>/cancel/", audit_views.audit_cancel, name="judging-audit-cancel"),
     path("judging/audits/<int:pk>/resume/", audit_views.audit_resume, name="judging-audit-resume"),
     path("judging/judges/", views.judge_list, name="judging-judges"),

@@ -179,3 +179,48 @@ def test_an_audit_above_the_studys_limit_starts_only_when_confirmed(
     audit.refresh_from_db()
     assert audit.status == AuditStatus.RUNNING
     assert fake_openai_server.request_count == 0  # queued for the workers, none sent here
+
+
+def test_an_audit_that_would_measure_nothing_says_so_and_offers_the_fix(
+    client, demo, fake_openai_server
+):
+    """The demo's perturbations are not vetted: the battery would judge the originals alone.
+    The page says so, Start needs an insistence, and one click plans it over every one."""
+    judge = llm_judge(fake_openai_server, user=demo.owner)
+    client.force_login(demo.owner)
+    choice = {f"judge_{judge.pk}": strategy(SINGLE).pk, "search_budget": 10, "vetted_only": "on"}
+    client.post(f"/judging/audits/new/?study={demo.pk}", choice)
+    audit = JudgeAudit.objects.get()
+    assert "14 not vetted" in audit.estimate["nothing"] and audit.estimate["http_calls"] > 0
+    page = client.get(f"/judging/audits/{audit.pk}/").content.decode()
+    assert 'id="estimate-nothing"' in page and "This audit would measure nothing" in page
+    assert "that measure nothing" in page  # the box to insist
+    client.post(f"/judging/audits/{audit.pk}/start/")  # not insisted: nothing starts
+    audit.refresh_from_db()
+    assert audit.status == AuditStatus.PENDING and fake_openai_server.request_count == 0
+    fixed = client.post(f"/judging/audits/{audit.pk}/all/")
+    again = JudgeAudit.objects.get()
+    assert fixed["Location"] == f"/judging/audits/{again.pk}/" and again.pk != audit.pk
+    assert again.estimate["nothing"] == "" and again.estimate["http_calls"] > 0
+    assert not JudgeRun.objects.filter(label__startswith=f"audit {audit.pk}:").exists()
+    page = client.get(fixed["Location"]).content.decode()
+    assert 'id="estimate-nothing"' not in page
+
+
+def test_the_command_line_says_an_audit_would_measure_nothing(demo, fake_openai_server):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    judge = llm_judge(fake_openai_server, user=demo.owner)
+    out = StringIO()
+    call_command(
+        "judge_audit",
+        f"--owner={demo.owner.username}",
+        f"--study={demo.pk}",
+        f"--judge={judge.pk}:{SINGLE}",
+        "--dry-run",
+        stdout=out,
+    )
+    assert "measures nothing: every perturbation is left out (14 not vetted" in out.getvalue()
+    assert not JudgeAudit.objects.exists()

@@ -29,10 +29,12 @@ from apps.judging.models import (
     JudgeRun,
     Method,
     ParseStatus,
+    PartKind,
     Role,
     RunStatus,
     SearchJudge,
 )
+from apps.judging.planning import UNVETTED
 from apps.judging.prompt_template import TemplateError
 from apps.judging.prompting import PromptError, call_messages
 
@@ -290,7 +292,32 @@ def audit_estimate(audit: JudgeAudit) -> dict[str, Any]:
     notes.append(f"prompt tokens ≈ characters / {CHARS_PER_TOKEN}")
     totals["notes"] = sorted(set(notes), key=notes.index)
     totals["parts"] = parts_out
+    totals["nothing"] = measures_nothing(audit, parts)
     return totals
 
 
-__all__ = ["audit_estimate", "run_estimate", "search_estimate"]
+def measures_nothing(audit: JudgeAudit, parts: Any) -> str:
+    """Why the battery would measure nothing ("" when it measures something): every
+    perturbation of the study is left out as not vetted, so its runs would judge the originals
+    alone, and neither a search nor the agreement with human ratings reads them."""
+    runs = {r.pk: r for part in parts for r in (part.run, part.baseline) if r is not None}
+    reads_originals = (
+        p.search_id or (p.part == PartKind.HUMAN_AGREEMENT and p.run_id) for p in parts
+    )
+    if not runs or any(reads_originals):
+        return ""
+    if JudgeCall.objects.filter(run__in=runs, perturbation__isnull=False).exists():
+        return ""
+    unvetted = max(
+        (p["count"] for r in runs.values() for p in r.problems or [] if p["reason"] == UNVETTED),
+        default=0,
+    )
+    if not unvetted:
+        return ""
+    return (
+        f"every perturbation is left out ({unvetted} not vetted in the study): the battery "
+        "would judge the originals alone, which tells none of the card's figures"
+    )
+
+
+__all__ = ["audit_estimate", "measures_nothing", "run_estimate", "search_estimate"]

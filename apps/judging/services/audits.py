@@ -458,14 +458,47 @@ def audit_start(*, audit: JudgeAudit, confirmed: bool = False) -> JudgeAudit:
 
 
 def audit_confirm_problem(audit: JudgeAudit) -> str:
-    """Why starting the audit needs a confirmation ("" when it does not)."""
-    http, limit = (audit.estimate or {}).get("http_calls", 0), confirm_limit(audit)
+    """Why starting the audit needs a confirmation ("" when it does not): it would measure
+    nothing, or send more requests than the limit."""
+    estimate = audit.estimate or {}
+    http, limit = estimate.get("http_calls", 0), confirm_limit(audit)
+    if estimate.get("nothing") and http:
+        return (
+            f"this audit would measure nothing: {estimate['nothing']}; plan it over every "
+            f"perturbation, or confirm to send its {http} requests anyway"
+        )
     if http <= limit:
         return ""
     return (
         f"this audit would send up to {http} requests to models, above the limit of {limit}: "
         "confirm to start it"
     )
+
+
+@transaction.atomic
+def audit_plan_again(*, audit: JudgeAudit, vetted_only: bool) -> JudgeAudit:
+    """The same battery planned again over every perturbation of the study's kinds (or vetted
+    ones only), in place of a pending audit, which is removed with its planned runs."""
+    audit = JudgeAudit.objects.select_for_update().get(pk=audit.pk)
+    if audit.status != AuditStatus.PENDING:
+        raise ValidationError({"audit": "only an audit not started yet is planned again"})
+    subjects = [(s.judge, s.strategy) for s in audit.subjects.order_by("pk")]
+    again = audit_plan(
+        owner=audit.owner,
+        study=audit.study,
+        dataset=audit.dataset,
+        subjects=subjects,
+        search_budget=audit.search_budget,
+        generator=audit.generator,
+        gold_judge=audit.gold_judge,
+        label=audit.label,
+        vetted_only=vetted_only if audit.study is not None else None,
+    )
+    runs, searches = _runs(audit), _searches(audit)
+    audit.delete()
+    JudgeRun.objects.filter(pk__in=[r.pk for r in runs]).delete()
+    AdversarialSearch.objects.filter(pk__in=[s.pk for s in searches]).delete()
+    return again
 
 
 @transaction.atomic

@@ -231,6 +231,10 @@ class Command(BaseCommand):
         )
         for note in e.get("notes", []):
             self.stdout.write(f"  note: {note}")
+        if e.get("nothing"):
+            self.stdout.write(
+                f"  measures nothing: {e['nothing']} (--no-vetted-only takes every perturbation)"
+            )
         for subject in audit.subjects.all():
             for part in subject.parts.exclude(skipped_reason=""):
                 self.stdout.write(
