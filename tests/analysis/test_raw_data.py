@@ -9,9 +9,9 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from apps.annotation.services import vetting_next, vetting_submit
 from apps.csv_cells import csv_lines, safe_cell
 from tests.analysis.builders import compare, judge_run, score, study_with_items, vote
+from tests.annotation.work_calls import vetting_next, vetting_submit
 from tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -16,11 +16,11 @@ from apps.annotation.services import (
     KeyReused,
     StaleJudgement,
     WorkRefused,
-    assessment_submit,
     study_plan_build,
 )
 from apps.annotation.services.work import annotator_progress
 from tests.annotation.factories import study_setup
+from tests.annotation.work_calls import assessment_submit
 
 pytestmark = pytest.mark.django_db
 

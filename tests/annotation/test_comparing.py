@@ -5,14 +5,8 @@ import uuid
 import pytest
 
 from apps.annotation.models import Comparison, ComparisonSlot, outcome_of, vetting_consensus
-from apps.annotation.services import (
-    KeyReused,
-    WorkRefused,
-    comparison_next,
-    comparison_skip,
-    comparison_submit,
-    original_shown_first,
-)
+from apps.annotation.services import KeyReused, WorkRefused, original_shown_first
+from tests.annotation.work_calls import comparison_next, comparison_skip, comparison_submit
 
 pytestmark = pytest.mark.django_db
 

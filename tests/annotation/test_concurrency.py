@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 
 from apps.annotation.models import JudgementChange, StudyPerturbation, Vetting, VettingSlot
-from apps.annotation.services import vetting_next, vetting_submit
 from tests.annotation.factories import study_setup
+from tests.annotation.work_calls import vetting_next, vetting_submit
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

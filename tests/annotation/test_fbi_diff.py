@@ -13,8 +13,9 @@ import uuid
 
 import pytest
 
-from apps.annotation.services import study_plan_build, vetting_next, vetting_submit
+from apps.annotation.services import study_plan_build
 from tests.annotation.factories import study_setup
+from tests.annotation.work_calls import vetting_next, vetting_submit
 from tests.factories import PerturbationFactory, SourceItemFactory
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ import pytest
 from django.utils import timezone
 
 from apps.annotation.models import VettingSlot
-from apps.annotation.services import vetting_next, vetting_skip, vetting_submit
 from tests.annotation.factories import study_setup
+from tests.annotation.work_calls import vetting_next, vetting_skip, vetting_submit
 
 pytestmark = pytest.mark.django_db
 

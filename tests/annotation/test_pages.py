@@ -16,11 +16,11 @@ from apps.annotation.models import (
     VettingSlot,
 )
 from apps.annotation.selectors.shown import QUEUE_SHOWN_UP_TO
-from apps.annotation.services import vetting_next
 from apps.catalog.models import Metric
 from apps.corpus.models import PerturbationVersion
 from tests.annotation.factories import study_setup
 from tests.annotation.recent import recent_links
+from tests.annotation.work_calls import vetting_next
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,9 @@ from apps.annotation.models import (
     StudyPerturbation,
     VettingSlot,
 )
-from apps.annotation.services import study_plan_build, study_plan_request, vetting_next
+from apps.annotation.services import study_plan_build, study_plan_request
 from tests.annotation.factories import study_setup
+from tests.annotation.work_calls import vetting_next
 from tests.factories import MembershipFactory, PerturbationFactory, SourceItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -11,14 +11,9 @@ from apps.annotation.models import (
     Vetting,
     VettingSlot,
 )
-from apps.annotation.services import (
-    KeyReused,
-    WorkRefused,
-    perturbation_edit,
-    vetting_next,
-    vetting_submit,
-)
+from apps.annotation.services import KeyReused, WorkRefused, perturbation_edit
 from tests.annotation.factories import study_setup
+from tests.annotation.work_calls import vetting_next, vetting_submit
 from tests.factories import PerturbationFactory
 
 pytestmark = pytest.mark.django_db

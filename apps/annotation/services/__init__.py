@@ -5,24 +5,12 @@ importing this package makes every type known to the plan, the pages and the API
 """
 
 from apps.annotation.models import original_shown_first
-from apps.annotation.services.assessing import ASSESSMENT, assessment_submit
-from apps.annotation.services.comparing import (
-    COMPARISON,
-    comparison_next,
-    comparison_skip,
-    comparison_submit,
-)
+from apps.annotation.services.assessing import ASSESSMENT
+from apps.annotation.services.comparing import COMPARISON
 from apps.annotation.services.errors import KeyReused, StaleJudgement, WorkRefused
 from apps.annotation.services.gold_checks import GOLD_CHECK, gold_check_submit
 from apps.annotation.services.plan import PlanSummary, study_plan_build, study_plan_request
-from apps.annotation.services.vetting import (
-    VETTING,
-    may_vet,
-    perturbation_edit,
-    vetting_next,
-    vetting_skip,
-    vetting_submit,
-)
+from apps.annotation.services.vetting import VETTING, may_vet, perturbation_edit
 from apps.annotation.services.votes import SURVEY, expert_vote_submit
 from apps.annotation.services.work import Saved, Work, work_type, work_types
 
@@ -38,10 +26,6 @@ __all__ = [
     "StaleJudgement",
     "Work",
     "WorkRefused",
-    "assessment_submit",
-    "comparison_next",
-    "comparison_skip",
-    "comparison_submit",
     "expert_vote_submit",
     "gold_check_submit",
     "may_vet",
@@ -49,9 +33,6 @@ __all__ = [
     "perturbation_edit",
     "study_plan_build",
     "study_plan_request",
-    "vetting_next",
-    "vetting_skip",
-    "vetting_submit",
     "work_type",
     "work_types",
 ]

@@ -155,23 +155,3 @@ def _texts(study: Study) -> list[Text]:
         plan = StudyPerturbation.objects.filter(study=study)
         texts += list(plan.values_list("perturbation__item_id", "perturbation_id"))
     return texts
-
-
-def assessment_submit(
-    *,
-    study: Study,
-    annotator,
-    unit_id: int,
-    score: int,
-    idempotency_key,
-    based_on: int | None = None,
-) -> Any:
-    """Save (or change) this annotator's rating once per key (see `Work.submit`)."""
-    return ASSESSMENT.submit(
-        study=study,
-        person=annotator,
-        unit={"unit_id": unit_id},
-        answer={"score": score},
-        idempotency_key=idempotency_key,
-        based_on=based_on,
-    )

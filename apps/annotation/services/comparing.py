@@ -8,7 +8,6 @@ stored with the choice.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -38,13 +37,12 @@ from apps.annotation.services.work import (
     Figure,
     PlanPart,
     Queue,
-    Saved,
     Unit,
     Work,
     register,
 )
 
-__all__ = ["COMPARISON", "comparison_next", "comparison_skip", "comparison_submit"]
+__all__ = ["COMPARISON"]
 
 
 class ComparisonWork(Work):
@@ -178,40 +176,3 @@ class ComparisonWork(Work):
 
 
 COMPARISON = register(ComparisonWork())
-
-
-def comparison_next(*, study: Study, annotator) -> ComparisonSlot | None:
-    """This annotator's next pair x criterion, or None when their share is done (or the study
-    is archived)."""
-    return COMPARISON.next(study=study, person=annotator)
-
-
-def comparison_skip(*, study: Study, annotator, perturbation_id: int, criterion_id: int) -> None:
-    COMPARISON.skip(
-        study=study,
-        person=annotator,
-        unit={"perturbation_id": perturbation_id, "criterion_id": criterion_id},
-    )
-
-
-def comparison_submit(
-    *,
-    study: Study,
-    annotator,
-    perturbation_id: int,
-    criterion_id: int,
-    choice: str,
-    original_first: bool | None = None,
-    idempotency_key: uuid.UUID,
-) -> Saved[Comparison]:
-    """Save (or change) a choice about (first, second) once per key (see `Work.submit`).
-
-    `original_first` is the order the annotator saw; when not given, the recorded order.
-    """
-    return COMPARISON.submit(
-        study=study,
-        person=annotator,
-        unit={"perturbation_id": perturbation_id, "criterion_id": criterion_id},
-        answer={"choice": choice, "original_first": original_first},
-        idempotency_key=idempotency_key,
-    )

@@ -6,9 +6,7 @@ compared (services/plan.py): that happens in the same transaction as the save.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -31,7 +29,7 @@ from apps.annotation.selectors.work import (
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import PooledWork
 from apps.annotation.services.plan import comparable_refresh_one
-from apps.annotation.services.work import PlanPart, Saved, Unit, register
+from apps.annotation.services.work import PlanPart, Unit, register
 from apps.corpus.models import Perturbation, PerturbationVersion
 
 # The plan row, locked, with the annotator's latest edit of the text (see `values`): taken
@@ -140,36 +138,6 @@ class VettingWork(PooledWork):
 
 
 VETTING = register(VettingWork())
-
-
-def vetting_next(*, study: Study, annotator, now: datetime | None = None) -> VettingSlot | None:
-    """The slot this annotator should vet now, leased to them (see services/leases.py)."""
-    return VETTING.next(study=study, person=annotator, now=now)
-
-
-def vetting_skip(*, study: Study, annotator, perturbation_id: int) -> None:
-    VETTING.skip(study=study, person=annotator, unit={"perturbation_id": perturbation_id})
-
-
-def vetting_submit(
-    *,
-    study: Study,
-    annotator,
-    perturbation_id: int,
-    verdict: str,
-    note: str = "",
-    idempotency_key: uuid.UUID,
-    based_on: int | None = None,
-) -> Saved[Vetting]:
-    """Save (or change) this annotator's verdict once per key (see `Work.submit`)."""
-    return VETTING.submit(
-        study=study,
-        person=annotator,
-        unit={"perturbation_id": perturbation_id},
-        answer={"verdict": verdict, "note": note},
-        idempotency_key=idempotency_key,
-        based_on=based_on,
-    )
 
 
 @transaction.atomic
