@@ -8,8 +8,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from apps.judging.models import JudgeAudit
-from apps.judging.services.audits import audit_parts
+from apps.judging.models import AuditPart, JudgeAudit, PartKind
 
 
 def audits_for_user(user: Any) -> QuerySet[JudgeAudit]:
@@ -18,6 +17,15 @@ def audits_for_user(user: Any) -> QuerySet[JudgeAudit]:
 
 def audit_for_user(user: Any, pk: int) -> JudgeAudit:
     return get_object_or_404(audits_for_user(user), pk=pk)
+
+
+def audit_parts(audit: JudgeAudit) -> list[AuditPart]:
+    """Its parts in battery order, subject by subject, with their runs and searches."""
+    order = {kind: i for i, kind in enumerate(PartKind.values)}
+    parts = AuditPart.objects.filter(subject__audit=audit).select_related(
+        "subject__judge", "subject__strategy", "run", "baseline", "search"
+    )
+    return sorted(parts, key=lambda p: (p.subject_id, order[p.part]))
 
 
 def audit_context(audit: JudgeAudit) -> dict[str, Any]:

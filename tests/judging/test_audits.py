@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from apps.analysis.models import HumanRating
 from apps.corpus.models import SourceItem
 from apps.judging.adversarial.finals import adversarial_kind
+from apps.judging.audit_selectors import audit_parts
 from apps.judging.models import (
     AuditStatus,
     Judge,
@@ -24,7 +25,6 @@ from apps.judging.models import (
 from apps.judging.services import adversarial_search_work, judge_run_work
 from apps.judging.services.audits import (
     audit_cancel,
-    audit_parts,
     audit_plan,
     audit_refresh,
     audit_resume,

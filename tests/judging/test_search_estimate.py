@@ -250,7 +250,8 @@ def test_a_search_cancelled_before_it_started_still_starts_from_its_estimate(
 
 
 def test_an_audits_search_starts_with_its_audit(client, demo, fake_openai_server, queued):
-    from apps.judging.services.audits import audit_parts, audit_plan
+    from apps.judging.audit_selectors import audit_parts
+    from apps.judging.services.audits import audit_plan
     from tests.judging.conftest import llm_judge
 
     demo.vetted_only_default = False

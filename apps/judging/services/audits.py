@@ -561,19 +561,9 @@ def audits_for(owner: Any) -> Any:
     return JudgeAudit.objects.for_user(owner).select_related("study", "dataset")
 
 
-def audit_parts(audit: JudgeAudit) -> list[AuditPart]:
-    """Its parts in battery order, subject by subject, with their runs and searches."""
-    order = {kind: i for i, kind in enumerate(PartKind.values)}
-    parts = AuditPart.objects.filter(subject__audit=audit).select_related(
-        "subject__judge", "subject__strategy", "run", "baseline", "search"
-    )
-    return sorted(parts, key=lambda p: (p.subject_id, order[p.part]))
-
-
 __all__ = [
     "HUMAN_RATING_SOURCES",
     "audit_cancel",
-    "audit_parts",
     "audit_plan",
     "audit_refresh",
     "audit_resume",
