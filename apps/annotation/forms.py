@@ -136,7 +136,11 @@ def _rated_label(criterion: Criterion) -> str:
 
 
 class StudyForm(KeepsUnsent):
-    """A study's set-up; the datasets offered are the researcher's own."""
+    """A study's set-up; the datasets offered are the researcher's own. On the edit page
+    (one long page) every group of kinds and criteria starts closed, its heading counting the
+    choices in it; `StudyNewForm` opens the groups with choices (one step at a time)."""
+
+    open_chosen = False
 
     class Meta:
         model = Study
@@ -165,6 +169,8 @@ class StudyForm(KeepsUnsent):
         fields["datasets"].queryset = datasets_attachable(user, self.instance)
         fields["criteria"].queryset = Criterion.objects.select_related("aspect")
         fields["assessment_criteria"].queryset = Criterion.objects.select_related("aspect")
+        for name in ("kinds", "criteria", "assessment_criteria"):
+            fields[name].widget.open_chosen = self.open_chosen
 
 
 def _usernames_field(role: str) -> forms.CharField:
@@ -179,6 +185,7 @@ def _usernames_field(role: str) -> forms.CharField:
 class StudyNewForm(StudyForm):
     """A new study's set-up and, optionally, the existing accounts that join it."""
 
+    open_chosen = True
     annotators = _usernames_field("Annotators")
     experts = _usernames_field("Experts")
 

@@ -57,8 +57,8 @@ PEOPLE = Section(
     "people",
     "People",
     ("annotators", "experts"),
-    "Optional: existing accounts to add now. On the next page you can add more and create "
-    "new accounts.",
+    "Optional: existing accounts to add now. Once the study is made, its people page adds "
+    "more and creates new accounts.",
 )
 REVIEW = Section("review", "Review", (), "Nothing is saved until you create the study.")
 STEPS = (*SECTIONS, PEOPLE, REVIEW)

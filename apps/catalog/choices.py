@@ -4,6 +4,7 @@ name and a muted line saying what it is, each group (family and method, aspect) 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,8 +18,8 @@ from apps.catalog.models import Criterion, PerturbationKind
 
 #: A group with at most this many options starts open (so do groups with a choice in them).
 OPEN_UP_TO = 3
-#: How much of a criterion's text a checkbox shows.
-TEXT_SHOWN = 160
+#: How much of a kind's or criterion's text a checkbox shows (two lines in a column).
+TEXT_SHOWN = 120
 
 
 def _nothing(obj: Any) -> str:
@@ -32,8 +33,11 @@ class GroupedCheckboxes(forms.CheckboxSelectMultiple):
 
     `label_of` names an option (its accessible name), `detail_of` adds a muted line (its
     accessible description), `note_of` a line under the group's heading (from its first
-    option). static/checks.js adds a "choose all" button to each group.
+    option). static/checks.js adds a "choose all" button to each group. `open_chosen`:
+    groups with a choice start open (else only small groups do; the heading counts choices).
     """
+
+    open_chosen = True
 
     class Media:
         js = ("checks.js",)
@@ -85,7 +89,7 @@ class GroupedCheckboxes(forms.CheckboxSelectMultiple):
         return format_html(
             '<details class="check-group"{}><summary>{} <small class="muted">{}</small>'
             '</summary>{}<div class="check-list">{}</div></details>',
-            " open" if chosen or len(options) <= OPEN_UP_TO else "",
+            " open" if (chosen and self.open_chosen) or len(options) <= OPEN_UP_TO else "",
             title,
             count,
             format_html('<p class="muted group-note">{}</p>', note) if note else "",
@@ -113,11 +117,13 @@ class GroupedCheckboxes(forms.CheckboxSelectMultiple):
         )
 
 
+#: A full stop that ends a sentence: followed by a capital (not "e.g. 'the").
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
 def first_sentence(text: str) -> str:
     """The text up to its first full stop (all of it when it has none)."""
-    text = " ".join(text.split())
-    end = text.find(". ")
-    return text if end < 0 else text[: end + 1]
+    return _SENTENCE_END.split(" ".join(text.split()), maxsplit=1)[0]
 
 
 def kind_group(kind: PerturbationKind) -> str:
