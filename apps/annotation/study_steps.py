@@ -9,6 +9,7 @@ shows the first wrong section with its errors. The edit page shows the same sect
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from django.forms import BoundField
@@ -150,6 +151,7 @@ class StudySteps:
         choices = dict(getattr(field, "choices", ()) or ())
         return str(choices.get(value, value))
 
+    @cached_property
     def preview(self) -> PlanPreview | None:
         """The counts of the plan these choices make (None before the first post)."""
         if not self.form.is_bound:

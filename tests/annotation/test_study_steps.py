@@ -9,8 +9,8 @@ from django.urls import reverse
 from apps.annotation.models import Study, StudyMembership
 from apps.annotation.selectors.plan_preview import plan_preview
 from apps.annotation.services.plan import study_plan_build
-from apps.annotation.services.studies import study_create
-from apps.annotation.study_steps import STEPS
+from apps.annotation.services.studies import SETUP_FIELDS, study_create
+from apps.annotation.study_steps import SECTIONS, STEPS
 from tests.factories import (
     AspectFactory,
     CriterionFactory,
@@ -214,3 +214,8 @@ def test_edit_shows_every_section_and_saves(client, researcher):
     assert client.post(url, data).status_code == 302
     study.refresh_from_db()
     assert study.vetting_overlap == 3 and list(study.criteria.all()) == [choices["criteria"][2]]
+
+
+def test_every_set_up_field_has_its_section():
+    fields = [name for section in SECTIONS for name in section.fields]
+    assert sorted(fields) == sorted(SETUP_FIELDS) and len(set(fields)) == len(fields)
