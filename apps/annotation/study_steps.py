@@ -40,9 +40,9 @@ SECTIONS = (
         "criteria",
         "Criteria",
         ("criteria",),
-        "Annotators are split into groups (set on the next step); every group compares every "
-        "pair under every chosen criterion once, and no annotator sees two descriptions of the "
-        "same aspect.",
+        "The paper's design: annotators are split into groups (one unless you change it on "
+        "the next step); each group compares every pair under every chosen criterion once, "
+        "and no annotator sees two descriptions of the same aspect.",
     ),
     Section(
         "work",
