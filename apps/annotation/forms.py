@@ -7,10 +7,10 @@ from typing import Any
 
 from django import forms
 
-from apps.accounts.models import Role
+from apps.accounts.models import Role, User
 from apps.annotation.models import Choice, ControlItem, Study, Verdict
 from apps.annotation.services.studies import CONTROL_FIELDS, SETTINGS_FIELDS, SETUP_FIELDS
-from apps.catalog.choices import GroupedCheckboxes, criterion_checkboxes, kind_checkboxes
+from apps.catalog.choices import criterion_checkboxes, criterion_label, kind_checkboxes
 from apps.catalog.models import Criterion
 from apps.corpus.selectors import datasets_attachable
 
@@ -131,12 +131,16 @@ class ControlImportForm(forms.Form):
 
 
 def _rated_label(criterion: Criterion) -> str:
-    """A criterion to rate under, with its scale: "discern-coherence-default, 1 to 5"."""
-    return f"{criterion.key}, {criterion.scale_min} to {criterion.scale_max}"
+    """A criterion to rate under, with its scale: "Coherence — default, rated 1 to 5"."""
+    return f"{criterion_label(criterion)}, rated {criterion.scale_min} to {criterion.scale_max}"
 
 
 class StudyForm(KeepsUnsent):
-    """A study's set-up; the datasets offered are the researcher's own."""
+    """A study's set-up; the datasets offered are the researcher's own. On the edit page
+    (one long page) every group of kinds and criteria starts closed, its heading counting the
+    choices in it; `StudyNewForm` opens the groups with choices (one step at a time)."""
+
+    open_chosen = False
 
     class Meta:
         model = Study
@@ -147,9 +151,7 @@ class StudyForm(KeepsUnsent):
             "datasets": forms.CheckboxSelectMultiple,
             "kinds": kind_checkboxes(),
             "criteria": criterion_checkboxes(),
-            "assessment_criteria": GroupedCheckboxes(
-                group_of=lambda c: c.aspect.name, label_of=_rated_label
-            ),
+            "assessment_criteria": criterion_checkboxes(label_of=_rated_label),
         }
         help_texts = {
             "guidelines": "Shown to annotators on every work page (key g).",
@@ -167,6 +169,57 @@ class StudyForm(KeepsUnsent):
         fields["datasets"].queryset = datasets_attachable(user, self.instance)
         fields["criteria"].queryset = Criterion.objects.select_related("aspect")
         fields["assessment_criteria"].queryset = Criterion.objects.select_related("aspect")
+        for name in ("kinds", "criteria", "assessment_criteria"):
+            fields[name].widget.open_chosen = self.open_chosen
+
+
+def _usernames_field(role: str) -> forms.CharField:
+    return forms.CharField(
+        required=False,
+        label=f"{role} (optional)",
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "ann bob carla"}),
+        help_text="Usernames of existing accounts, separated by spaces, commas or lines.",
+    )
+
+
+class StudyNewForm(StudyForm):
+    """A new study's set-up and, optionally, the existing accounts that join it."""
+
+    open_chosen = True
+    annotators = _usernames_field("Annotators")
+    experts = _usernames_field("Experts")
+
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, user=user, **kwargs)
+        self.owner = user
+
+    def _accounts(self, name: str) -> list[User]:
+        names = list(dict.fromkeys(self.cleaned_data.get(name, "").replace(",", " ").split()))
+        found = {u.username: u for u in User.objects.filter(username__in=names, is_active=True)}
+        unknown = [n for n in names if n not in found]
+        if unknown:
+            raise forms.ValidationError(
+                f"No account is called {', '.join(unknown)}: create accounts on the next page."
+            )
+        if self.owner.username in found:
+            raise forms.ValidationError("You own the study already: leave yourself out.")
+        return [found[n] for n in names]
+
+    def clean_annotators(self) -> list[User]:
+        return self._accounts("annotators")
+
+    def clean_experts(self) -> list[User]:
+        return self._accounts("experts")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        both = set(data.get("annotators") or ()) & set(data.get("experts") or ())
+        if both:
+            names = ", ".join(sorted(u.username for u in both))
+            self.add_error(
+                "experts", f"{names}: an account joins as annotator or expert, not both."
+            )
+        return data
 
 
 MEMBER_ROLES = [(r.value, r.label) for r in Role]

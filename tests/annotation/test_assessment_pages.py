@@ -176,7 +176,7 @@ def test_a_researcher_opts_in_on_the_set_up_page_and_the_api(client, api_client,
     SourceItemFactory(dataset=dataset)
     criterion = CriterionFactory(key="fluency-1")
     client.force_login(researcher)
-    form = client.get(reverse("study-new")).text
+    form = client.post(reverse("study-new"), {"step": "3", "go": "3"}).text  # human work
     assert 'name="assessment_criteria"' in form and 'name="assessment_overlap"' in form
     response = client.post(
         reverse("study-new"),

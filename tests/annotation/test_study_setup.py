@@ -23,7 +23,10 @@ def test_researcher_creates_a_study_from_the_page(client, researcher):
     criterion = CriterionFactory(key="coherence-default")
     client.force_login(researcher)
     page = client.get(reverse("study-new"))
-    assert page.status_code == 200 and "Negation" in page.text
+    assert page.status_code == 200 and "Step 1 of 6: Data" in page.text
+    kinds = client.post(reverse("study-new"), {"step": "0", "go": "1", "name": "Summaries"})
+    assert "Step 2 of 6: Perturbation kinds" in kinds.text and "Negation" in kinds.text
+    # A post without a step (a script) creates the study at once.
     response = client.post(
         reverse("study-new"),
         {

@@ -32,6 +32,15 @@ ITEMS = [
 WAIT = 90_000
 
 
+def pick(page: Page, label: str) -> None:
+    """Check a kind or criterion, opening its group first (groups start closed)."""
+    box = page.get_by_label(label, exact=True)
+    group = page.locator("details.check-group").filter(has=box)
+    if group.get_attribute("open") is None:
+        group.locator("summary").click()
+    box.check()
+
+
 @dataclass
 class Journey:
     browser: Browser
@@ -100,17 +109,39 @@ class Journey:
         self.raw_data(researcher)
 
     def create_study(self, page: Page) -> None:
+        """Through the new-study steps; the review's counts are what the study then has."""
         page.click("#new-study")
         page.fill("input[name=name]", "Journey study")
         page.fill("textarea[name=description]", "Do metric judges notice spelling mistakes?")
         page.fill("textarea[name=guidelines]", "Judge only the change the kind describes.")
-        page.get_by_label("Spelling mistake", exact=True).check()
-        page.get_by_label("discern-coherence-default (Default)").check()
-        page.get_by_label("discern-fluency-default (Default)").check()
-        self.shot(page, "study-new")
-        page.click("text=Create the study")
+        self.shot(page, "study-new-data")
+        self.next_step(page, "Perturbation kinds")
+        pick(page, "Spelling mistake")
+        self.shot(page, "study-new-kinds")
+        self.next_step(page, "Criteria")
+        pick(page, "Coherence — default")
+        pick(page, "Fluency — default")
+        self.shot(page, "study-new-criteria")
+        self.next_step(page, "Human work")
+        self.next_step(page, "People")
+        self.next_step(page, "Review")
+        self.shot(page, "study-new-review")
+        review = {
+            key: int(page.locator(f'#plan-preview td[data-count="{key}"]').inner_text())
+            for key in ("perturbations", "vettings", "comparisons")
+        }
+        page.click("#study-form button[value=create]")
         page.wait_for_url("**/members/")
         self.study_id = int(re.search(r"/studies/(\d+)/", page.url).group(1))
+        page.goto(self.study_url())
+        expect(page.locator("#perturbation-count")).to_have_text(str(review["perturbations"]))
+        expect(page.locator("#stage-vetting dd").nth(2)).to_have_text(str(review["vettings"]))
+        planned = page.locator("#stage-comparisons dd").nth(3)
+        expect(planned).to_have_text(str(review["comparisons"]))  # none before vetting
+
+    def next_step(self, page: Page, title: str) -> None:
+        page.click("#study-form p.actions button[value=next]")
+        expect(page.locator("#step-title")).to_contain_text(title)
 
     def create_accounts(self, page: Page, names: list[str], role: str) -> None:
         page.goto(self.study_url("members/"))
@@ -149,7 +180,7 @@ class Journey:
         page.wait_for_url("**/generate/**")
         page.select_option("select[name=dataset]", label="Journey data")
         expect(page.locator("select[name=study] option:checked")).to_have_text("Journey study")
-        page.get_by_label("Spelling mistake", exact=True).check()
+        pick(page, "Spelling mistake")
         self.shot(page, "generate")
         page.click("main button[type=submit]")
         expect(page.locator(".status-done")).to_be_visible(timeout=WAIT)

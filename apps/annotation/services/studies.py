@@ -9,7 +9,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from apps.annotation.models import Study
+from apps.accounts.models import Role
+from apps.annotation.models import Study, StudyMembership
 from apps.annotation.services.plan import study_plan_request
 
 #: What a researcher sets on a study, in the order the set-up page and the API show it.
@@ -60,13 +61,20 @@ def study_slug(name: str) -> str:
 
 
 @transaction.atomic
-def study_create(*, owner, **fields: Any) -> Study:
+def study_create(
+    *, owner, annotators: Iterable[Any] = (), experts: Iterable[Any] = (), **fields: Any
+) -> Study:
     """A new study owned by `owner`, its plan built (or queued) at once. `fields`: the
     settings (`STUDY_FIELDS`) and what it works on (`RELATIONS`: datasets, kinds, criteria,
-    assessment criteria)."""
+    assessment criteria); `annotators`, `experts`: existing accounts that join it (before the
+    plan is built, so the criteria design has them)."""
     settings = {k: v for k, v in fields.items() if k in STUDY_FIELDS}
     study = Study.objects.create(owner=owner, slug=study_slug(settings["name"]), **settings)
     _relations_set(study, {name: fields.get(name, ()) for name in RELATIONS})
+    StudyMembership.objects.bulk_create(
+        [StudyMembership(study=study, user=user, role=Role.ANNOTATOR) for user in annotators]
+        + [StudyMembership(study=study, user=user, role=Role.EXPERT) for user in experts]
+    )
     study_plan_request(study=study)
     return study
 

@@ -10,19 +10,22 @@ from apps.accounts.requests import AuthedRequest
 from apps.annotation.forms import StudyForm
 from apps.annotation.permissions import IsStudyOwner, study_access
 from apps.annotation.services.studies import study_archive, study_create, study_update
+from apps.annotation.study_steps import SECTIONS, StudySteps
 
 TEMPLATE = "annotation/study_form.html"
 
 
 @allow(IsResearcher, message="Only researchers create studies.")
 def study_new(request: AuthedRequest) -> HttpResponse:
+    """The new-study steps (apps/annotation/study_steps.py); the last one creates it."""
     initial = {"datasets": request.GET.getlist("dataset")}  # from an import's next steps
-    form = StudyForm(request.POST or None, user=request.user, initial=initial)
-    if request.method == "POST" and form.is_valid():
-        study = study_create(owner=request.user, **form.cleaned_data)
+    data = request.POST if request.method == "POST" else None
+    steps = StudySteps(data, user=request.user, initial=initial)
+    if steps.create:
+        study = study_create(owner=request.user, **steps.form.cleaned_data)
         messages.success(request, f"Study “{study.name}” created. Now add its people.")
         return redirect("study-members", pk=study.pk)
-    return render(request, TEMPLATE, {"form": form, "study": None})
+    return render(request, "annotation/study_new.html", {"steps": steps, "form": steps.form})
 
 
 @allow(IsStudyOwner)
@@ -34,7 +37,8 @@ def study_edit(request: AuthedRequest, pk: int) -> HttpResponse:
         study_update(study=study, **data)
         messages.success(request, "Study saved; its plan is up to date.")
         return redirect("study-detail", pk=study.pk)
-    return render(request, TEMPLATE, {"form": form, "study": study})
+    sections = [(section, [form[name] for name in section.fields]) for section in SECTIONS]
+    return render(request, TEMPLATE, {"form": form, "study": study, "sections": sections})
 
 
 @allow(IsStudyOwner)
