@@ -54,8 +54,7 @@ def demo_load(*, audit_texts: bool = False) -> Study:
         defaults={
             "name": "Demo: do judges notice summary errors?",
             "owner": users["researcher"],
-            "description": "Six news summaries written for this demo, each with a few "
-            "perturbations of the aspect-targeted kinds.",
+            "description": _description(audit_texts),
             "guidelines": "Read the source first. Judge only the change that the kind describes.",
         },
     )
@@ -74,6 +73,19 @@ def demo_load(*, audit_texts: bool = False) -> Study:
             )
     study_plan_build(study=study)
     return study
+
+
+def _description(audit_texts: bool) -> str:
+    if audit_texts:
+        return (
+            "Fourteen news summaries written for this demo, perturbed by the four rule-based "
+            "aspect-targeted kinds (the first six also by hand, with LLM-written kinds: see "
+            "the dataset)."
+        )
+    return (
+        "Six news summaries written for this demo, each with a few perturbations of the "
+        "aspect-targeted kinds."
+    )
 
 
 def _audit_kinds(dataset: Dataset, researcher: User) -> list[PerturbationKind]:
