@@ -1,5 +1,6 @@
 """A study's pipeline in order, for its page: data, perturbations, vetting, comparisons,
-direct assessment, expert votes, judge runs, reports. Each stage has its counts and the next
+direct assessment, gold labels (when the plan holds adversarial texts), expert votes, judge
+runs, reports. Each stage has its counts and the next
 thing to do; the whole is read in a fixed number of queries, whatever the study's size
 (docs/annotation.md)."""
 
@@ -17,6 +18,7 @@ from apps.annotation.models import (
     AssessmentSlot,
     ComparisonSlot,
     ExpertVote,
+    GoldCheckSlot,
     Study,
     StudyMembership,
     StudyPerturbation,
@@ -66,13 +68,15 @@ class Counts:
     assessment_criteria: int
     assessment_slots: int
     assessment_done: int
+    gold_slots: int
+    gold_done: int
     votes: int
     runs: int
     runs_done: int
 
 
 def study_counts(study: Study) -> Counts:
-    """Every figure of the pipeline: nine aggregate queries."""
+    """Every figure of the pipeline: ten aggregate queries."""
     relations = Study.objects.filter(pk=study.pk).aggregate(
         datasets=Count("datasets", distinct=True),
         kinds=Count("kinds", distinct=True),
@@ -97,6 +101,9 @@ def study_counts(study: Study) -> Counts:
     rating = AssessmentSlot.objects.filter(study=study).aggregate(
         n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
     )
+    gold = GoldCheckSlot.objects.filter(study=study).aggregate(
+        n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
+    )
     runs = JudgeRun.objects.filter(study=study).aggregate(
         n=Count("id"), done=Count("id", filter=Q(status=RunStatus.DONE))
     )
@@ -116,6 +123,8 @@ def study_counts(study: Study) -> Counts:
         assessment_criteria=relations["assessment_criteria"],
         assessment_slots=rating["n"],
         assessment_done=rating["done"],
+        gold_slots=gold["n"],
+        gold_done=gold["done"],
         votes=ExpertVote.objects.filter(study=study).count(),
         runs=runs["n"],
         runs_done=runs["done"],
@@ -124,16 +133,18 @@ def study_counts(study: Study) -> Counts:
 
 def study_pipeline(study: Study, counts: Counts) -> list[Stage]:
     """The stages in order, each with its next action (links to the existing pages)."""
-    return [
+    stages = [
         _data(study, counts),
         _perturbations(study, counts),
         _vetting(study, counts),
         _comparisons(study, counts),
         _assessment(study, counts),
+        _gold(study, counts),
         _votes(study, counts),
         _judging(study, counts),
         _reports(study, counts),
     ]
+    return [stage for stage in stages if stage is not None]
 
 
 def _url(name: str, *args: object, **query: object) -> str:
@@ -225,6 +236,18 @@ def _assessment(study: Study, c: Counts) -> Stage:
         stage.next_label, stage.next_url = "Build the plan", _url("study-progress", study.pk)
     else:
         stage.next_label, stage.next_url = "Watch progress", _url("study-progress", study.pk)
+    return stage
+
+
+def _gold(study: Study, c: Counts) -> Stage | None:
+    """Gold labels of adversarial texts (a search's candidates): only when the plan has some."""
+    if not c.gold_slots:
+        return None
+    figures = _figures(
+        Figure("labels done", c.gold_done, "gold-done"), ("labels planned", c.gold_slots)
+    )
+    stage = Stage("gold", "Gold labels", figures, c.gold_done == c.gold_slots)
+    stage.next_label, stage.next_url = "Watch progress", _url("study-progress", study.pk)
     return stage
 
 

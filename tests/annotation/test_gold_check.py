@@ -120,3 +120,25 @@ def test_the_api_hands_out_and_takes_labels(api_client, searched):
 def test_a_study_without_adversarial_texts_has_no_such_work(demo):  # noqa: F811
     assert not GOLD_CHECK.opted_in(demo)
     assert not GoldCheckSlot.objects.exists()
+
+
+def test_the_study_page_shows_gold_labels_as_a_stage_when_there_are_some(client, searched):
+    study, person = searched.study, searched.annotators[0]
+    client.force_login(study.owner)
+
+    def gold_figures() -> dict[str, int]:
+        page = client.get(reverse("study-detail", args=[study.pk]))
+        assert 'id="stage-gold"' in page.content.decode()
+        stages = {stage.key: stage for stage in page.context["pipeline"]}
+        return {f.label: f.value for f in stages["gold"].figures}
+
+    assert gold_figures() == {"labels done": 0, "labels planned": 6}
+    slot = GOLD_CHECK.next(study=study, person=person)
+    label(searched, person, slot.perturbation, good=True)
+    assert gold_figures() == {"labels done": 1, "labels planned": 6}
+
+
+def test_a_study_without_adversarial_texts_shows_no_gold_stage(client, demo):  # noqa: F811
+    client.force_login(demo.owner)
+    page = client.get(reverse("study-detail", args=[demo.pk]))
+    assert "gold" not in {stage.key for stage in page.context["pipeline"]}
