@@ -24,6 +24,7 @@ from apps.annotation.models import (
     StudyPerturbation,
     VettingSlot,
 )
+from apps.catalog.models import KindFamily
 from apps.corpus.models import SourceItem
 from apps.judging.models import JudgeRun, RunStatus
 
@@ -76,8 +77,12 @@ class Counts:
 
 
 def study_counts(study: Study) -> Counts:
-    """Every figure of the pipeline: ten aggregate queries."""
+    """Every figure of the pipeline: nine aggregate queries (ten with adversarial texts)."""
     relations = Study.objects.filter(pk=study.pk).aggregate(
+        # first: the aggregates below name relations, and "kinds" then names the count
+        adversarial_kinds=Count(
+            "kinds", filter=Q(kinds__family=KindFamily.ADVERSARIAL), distinct=True
+        ),
         datasets=Count("datasets", distinct=True),
         kinds=Count("kinds", distinct=True),
         criteria=Count("criteria", distinct=True),
@@ -101,9 +106,11 @@ def study_counts(study: Study) -> Counts:
     rating = AssessmentSlot.objects.filter(study=study).aggregate(
         n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
     )
-    gold = GoldCheckSlot.objects.filter(study=study).aggregate(
-        n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
-    )
+    gold = {"n": 0, "done": 0}  # gold labels exist for adversarial texts only
+    if relations["adversarial_kinds"]:
+        gold = GoldCheckSlot.objects.filter(study=study).aggregate(
+            n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
+        )
     runs = JudgeRun.objects.filter(study=study).aggregate(
         n=Count("id"), done=Count("id", filter=Q(status=RunStatus.DONE))
     )

@@ -10,7 +10,7 @@ from apps.annotation.models import JudgementChange, StudyPerturbation, Vetting, 
 from tests.annotation.factories import study_setup
 from tests.annotation.work_calls import vetting_next, vetting_submit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.postgresql, pytest.mark.django_db(transaction=True)]
 
 
 def at_once(n, work):

@@ -33,7 +33,7 @@ from apps.catalog.models import KindFamily, Metric, PerturbationKind
 from apps.corpus.models import Perturbation
 from tests.annotation.factories import study_setup
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.postgresql, pytest.mark.django_db]
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 # (type of work, through) -> (next item, submit). Pages: "submit" answers with the next
