@@ -40,9 +40,9 @@ SECTIONS = (
         "criteria",
         "Criteria",
         ("criteria",),
-        "The paper's design: annotators are split into groups (one unless you change it on "
-        "the next step); each group compares every pair under every chosen criterion once, "
-        "and no annotator sees two descriptions of the same aspect.",
+        "The paper's design: annotators are split into groups (Comparison groups, under "
+        "Human work; one by default); each group compares every pair under every chosen "
+        "criterion once, and no annotator sees two descriptions of the same aspect.",
     ),
     Section(
         "work",
