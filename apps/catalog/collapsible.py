@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.forms.renderers import get_default_renderer
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from apps.catalog.choices import GroupedCheckboxes
 from apps.catalog.models import Metric
@@ -33,7 +34,7 @@ class CollapsibleGroups(GroupedCheckboxes):
         boxes = format_html_join(
             "",
             "<div>{}</div>",
-            ((self._render(o["template_name"], {"widget": o}, renderer),) for o in options),
+            ((self._option(o, renderer),) for o in options),
         )
         count = f"{chosen} of {len(options)} chosen" if chosen else f"{len(options)}"
         return format_html(
@@ -44,6 +45,14 @@ class CollapsibleGroups(GroupedCheckboxes):
             count,
             boxes,
         )
+
+    @staticmethod
+    def _option(option: dict[str, Any], renderer: Any) -> SafeString:
+        """One checkbox and its words, by Django's own option template."""
+        html = (renderer or get_default_renderer()).render(
+            option["template_name"], {"widget": option}
+        )
+        return mark_safe(html)  # the renderer escapes what it fills in
 
 
 def collapsible(widget: GroupedCheckboxes) -> CollapsibleGroups:

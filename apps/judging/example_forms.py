@@ -3,7 +3,7 @@ same JSON list the API takes: ``[{"source", "text", "score", "why"}]``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -77,4 +77,5 @@ def example_formset(data: Any, examples: list[dict[str, Any]]) -> BaseExampleFor
         for example in examples
         if isinstance(example, dict)
     ]
-    return ExampleFormSet(data if bound else None, prefix=PREFIX, initial=initial)
+    formset = ExampleFormSet(data if bound else None, prefix=PREFIX, initial=initial)
+    return cast(BaseExampleFormSet, formset)
