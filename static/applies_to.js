@@ -4,7 +4,8 @@
    fields that do not apply. */
 (() => {
   document.querySelectorAll("form[data-kind-from]").forEach((form) => {
-    const control = form.elements[form.dataset.kindFrom];
+    /* getAttribute: form.dataset would be the form's own "dataset" field, where it has one */
+    const control = form.elements.namedItem(form.getAttribute("data-kind-from"));
     if (!control) return;
     const update = () => {
       const option = control.selectedOptions ? control.selectedOptions[0] : null;
