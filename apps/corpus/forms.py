@@ -97,6 +97,16 @@ class GenerationForm(forms.Form):
                 destination.choices(user), required=False, help_text=destination.help_text
             )
 
+    def groups(self) -> list[tuple[str, str, list[forms.BoundField]]]:
+        """The fields by group, for the page: (title, "", fields); the LLM's settings apart."""
+        llm = ("generator", "temperature", "max_tokens")
+        rest = [self[n] for n in self.fields if n not in llm and n not in ("dataset", "kinds")]
+        return [
+            ("", "", [self["dataset"], self["kinds"]]),
+            ("For LLM-written kinds", "", [self[n] for n in llm]),
+            ("", "", rest),
+        ]
+
     def job_options(self) -> dict[str, Any]:
         """The cleaned form as ``generation_job_start``'s options."""
         data = dict(self.cleaned_data)
