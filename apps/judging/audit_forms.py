@@ -34,20 +34,20 @@ class AuditForm(forms.Form):
         min_value=2,
         max_value=1000,
         initial=20,
-        label="Adversarial search: victim calls per item",
+        label="Calls to the audited judge per item",
         help_text="The small adversarial search asks the audited judge at most this many "
         "times per item.",
     )
     generator = forms.ModelChoiceField(
         queryset=Endpoint.objects.none(),
         required=False,
-        label="Adversarial search: generator",
+        label="Generator",
         help_text="The model endpoint that writes the search's texts; none: the search is skipped.",
     )
     gold_judge = forms.ModelChoiceField(
         queryset=Judge.objects.none(),
         required=False,
-        label="Adversarial search: gold judge",
+        label="Gold judge",
         help_text="The LLM judge whose scores the audited judge is compared with; none: the "
         "search is skipped.",
     )
