@@ -172,3 +172,22 @@ def test_a_bad_example_row_is_named_and_nothing_saved(client, researcher, catalo
     assert response.status_code == 200
     assert "Example 2, score: Enter a number." in response.content.decode()
     assert not Strategy.objects.filter(slug="with-examples").exists()
+
+
+def test_the_api_still_takes_examples_as_json_and_the_page_shows_them_as_rows(
+    client, api_client, demo
+):
+    from tests.judging.test_views import own_copy
+
+    mine = own_copy(strategy("fbi-single-vanilla"), demo.owner)
+    api_client.force_authenticate(demo.owner)
+    examples = [{"source": "", "text": "Shown as a row.", "score": 3, "why": "Middling."}]
+    revised = api_client.post(
+        f"/api/v1/strategies/{mine.pk}/revise/", {"examples": examples}, format="json"
+    )
+    assert revised.status_code == 201, revised.json()
+    assert Strategy.objects.get(pk=revised.json()["id"]).examples == examples
+    client.force_login(demo.owner)
+    page = client.get(f"/judging/strategies/{revised.json()['id']}/revise/").content.decode()
+    assert "Shown as a row." in page and 'name="examples-0-score"' in page
+    assert 'value="3"' in page
