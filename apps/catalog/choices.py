@@ -14,7 +14,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 
-from apps.catalog.models import Criterion, PerturbationKind
+from apps.catalog.models import Criterion, Metric, PerturbationKind
 
 #: A group with at most this many options starts open (so do groups with a choice in them).
 OPEN_UP_TO = 3
@@ -166,3 +166,12 @@ def criterion_checkboxes(
         detail_of=criterion_detail,
         note_of=aspect_note,
     )
+
+
+def metric_label(metric: Metric) -> str:
+    return metric.name or metric.slug
+
+
+def metric_checkboxes() -> GroupedCheckboxes:
+    """Task metrics under their task (give the field a queryset with select_related("task"))."""
+    return GroupedCheckboxes(group_of=lambda m: m.task.name, label_of=metric_label)

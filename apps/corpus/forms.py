@@ -16,13 +16,15 @@ class ImportForm(forms.Form):
     file = forms.FileField(help_text="CSV, TSV, JSONL, or a .zip of an FBI-style folder.")
     dataset = forms.CharField(max_length=200, help_text="A new or existing dataset's name.")
     format = forms.ChoiceField(
-        choices=[("", "from the file name")] + [(f, f) for f in FORMATS], required=False
+        choices=[("", "from the file name")] + [(f, f.upper()) for f in FORMATS],
+        required=False,
+        label="File format",
     )
     task = forms.ModelChoiceField(
         Task.objects.all(),
         required=False,
         to_field_name="slug",
-        help_text="For items that name no task.",
+        help_text="The task of the items that name none (e.g. summarization).",
     )
     keep_repeats = forms.BooleanField(
         required=False,
@@ -33,9 +35,12 @@ class ImportForm(forms.Form):
 
 
 class GenerationForm(forms.Form):
-    dataset = forms.ModelChoiceField(Dataset.objects.none())
+    dataset = forms.ModelChoiceField(
+        Dataset.objects.none(), help_text="Its items' texts are perturbed."
+    )
     kinds = forms.ModelMultipleChoiceField(
         PerturbationKind.objects.generable(),
+        label="Perturbation kinds",
         widget=kind_checkboxes(),
         help_text="Rule-based kinds run locally; LLM-written kinds need a generator. Both run "
         "in the worker, with checks on every output.",
@@ -46,10 +51,24 @@ class GenerationForm(forms.Form):
         help_text="The OpenAI-compatible endpoint that writes the LLM kinds (an LLM judge's "
         "endpoint bears the judge's name).",
     )
-    temperature = forms.FloatField(initial=0.7, min_value=0, max_value=2)
-    max_tokens = forms.IntegerField(initial=2048, min_value=16, max_value=32_000)
+    temperature = forms.FloatField(
+        initial=0.7,
+        min_value=0,
+        max_value=2,
+        label="Generator's temperature",
+        help_text="LLM-written kinds: higher, more varied rewrites.",
+    )
+    max_tokens = forms.IntegerField(
+        initial=2048,
+        min_value=16,
+        max_value=32_000,
+        label="Longest output (tokens)",
+        help_text="LLM-written kinds: a longer output is cut off here.",
+    )
     degree = forms.ChoiceField(
-        choices=[("", "the kind's own (minor if none)"), *Degree.choices], required=False
+        choices=[("", "the kind's own (minor if none)"), *Degree.choices],
+        required=False,
+        help_text="How strong a change the kinds that have degrees make.",
     )
     seed = forms.IntegerField(initial=0, help_text="Same seed, same perturbations.")
     items = forms.CharField(
@@ -58,7 +77,9 @@ class GenerationForm(forms.Form):
         help_text="Item ids, separated by commas or new lines; empty: every item of the dataset.",
     )
     use_kind_parameters = forms.BooleanField(
-        required=False, help_text="Fixed parameters of the kind instead of length-scaled presets."
+        required=False,
+        label="Use the kinds' fixed parameters",
+        help_text="Instead of presets scaled to each text's length.",
     )
 
     def __init__(self, *args, datasets, user, **kwargs):
@@ -74,6 +95,16 @@ class GenerationForm(forms.Form):
             fields[destination.name] = forms.ModelChoiceField(
                 destination.choices(user), required=False, help_text=destination.help_text
             )
+
+    def groups(self) -> list[tuple[str, str, list[forms.BoundField]]]:
+        """The fields by group, for the page: (title, "", fields); the LLM's settings apart."""
+        llm = ("generator", "temperature", "max_tokens")
+        rest = [self[n] for n in self.fields if n not in llm and n not in ("dataset", "kinds")]
+        return [
+            ("", "", [self["dataset"], self["kinds"]]),
+            ("For LLM-written kinds", "", [self[n] for n in llm]),
+            ("", "", rest),
+        ]
 
     def job_options(self) -> dict[str, Any]:
         """The cleaned form as ``generation_job_start``'s options."""

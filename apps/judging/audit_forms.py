@@ -27,22 +27,29 @@ def single_score_strategies(user: Any) -> list[Strategy]:
 
 
 class AuditForm(forms.Form):
-    label = forms.CharField(max_length=200, required=False)
+    label = forms.CharField(
+        max_length=200, required=False, help_text="A name for the audit in lists (optional)."
+    )
     search_budget = forms.IntegerField(
         min_value=2,
         max_value=1000,
         initial=20,
-        help_text="Victim queries per item for the small adversarial search.",
+        label="Calls to the audited judge per item",
+        help_text="The small adversarial search asks the audited judge at most this many "
+        "times per item.",
     )
     generator = forms.ModelChoiceField(
         queryset=Endpoint.objects.none(),
         required=False,
-        help_text="The search's generator; none: the search is skipped.",
+        label="Generator",
+        help_text="The model endpoint that writes the search's texts; none: the search is skipped.",
     )
     gold_judge = forms.ModelChoiceField(
         queryset=Judge.objects.none(),
         required=False,
-        help_text="The search's gold judge (an LLM judge); none: the search is skipped.",
+        label="Gold judge",
+        help_text="The LLM judge whose scores the audited judge is compared with; none: the "
+        "search is skipped.",
     )
 
     vetted_only = forms.BooleanField(

@@ -1,4 +1,4 @@
-"""Forms of the judging pages; the services do the checking that spans fields."""
+"""The "New judge run" form; the services do the checking that spans fields."""
 
 from __future__ import annotations
 
@@ -9,22 +9,45 @@ from django import forms
 from apps.accounts.choices import show_owners
 from apps.annotation.models import Study
 from apps.annotation.selectors import studies_for_user
+from apps.catalog.choices import criterion_checkboxes, kind_checkboxes, metric_checkboxes
 from apps.catalog.models import Criterion, Metric, PerturbationKind
 from apps.corpus.models import Dataset
 from apps.corpus.selectors import datasets_for_user
 from apps.judging.models import Judge, Strategy
 from apps.judging.selectors import judges_for_user, strategies_for_user
-from apps.judging.services import STRATEGY_FIELDS
+from apps.judging.setup_widgets import KindSelect, strategy_label
+
+#: The run form's groups: title, the judge kind they apply to ("" any), their fields.
+RUN_GROUPS = (
+    ("The judge", "", ("judge",)),
+    ("How the LLM judge is asked", "llm", ("strategy", "criteria", "metrics")),
+    (
+        "Texts to judge",
+        "",
+        ("study", "dataset", "kinds", "include_originals", "include_perturbations", "vetted_only"),
+    ),
+    ("", "", ("label",)),
+)
 
 
 class JudgeRunForm(forms.Form):
-    judge = forms.ModelChoiceField(queryset=Judge.objects.none())
+    judge = forms.ModelChoiceField(
+        queryset=Judge.objects.none(),
+        widget=KindSelect,
+        help_text="A metric (BLEU, chrF, ROUGE-L) needs nothing more; an LLM judge needs a "
+        "strategy and criteria or task metrics.",
+    )
     strategy = forms.ModelChoiceField(
         queryset=Strategy.objects.none(),
         required=False,
-        help_text="LLM judges only; the run pins this version.",
+        help_text="How the judge is asked, and how many times per text; the run keeps this "
+        "version even if the strategy is changed later.",
     )
-    study = forms.ModelChoiceField(queryset=Study.objects.none(), required=False)
+    study = forms.ModelChoiceField(
+        queryset=Study.objects.none(),
+        required=False,
+        help_text="Judge the texts of one of your studies (its criteria and kinds by default).",
+    )
     dataset = forms.ModelChoiceField(
         queryset=Dataset.objects.none(),
         required=False,
@@ -33,20 +56,32 @@ class JudgeRunForm(forms.Form):
     criteria = forms.ModelMultipleChoiceField(
         queryset=Criterion.objects.select_related("aspect"),
         required=False,
-        help_text="LLM judges: criteria to judge on (empty: the study's criteria).",
+        widget=criterion_checkboxes(),
+        help_text="What the judge rates each text on (none ticked: the study's criteria).",
     )
     metrics = forms.ModelMultipleChoiceField(
         queryset=Metric.objects.select_related("task"),
         required=False,
-        help_text="LLM judges: task metrics to judge on.",
+        label="Task metrics",
+        widget=metric_checkboxes(),
+        help_text="Or the quality metrics of a task (e.g. coherence of a summary).",
     )
     kinds = forms.ModelMultipleChoiceField(
         queryset=PerturbationKind.objects.all(),
         required=False,
-        help_text="Perturbation kinds (empty: all, or the study's).",
+        label="Perturbation kinds",
+        widget=kind_checkboxes(),
+        help_text="Judge perturbations of these kinds (none ticked: all, or the study's).",
     )
-    include_originals = forms.BooleanField(required=False, initial=True)
-    include_perturbations = forms.BooleanField(required=False, initial=True)
+    include_originals = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Judge the original texts",
+        help_text="The unperturbed texts, which the perturbations are compared with.",
+    )
+    include_perturbations = forms.BooleanField(
+        required=False, initial=True, label="Judge the perturbed texts"
+    )
     vetted_only = forms.ChoiceField(
         label="Perturbations",
         choices=[
@@ -63,7 +98,9 @@ class JudgeRunForm(forms.Form):
         help_text="Judge analyses use vetted perturbations; mark a benchmark's "
         "dataset as validated by its publisher to judge it without re-vetting.",
     )
-    label = forms.CharField(max_length=200, required=False)
+    label = forms.CharField(
+        max_length=200, required=False, help_text="A name for the run in lists (optional)."
+    )
 
     def clean_vetted_only(self) -> bool:
         """Vetted only unless "all" is chosen (a form without the field means vetted)."""
@@ -75,28 +112,18 @@ class JudgeRunForm(forms.Form):
         fields["judge"].queryset = judges_for_user(user)
         show_owners(fields["judge"], user, "created_by")
         fields["strategy"].queryset = strategies_for_user(user).order_by("family", "slug")
+        fields["strategy"].label_from_instance = strategy_label
         fields["study"].queryset = studies_for_user(user)
         fields["dataset"].queryset = datasets_for_user(user)
 
+    def clean(self) -> dict[str, Any]:
+        """A metric judge's run ignores the LLM-only fields (hidden on the page)."""
+        data = super().clean() or {}
+        judge = data.get("judge")
+        if judge is not None and judge.is_metric:
+            data.update(strategy=None, criteria=[], metrics=[])
+        return data
 
-class StrategyForm(forms.ModelForm):
-    """A strategy's content; saving makes a new version (see services.strategy_revise)."""
-
-    class Meta:
-        model = Strategy
-        fields = ["slug", *STRATEGY_FIELDS, "note"]
-        widgets = {
-            "prompt_template": forms.Textarea(attrs={"rows": 18, "cols": 90}),
-            "system_prompt": forms.Textarea(attrs={"rows": 3, "cols": 90}),
-            "description": forms.Textarea(attrs={"rows": 2, "cols": 90}),
-            "format_reminder": forms.Textarea(attrs={"rows": 2, "cols": 90}),
-            "note": forms.Textarea(attrs={"rows": 2, "cols": 90}),
-        }
-
-    def __init__(self, *args: Any, revising: bool = False, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if revising:
-            del self.fields["slug"]
-
-    def validate_unique(self) -> None:  # versions are numbered by the service
-        pass
+    def groups(self) -> list[tuple[str, str, list[forms.BoundField]]]:
+        """The fields by group, for the page: (title, judge kind it applies to, fields)."""
+        return [(t, kind, [self[n] for n in names]) for t, kind, names in RUN_GROUPS]

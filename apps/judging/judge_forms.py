@@ -75,10 +75,22 @@ class JudgeForm(forms.ModelForm):
     temperature = forms.FloatField(
         required=False, min_value=0, max_value=2, help_text="Empty: 0 (a strategy may set it)."
     )
-    top_p = forms.FloatField(required=False, min_value=0, max_value=1, label="Top p")
-    seed = forms.IntegerField(required=False, help_text="For servers that take one.")
+    top_p = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        label="Top-p (nucleus sampling)",
+        help_text="Sample only from the likeliest words making up this share; empty: the "
+        "server's default.",
+    )
+    seed = forms.IntegerField(
+        required=False, help_text="Same seed, same replies, on servers that take one."
+    )
     stop = forms.CharField(
-        required=False, max_length=200, help_text="Stop sequences, separated by commas."
+        required=False,
+        max_length=200,
+        label="Stop sequences",
+        help_text="The reply ends at any of these, separated by commas.",
     )
     test_strategy = forms.ModelChoiceField(
         queryset=Strategy.objects.none(),

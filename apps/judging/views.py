@@ -20,12 +20,13 @@ from apps.accounts.requests import AuthedRequest
 from apps.endpoints.selectors import granted_key_variables
 from apps.judging import selectors, services
 from apps.judging.exporting import EXPORTS
-from apps.judging.forms import JudgeRunForm, StrategyForm
+from apps.judging.forms import JudgeRunForm
 from apps.judging.judge_forms import SERVERS, JudgeForm
 from apps.judging.models import JudgeRun, JudgeShare, RunStatus, SearchJudge, Strategy
 from apps.judging.prompt_template import PLACEHOLDERS
 from apps.judging.services import STRATEGY_FIELDS
 from apps.judging.services.run_start import needs_estimate
+from apps.judging.strategy_forms import StrategyForm
 
 
 def _run(request: AuthedRequest, pk: int) -> JudgeRun:

@@ -31,8 +31,8 @@ def test_researcher_runs_a_search_against_bleu_and_watches_it(
     page.select_option("select[name=dataset]", label="scripted")
     page.select_option("select[name=generator]", label="generator")
     page.select_option("select[name=victim]", label="BLEU")
-    page.select_option("select[name=gold]", label="gold")
-    page.select_option("select[name=criterion]", label=world.criterion.key)
+    page.check(f"input[name=gold][value='{world.gold.pk}']")  # gold judges are checkboxes
+    page.select_option("select[name=criterion]", value=str(world.criterion.pk))
     page.fill("input[name=target_score]", "50")
     page.fill("input[name=max_iterations]", "3")
     page.fill("input[name=candidates_per_iteration]", "2")

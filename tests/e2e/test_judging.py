@@ -22,7 +22,9 @@ def test_researcher_runs_bleu_on_the_demo_and_sees_scores(
     page.fill("input[name=password]", DEMO_PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url("**/judging/runs/new/")
+    assert page.locator("#run-form [data-applies-to=llm]").is_visible()
     page.select_option("select[name=judge]", label="BLEU")
+    assert page.locator("#run-form [data-applies-to=llm]").is_hidden()  # no strategy, criteria
     page.select_option("select[name=study]", label=study.name)
     page.fill("input[name=label]", "BLEU on the demo")
     # vetted perturbations are the default; the demo has none vetted, so choose all
