@@ -1,6 +1,6 @@
 """Long lists of kinds and criteria as grouped checkboxes that read as words: each option its
 name and a muted line saying what it is, each group (family and method, aspect) a collapsible
-`<details>`, open when something in it is chosen or it is small."""
+`<details>`, open when something in it is chosen or the whole list is short."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from django.utils.text import Truncator
 
 from apps.catalog.models import Criterion, Metric, PerturbationKind
 
-#: A group with at most this many options starts open (so do groups with a choice in them).
-OPEN_UP_TO = 3
+#: A list with at most this many options shows its groups open (so do groups with a choice in
+#: them); a longer one shows only their headings.
+OPEN_UP_TO = 12
 #: How much of a kind's or criterion's text a checkbox shows (two lines in a column).
 TEXT_SHOWN = 120
 
@@ -71,25 +72,21 @@ class GroupedCheckboxes(forms.CheckboxSelectMultiple):
             self.choices = flat
 
     def render(self, name: str, value: Any, attrs: Any = None, renderer: Any = None) -> SafeString:
-        context = self.get_context(name, value, attrs)
+        optgroups = self.get_context(name, value, attrs)["widget"]["optgroups"]
+        short = sum(len(options) for _, options, _ in optgroups) <= OPEN_UP_TO
         groups = format_html_join(
-            "",
-            "{}",
-            (
-                (self._group(title, options),)
-                for title, options, _ in context["widget"]["optgroups"]
-            ),
+            "", "{}", ((self._group(title, options, short),) for title, options, _ in optgroups)
         )
         return format_html('<div class="check-groups" data-check-groups>{}</div>', groups)
 
-    def _group(self, title: str, options: list[dict[str, Any]]) -> SafeString:
+    def _group(self, title: str, options: list[dict[str, Any]], short: bool) -> SafeString:
         chosen = sum(1 for option in options if option["selected"])
         count = f"{chosen} of {len(options)} chosen" if chosen else f"{len(options)}"
         note = self.note_of(options[0]["label"])
         return format_html(
             '<details class="check-group"{}><summary>{} <small class="muted">{}</small>'
             '</summary>{}<div class="check-list">{}</div></details>',
-            " open" if (chosen and self.open_chosen) or len(options) <= OPEN_UP_TO else "",
+            " open" if (chosen and self.open_chosen) or short else "",
             title,
             count,
             format_html('<p class="muted group-note">{}</p>', note) if note else "",
