@@ -35,7 +35,8 @@ class GroupedCheckboxes(forms.CheckboxSelectMultiple):
     `label_of` names an option (its accessible name), `detail_of` adds a muted line (its
     accessible description), `note_of` a line under the group's heading (from its first
     option). static/checks.js adds a "choose all" button to each group. `open_chosen`:
-    groups with a choice start open (else only small groups do; the heading counts choices).
+    groups with a choice start open (else only those of a short list do); headings count
+    choices.
     """
 
     open_chosen = True
