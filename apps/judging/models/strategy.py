@@ -11,7 +11,15 @@ from django.db.models import F, Max, OuterRef, Q, QuerySet, Subquery
 from apps.judging.parsers import PARSERS, Scale
 from apps.judging.prompt_template import placeholders
 
-PARSER_CHOICES = [(name, name) for name in sorted(PARSERS)]
+#: How each parser reads a reply, in words (the strategy form's choices).
+PARSER_LABELS = {
+    "analysis_rating": 'Analysis, then "Rating: n" (Hu et al.)',
+    "pairwise": 'A verdict between two texts: "A", "B" or "tie"',
+    "prometheus": 'Feedback, then "[RESULT] n" (Prometheus)',
+    "score_0_100": "A score from 0 to 100 (AdvEval)",
+    "score_only": "A score alone (vanilla, G-Eval)",
+}
+PARSER_CHOICES = [(name, PARSER_LABELS.get(name, name)) for name in sorted(PARSERS)]
 #: Placeholders whose value depends on the criterion or metric a call judges.
 QUALITY_PLACEHOLDERS = frozenset({"quality", "quality_description", "expert_rating"})
 
