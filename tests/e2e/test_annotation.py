@@ -51,6 +51,11 @@ def test_annotator_vets_edits_and_compares_with_the_keyboard(page, live_server, 
     page.wait_for_url(f"**/studies/{study.pk}/vet/")
     expect(page.locator("#perturbed ins.diff-ins, #original del.diff-del").first).to_be_visible()
     shot(page, "vetting")
+    # each answer button reads as one line: its radio, its key, its words side by side
+    for answer in page.locator("label.choice").all():
+        radio, key = answer.locator("input").bounding_box(), answer.locator("kbd").bounding_box()
+        assert radio and key and key["width"] < 40, key
+        assert abs((radio["y"] + radio["height"] / 2) - (key["y"] + key["height"] / 2)) < 6
 
     for n in range(1, 11):
         if n == 3:  # edit this one: the diff follows the typing, then the edit is saved
