@@ -1,5 +1,5 @@
-"""Every page each role can reach from the menu fits a 768 px window (a tablet, half a laptop
-screen): wide tables scroll in their own box, forms and prompts wrap, nothing widens the page."""
+"""Every page each role can reach from the menu fits a 390 px window (a phone): wide tables
+scroll in their own box, forms and prompts wrap, nothing widens the page."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _reachable(page, base: str, limit: int = 120) -> dict[str, int]:
 @pytest.mark.parametrize("role", ["researcher", "annotator", "expert"])
 def test_every_page_a_role_reaches_fits_a_narrow_window(browser, live_server, catalog, role):
     demo_load()
-    context = browser.new_context(viewport={"width": 768, "height": 900})
+    context = browser.new_context(viewport={"width": 390, "height": 900})
     page = context.new_page()
     page.set_default_timeout(10_000)
     try:
