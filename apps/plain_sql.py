@@ -6,15 +6,18 @@ parses and plans every statement it receives. On the paths that run on every cli
 token, the hand-out, the save) that cost more CPU than the work itself; here a statement is
 prepared on first use and run with a generic plan after (config/settings.py,
 ``prepare_threshold`` and ``plan_cache_mode``). The cursors are wrapped as Django wraps its
-own, so the statements are still counted and logged. PostgreSQL only: elsewhere, Django's
-cursor (``fast()`` says which).
+own, so the statements are still counted and logged. The statements are written so that
+SQLite runs them too, through Django's cursor (``fast()`` says which: the one place that
+asks).
 
 Below every app (imports Django only), so that any layer may use it.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from functools import cache
 from typing import Any
 
@@ -30,13 +33,32 @@ def fast() -> bool:
 def fetch(sql: str, params: Sequence[Any] | dict[str, Any]) -> list[tuple[Any, ...]]:
     """The rows of a statement that returns rows (SELECT, or RETURNING)."""
     with cursor() as opened:
-        opened.execute(sql, params)
+        opened.execute(sql, _adapted(params))
         return opened.fetchall()
 
 
 def execute(sql: str, params: Sequence[Any] | dict[str, Any]) -> None:
     with cursor() as opened:
-        opened.execute(sql, params)
+        opened.execute(sql, _adapted(params))
+
+
+def _adapted(params: Sequence[Any] | dict[str, Any]) -> Sequence[Any] | dict[str, Any]:
+    """Parameters as the ORM would send them: psycopg takes datetimes and UUIDs as they
+    are; SQLite stores them as text (UTC without an offset, hex digits), so they are turned
+    into that text, else a comparison with a stored value would not match."""
+    if fast():
+        return params
+    if isinstance(params, dict):
+        return {name: _value(value) for name, value in params.items()}
+    return [_value(value) for value in params]
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return connection.ops.adapt_datetimefield_value(value)
+    if isinstance(value, uuid.UUID):
+        return value.hex
+    return value
 
 
 def cursor(*, prepare: bool = True) -> Any:

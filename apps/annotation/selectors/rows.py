@@ -4,8 +4,7 @@
 the ORM cost more CPU than the rest of the request (a statement's compilation is about a
 millisecond). The statements there are written once per process, run prepared
 (`apps.plain_sql`: `fetch`, `execute`) and their rows turned into model instances here
-(`Columns`), with the same field conversions the ORM does. PostgreSQL only: on SQLite the ORM
-paths stay (`fast()` says which).
+(`Columns`), with the same conversions the ORM does.
 """
 
 from __future__ import annotations
@@ -32,16 +31,20 @@ class Columns:
         self.sql = ", ".join(f'{alias}."{field.column}"' for field in fields)
         self.names = [field.attname for field in fields]
         self.width = len(fields)
-        self.converters: list[tuple[int, Callable[..., Any]]] = [
-            (i, field.from_db_value)
-            for i, field in enumerate(fields)
-            if hasattr(field, "from_db_value")
-        ]
+        # What the ORM applies to a column it reads: the backend's conversions (SQLite gives
+        # dates as text, booleans as integers), then the field's (`from_db_value`).
+        self.converters: list[tuple[int, Any, list[Callable[..., Any]]]] = []
+        for i, field in enumerate(fields):
+            col = field.get_col(alias)
+            found = connection.ops.get_db_converters(col) + field.get_db_converters(connection)
+            if found:
+                self.converters.append((i, col, found))
 
     def load(self, row: Sequence[Any], start: int = 0) -> Any:
         values = list(row[start : start + self.width])
-        for i, convert in self.converters:
-            values[i] = convert(values[i], None, connection)
+        for i, col, converts in self.converters:
+            for convert in converts:
+                values[i] = convert(values[i], col, connection)
         return self.model.from_db(DEFAULT_DB_ALIAS, self.names, values)
 
 

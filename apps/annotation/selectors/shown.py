@@ -1,7 +1,8 @@
 """What a comparison, a text to rate and an adversarial text to label show, read by plain SQL
-written once (PostgreSQL; docs/annotation.md, "Speed"): the API's item with the statement that
-hands the unit out, the page's (with the person's answer, whether they hold the unit, their
-counts and the unit of their last answer) in one statement. Vetting's are in selectors/work.py.
+written once, which both databases run (docs/annotation.md, "Speed"): the API's item with
+the statement that hands the unit out, the page's (with the person's answer, whether they
+hold the unit, their counts and the unit of their last answer) in one statement. Vetting's
+are in selectors/work.py.
 
 Each `*_parts` is a select list and the tables it reads (a comparison's follow a JOIN, on the
 conditions given; the others' follow FROM), each `*_load` turns a row back into model
@@ -10,7 +11,6 @@ instances from a position in it, and says where the row goes on.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from typing import Any, TypeVar
 
@@ -85,23 +85,21 @@ def _version_handed_out(model: type, link: str, unit: str) -> str:
 
 def latest_sql(model: type[Judgement]) -> str:
     """The unit of the person's last answer of `model` (the page's "back" when they have not
-    answered the unit shown), as a JSON array of its unit fields' ids; NULL if none."""
-    unit = ", ".join(f"h.{name}_id" for name in model.unit_fields)
+    answered the unit shown), as its unit fields' ids joined by commas; NULL if none."""
+    unit = " || ',' || ".join(f"CAST(h.{name}_id AS TEXT)" for name in model.unit_fields)
     return (
-        f"(SELECT json_build_array({unit}) FROM {rows.table(model)} h "
+        f"(SELECT {unit} FROM {rows.table(model)} h "
         "WHERE h.study_id = %(study)s AND h.annotator_id = %(person)s "
         "ORDER BY h.created_at DESC, h.id DESC LIMIT 1)"
     )
 
 
-def latest_answer(model: type[J], value: list[int] | str | None) -> J | None:
+def latest_answer(model: type[J], value: str | None) -> J | None:
     """The last answer of `latest_sql` (only its unit's fields), or None."""
-    if isinstance(value, str):
-        value = json.loads(value)
     if not value:
         return None
     names = [f"{name}_id" for name in model.unit_fields]
-    return model(**dict(zip(names, value, strict=True)))
+    return model(**dict(zip(names, map(int, value.split(",")), strict=True)))
 
 
 # --- comparison --------------------------------------------------------------------------------

@@ -130,16 +130,7 @@ def _access_sql() -> str:
 
 def _study_with_role(user, pk: int) -> tuple[Study | None, str | None]:
     """The study (its owner loaded) and the user's role in it as a member: one statement
-    written once (selectors/rows.py), the ORM's on SQLite."""
-    if not rows.fast():
-        membership = StudyMembership.objects.filter(study=OuterRef("pk"), user=user)
-        found = (
-            Study.objects.filter(pk=pk)
-            .select_related("owner")
-            .annotate(member_role=Subquery(membership.values("role")[:1]))
-            .first()
-        )
-        return found, getattr(found, "member_role", None)
+    written once (selectors/rows.py)."""
     fetched = rows.fetch(_access_sql(), [user.pk, pk])
     if not fetched:
         return None, None

@@ -115,16 +115,6 @@ def _item_sql() -> str:
     )
 
 
-def _vetting_item_fast(
-    study: Study, annotator, perturbation_id: int, held: bool | None
-) -> VettingItem:
-    params = {"study": study.pk, "person": annotator.pk, "perturbation": perturbation_id}
-    found = rows.fetch(_item_sql(), params)
-    if not found:
-        raise Http404("This item is not assigned to you.")
-    return vetting_page_item(study, annotator, found[0], held)
-
-
 def vetting_page_sql() -> str:
     """The page's vetting item statement (read by a page's hand-out, services/leases.py)."""
     return _item_sql()
@@ -139,7 +129,7 @@ def vetting_page_item(study: Study, annotator, row: Any, held: bool | None) -> V
     vetting = answer.load(row, at + 2) if row[at + 2] is not None else None
     author, holds, vetted, waiting, compared, latest = row[at + 2 + answer.width :]
     if held is None:
-        held = holds or holds_control(
+        held = bool(holds) or holds_control(
             study=study, annotator=annotator, work="vetting", perturbation_id=perturbation_id
         )
     if not held and vetting is None:
@@ -166,36 +156,11 @@ def vetting_item(
 ) -> VettingItem:
     """One perturbation as this annotator vets it; 404 unless they hold it or vetted it.
     `held`: known by the caller (it was just handed out)."""
-    if rows.fast():
-        return _vetting_item_fast(study, annotator, perturbation_id, held)
-    mine = {"study": study, "perturbation_id": perturbation_id, "annotator": annotator}
-    held = (
-        held
-        or VettingSlot.objects.filter(**mine, done_at__isnull=True).exists()
-        or holds_control(
-            study=study, annotator=annotator, work="vetting", perturbation_id=perturbation_id
-        )
-    )
-    vetting = Vetting.answers.filter(**mine).first()
-    if not held and vetting is None:
+    params = {"study": study.pk, "person": annotator.pk, "perturbation": perturbation_id}
+    found = rows.fetch(_item_sql(), params)
+    if not found:
         raise Http404("This item is not assigned to you.")
-    perturbation = Perturbation.objects.select_related(
-        "item__task", "item__dataset__task", "kind__target_aspect"
-    ).get(pk=perturbation_id)
-    latest = perturbation.versions.order_by("-number").values_list("number", "author_id").first()
-    mine_all = Vetting.answers.filter(study=study, annotator=annotator)
-    return VettingItem(
-        perturbation=perturbation,
-        panes=diff_panes(perturbation.diff_ops()),
-        text_name=text_name(perturbation.item),
-        vetting=vetting,
-        version=latest[0] if latest else 1,
-        edited_by_me=bool(latest and latest[1] == annotator.pk),
-        held=held,
-        previous=_previous(mine_all, vetting),
-        progress=annotator_progress(study, annotator),
-        based_on=judgement_version(vetting),
-    )
+    return vetting_page_item(study, annotator, found[0], held)
 
 
 def _back(model: type[J], study: Study, annotator, current: J | None, latest: Any) -> J | None:
@@ -232,66 +197,9 @@ class ComparisonItem:
 def comparison_item(
     *, study: Study, annotator, perturbation_id: int, criterion_id: int, held: bool | None = None
 ) -> ComparisonItem:
-    """One pair x criterion as this annotator compares it; 404 unless it is theirs."""
-    if rows.fast():
-        return _comparison_item_fast(study, annotator, perturbation_id, criterion_id, held)
-    mine = {
-        "study": study,
-        "perturbation_id": perturbation_id,
-        "criterion_id": criterion_id,
-        "annotator": annotator,
-    }
-    held = (
-        held
-        or ComparisonSlot.objects.filter(**mine, done_at__isnull=True).exists()
-        or holds_control(
-            study=study,
-            annotator=annotator,
-            work="comparison",
-            perturbation_id=perturbation_id,
-            criterion_id=criterion_id,
-        )
-    )
-    comparison = Comparison.answers.filter(**mine).first()
-    if not held and comparison is None:
-        raise Http404("This comparison is not assigned to you.")
-    perturbation = Perturbation.objects.select_related("item__task", "item__dataset__task").get(
-        pk=perturbation_id
-    )
-    criterion = Criterion.objects.select_related("aspect").get(pk=criterion_id)
-    original_first = (
-        comparison.original_first
-        if comparison
-        else original_shown_first(
-            study_id=study.pk,
-            perturbation_id=perturbation_id,
-            criterion_id=criterion_id,
-            user_id=annotator.pk,
-        )
-    )
-    original, perturbed = perturbation.item.original, perturbation.text
-    name = text_name(perturbation.item)
-    mine_all = Comparison.answers.filter(study=study, annotator=annotator)
-    return ComparisonItem(
-        perturbation=perturbation,
-        criterion=criterion,
-        criterion_text=criterion.render(name),
-        text_name=name,
-        first_text=original if original_first else perturbed,
-        second_text=perturbed if original_first else original,
-        original_first=original_first,
-        comparison=comparison,
-        held=held,
-        previous=_previous(mine_all, comparison),
-        progress=annotator_progress(study, annotator),
-    )
-
-
-def _comparison_item_fast(
-    study: Study, annotator, perturbation_id: int, criterion_id: int, held: bool | None
-) -> ComparisonItem:
-    """`comparison_item` in a statement written once (selectors/shown.py): the pair,
-    criterion, answer, whether it is held, the queue line's counts and the last choice's unit."""
+    """One pair x criterion as this annotator compares it; 404 unless it is theirs: the
+    pair, criterion, answer, whether it is held, the queue line's counts and the last
+    choice's unit, in one statement (selectors/shown.py)."""
     unit = {"perturbation_id": perturbation_id, "criterion_id": criterion_id}
     params = {"study": study.pk, "person": annotator.pk, "perturbation": perturbation_id}
     found = rows.fetch(shown.comparison_item_sql(), {**params, "criterion": criterion_id})
@@ -301,7 +209,7 @@ def _comparison_item_fast(
     answers = rows.columns(Comparison, "j")
     comparison = answers.load(found[0], at) if found[0][at] is not None else None
     holds, done, waiting, latest = found[0][at + answers.width :]
-    held = (
+    held = bool(
         held or holds or holds_control(study=study, annotator=annotator, work="comparison", **unit)
     )
     if not held and comparison is None:
@@ -326,6 +234,7 @@ def _comparison_shown(
     """What a pair x criterion shows (the API's item): no answer, no history yet."""
     if original_first is None:
         original_first = original_shown_first(study_id=study.pk, user_id=annotator.pk, **unit)
+    original_first = bool(original_first)  # SQLite reads a boolean as 0 or 1
     original, perturbed = perturbation.item.original, perturbation.text
     return ComparisonItem(
         perturbation=perturbation,
@@ -343,8 +252,8 @@ def _comparison_shown(
 
 
 def comparison_brief(*, study: Study, annotator, slot: ComparisonSlot | ControlServe) -> Any:
-    """The API's comparison: read with the slot when it was handed out (PostgreSQL), else
-    the page's item."""
+    """The API's comparison: read with the slot when it was handed out, else the page's
+    item."""
     unit = {"perturbation_id": slot.perturbation_id, "criterion_id": slot.criterion_id}
     row = getattr(slot, "shown", None)
     if row is None:
@@ -414,22 +323,11 @@ def vetting_shown_sql() -> tuple[str, str]:
 def vetting_brief(slot: VettingSlot | ControlServe) -> VettingBrief:
     """The API's vetting item: read with the slot when it was handed out, else one
     statement written once (selectors/rows.py)."""
-    if not rows.fast():
-        return _vetting_brief_orm(slot)
     row = getattr(slot, "shown", None) or rows.fetch(_brief_sql(), [slot.perturbation_id])[0]
     perturbation, at = _brief_load(row)
     perturbation.diff_ops()  # computed once and stored
     text_name, version = row[at], row[at + 1]
     return VettingBrief(perturbation, text_name, version or 1, slot.leased_until)
-
-
-def _vetting_brief_orm(slot: VettingSlot | ControlServe) -> VettingBrief:
-    perturbation = Perturbation.objects.select_related(
-        "item__task", "item__dataset__task", "kind__target_aspect"
-    ).get(pk=slot.perturbation_id)
-    perturbation.diff_ops()  # computed once and stored
-    version = perturbation.versions.order_by("-number").values_list("number", flat=True).first()
-    return VettingBrief(perturbation, text_name(perturbation.item), version or 1, slot.leased_until)
 
 
 @dataclass
@@ -458,41 +356,6 @@ def assessment_item(
     """One text x criterion as this annotator rates it; 404 unless they hold it or rated it.
     Whether the text is an original or a perturbed one is not shown. `shown_row`: the row
     read with the slot just handed out (`shown.assessment_shown_sql`), not read again."""
-    if rows.fast():
-        return _assessment_item_fast(study, annotator, unit_id, held, shown_row)
-    mine = {"study": study, "unit_id": unit_id, "annotator": annotator}
-    held = held or AssessmentSlot.objects.filter(**mine, done_at__isnull=True).exists()
-    held = held or holds_control(
-        study=study, annotator=annotator, work="assessment", unit_id=unit_id
-    )
-    assessment = Assessment.answers.filter(**mine).first()
-    if not held and assessment is None:
-        raise Http404("This text is not assigned to you.")
-    unit = AssessmentUnit.objects.select_related(
-        "item__task", "item__dataset__task", "perturbation", "criterion__aspect"
-    ).get(pk=unit_id)
-    name = text_name(unit.item)
-    criterion = unit.criterion
-    mine_all = Assessment.answers.filter(study=study, annotator=annotator)
-    return AssessmentItem(
-        unit=unit,
-        text=unit.perturbation.text if unit.perturbation else unit.item.original,
-        text_name=name,
-        criterion_text=criterion.render(name),
-        scale=list(range(criterion.scale_min, criterion.scale_max + 1)),
-        assessment=assessment,
-        held=held,
-        previous=_previous(mine_all, assessment),
-        progress=annotator_progress(study, annotator),
-        based_on=judgement_version(assessment),
-    )
-
-
-def _assessment_item_fast(
-    study: Study, annotator, unit_id: int, held: bool | None, shown_row: Any = None
-) -> AssessmentItem:
-    """`assessment_item` in a statement written once (selectors/shown.py): the unit, the
-    rating and its version, whether it is held, their count and their last rating's unit."""
     params = {"study": study.pk, "person": annotator.pk, "unit": unit_id}
     found = [shown_row] if shown_row else rows.fetch(shown.assessment_item_sql(), params)
     if not found:
@@ -501,8 +364,7 @@ def _assessment_item_fast(
     answers = rows.columns(Assessment, "j")
     assessment = answers.load(found[0], at) if found[0][at] is not None else None
     version, holds, done, latest = found[0][at + answers.width :]
-    held = held or holds
-    held = held or holds_control(
+    held = bool(held or holds) or holds_control(
         study=study, annotator=annotator, work="assessment", unit_id=unit_id
     )
     if not held and assessment is None:
@@ -565,37 +427,6 @@ def gold_check_item(
     """One adversarial text as this annotator labels it; 404 unless they hold it or labelled
     it. The task, the source and the search's criterion are shown; the judges' scores and the
     search's direction are not."""
-    if rows.fast():
-        return _gold_check_item_fast(study, annotator, perturbation_id, held)
-    mine = {"study": study, "perturbation_id": perturbation_id, "annotator": annotator}
-    held = held or GoldCheckSlot.objects.filter(**mine, done_at__isnull=True).exists()
-    gold_check = GoldCheck.answers.filter(**mine).first()
-    if not held and gold_check is None:
-        raise Http404("This text is not assigned to you.")
-    perturbation = Perturbation.objects.select_related("item__task", "item__dataset__task").get(
-        pk=perturbation_id
-    )
-    task = perturbation.item.task or perturbation.item.dataset.task
-    mine_all = GoldCheck.answers.filter(study=study, annotator=annotator)
-    return GoldCheckItem(
-        perturbation=perturbation,
-        task_name=task.name if task else "",
-        task_description=task.description if task else "",
-        text_name=text_name(perturbation.item),
-        criterion_text=str((perturbation.parameters or {}).get("criterion_text") or ""),
-        gold_check=gold_check,
-        held=held,
-        previous=_previous(mine_all, gold_check),
-        progress=annotator_progress(study, annotator),
-        based_on=judgement_version(gold_check),
-    )
-
-
-def _gold_check_item_fast(
-    study: Study, annotator, perturbation_id: int, held: bool | None
-) -> GoldCheckItem:
-    """`gold_check_item` in a statement written once (selectors/shown.py): the text,
-    the label and its version, whether it is held, their count and their last label's text."""
     params = {"study": study.pk, "person": annotator.pk, "perturbation": perturbation_id}
     found = rows.fetch(shown.gold_check_item_sql(), params)
     if not found:
@@ -610,7 +441,7 @@ def gold_check_page_item(study: Study, annotator, row: Any, held: bool | None) -
     answers = rows.columns(GoldCheck, "j")
     gold_check = answers.load(row, at) if row[at] is not None else None
     version, holds, done, latest = row[at + answers.width :]
-    held = held or holds
+    held = bool(held or holds)
     if not held and gold_check is None:
         raise Http404("This text is not assigned to you.")
     item = _gold_check_shown(study, annotator, perturbation, names, version)

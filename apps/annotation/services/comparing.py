@@ -66,19 +66,14 @@ class ComparisonWork(Work):
     ) -> Any | None:
         if study.archived:
             return None
-        if rows.fast():  # the slot and what the API shows of it, in one statement
-            found = rows.fetch(comparison_next_sql(), {"study": study.pk, "person": person.pk})
-            if not found:
-                return None
-            columns = rows.columns(ComparisonSlot, "s")
-            slot = columns.load(found[0])
-            slot.shown = found[0][columns.width :]
-            return slot
-        return (
-            ComparisonSlot.objects.filter(study=study, annotator=person, done_at__isnull=True)
-            .order_by("skipped", "position", "criterion_id")
-            .first()
-        )
+        # The slot and what the API shows of it, in one statement.
+        found = rows.fetch(comparison_next_sql(), {"study": study.pk, "person": person.pk})
+        if not found:
+            return None
+        columns = rows.columns(ComparisonSlot, "s")
+        slot = columns.load(found[0])
+        slot.shown = found[0][columns.width :]
+        return slot
 
     def waiting(self, *, study: Study, person, now: datetime) -> bool:
         return ComparisonSlot.objects.filter(

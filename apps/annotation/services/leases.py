@@ -228,12 +228,8 @@ class PooledWork(Work):
         if closed is not None and closed[0] is not None:
             return  # closed now or before, by the save's first read (`closing`)
         now = timezone.now()
-        if (
-            closed is None
-            and rows.fast()
-            and rows.fetch(
-                _close_sql(self.slot_model, tuple(unit)), [now, study.pk, person.pk, *unit.values()]
-            )
+        if closed is None and rows.fetch(
+            _close_sql(self.slot_model, tuple(unit)), [now, study.pk, person.pk, *unit.values()]
         ):
             return  # the usual case, in a statement written once
         slots = self.slot_model._default_manager.filter(study=study, **unit)

@@ -208,17 +208,8 @@ def comparable_refresh_one(
     perturbation's verdicts, when the caller counted them already. `slots`: when it changed,
     the perturbation's comparison slots follow (`comparison_slots_sync`); on PostgreSQL in the
     same statement as the row (the third verdict on a text, a third of a study's vettings)."""
-    if counts is not None:
-        pass
-    elif plain.fast():  # after every vetting: statements written once (selectors/rows.py)
+    if counts is None:  # after every vetting: statements written once (selectors/rows.py)
         counts = dict(plain.fetch(_CONSENSUS, [study.pk, row.perturbation_id]))
-    else:
-        counts = dict(
-            Vetting.objects.filter(study=study, perturbation_id=row.perturbation_id)
-            .values_list("verdict")
-            .annotate(n=Count("id"))
-            .order_by()
-        )
     verdict = vetting_consensus(counts, study.vetting_overlap)
     comparable = verdict in ACCEPTED_VERDICTS or not study.comparisons_need_vetting
     if (verdict, comparable) == (row.verdict, row.comparable):

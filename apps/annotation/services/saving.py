@@ -65,7 +65,7 @@ def _seen(
     key: uuid.UUID, user, judgement: str, answer: Mapping[str, Any], known: bool = False
 ) -> JudgementChange | None:
     """The change that used `key`, if any (`known`: it was found already)."""
-    if not known and rows.fast() and not rows.fetch(_SEEN, [key]):
+    if not known and not rows.fetch(_SEEN, [key]):
         return None  # the usual case, in a statement written once
     change = JudgementChange.objects.filter(idempotency_key=key).first()
     if change is None:
@@ -99,19 +99,13 @@ def locked_or_created(
     row = locked
     if row is None and not looked_up:
         row = every.select_for_update().filter(**lookup).first()
-    if row is None and rows.fast():
+    if row is None:
         # One statement, no savepoint: a row a concurrent request created meanwhile is left
         # alone by the insert, then updated below.
         new = model(**lookup, **values)
         if rows.insert(new, unless_conflict=True):
             return new, None
         row = every.select_for_update().get(**lookup)
-    elif row is None:
-        try:
-            with transaction.atomic():
-                return every.create(**lookup, **values), None
-        except IntegrityError:  # created meanwhile by a concurrent request: update that one
-            row = every.select_for_update().get(**lookup)
     before = snapshot(row, fields)
     for name, value in values.items():
         setattr(row, name, value)
