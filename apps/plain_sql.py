@@ -15,6 +15,8 @@ Below every app (imports Django only), so that any layer may use it.
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -30,27 +32,76 @@ def fast() -> bool:
     return connection.vendor == "postgresql"
 
 
+#: Ends a subquery that PostgreSQL must plan on its own, not merge into the outer query (an
+#: optimisation fence); SQLite takes no OFFSET without a LIMIT and needs none.
+FENCE = " OFFSET 0" if connection.vendor == "postgresql" else ""
+
+
+def chained() -> bool:
+    """Whether one statement may chain writes (`WITH ... UPDATE ... RETURNING`, read by the
+    statement's other parts): PostgreSQL. SQLite runs the same parts one by one."""
+    return fast()
+
+
 def fetch(sql: str, params: Sequence[Any] | dict[str, Any]) -> list[tuple[Any, ...]]:
     """The rows of a statement that returns rows (SELECT, or RETURNING)."""
     with cursor() as opened:
-        opened.execute(sql, _adapted(params))
+        opened.execute(*_portable(sql, params))
         return opened.fetchall()
 
 
 def execute(sql: str, params: Sequence[Any] | dict[str, Any]) -> None:
     with cursor() as opened:
-        opened.execute(sql, _adapted(params))
+        opened.execute(*_portable(sql, params))
 
 
-def _adapted(params: Sequence[Any] | dict[str, Any]) -> Sequence[Any] | dict[str, Any]:
-    """Parameters as the ORM would send them: psycopg takes datetimes and UUIDs as they
-    are; SQLite stores them as text (UTC without an offset, hex digits), so they are turned
-    into that text, else a comparison with a stored value would not match."""
+def json_array(*values: str) -> str:
+    """SQL building a JSON array of `values` (SQL expressions); `json_value` reads it."""
+    return f"{'json_build_array' if fast() else 'json_array'}({', '.join(values)})"
+
+
+def json_object_agg(key: str, value: str) -> str:
+    """SQL aggregating `key`: `value` pairs into a JSON object; `json_value` reads it."""
+    return f"{'json_object_agg' if fast() else 'json_group_object'}({key}, {value})"
+
+
+def json_agg(value: str) -> str:
+    """SQL aggregating `value` (a JSON value) into a JSON array, in no set order."""
+    return f"{'json_agg' if fast() else 'json_group_array'}({value})"
+
+
+def json_nested(value: str) -> str:
+    """A JSON value read by a subquery or a CASE, placed inside another: SQLite would take
+    it for a string (the value's JSON type does not cross a subquery), so it reads it again."""
+    return value if fast() else f"json({value})"
+
+
+def json_value(value: Any) -> Any:
+    """A JSON value a statement returned: psycopg decodes it, SQLite gives its text."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _portable(
+    sql: str, params: Sequence[Any] | dict[str, Any]
+) -> tuple[str, Sequence[Any] | dict[str, Any]]:
+    """The statement and parameters as this database takes them. SQLite has no row locks
+    (its write transactions are serialised: `transaction_mode=IMMEDIATE` in settings), so a
+    `FOR UPDATE` clause goes; psycopg takes datetimes and UUIDs as they are, SQLite stores
+    them as text (UTC without an offset, hex digits), so they are turned into that text, as
+    the ORM does, else a comparison with a stored value would not match."""
     if fast():
-        return params
+        return sql, params
     if isinstance(params, dict):
-        return {name: _value(value) for name, value in params.items()}
-    return [_value(value) for value in params]
+        return _unlocked(sql), {name: _value(value) for name, value in params.items()}
+    return _unlocked(sql), [_value(value) for value in params]
+
+
+@cache
+def _unlocked(sql: str) -> str:
+    return _FOR_UPDATE.sub("", sql)
+
+
+_FOR_UPDATE = re.compile(r"\s+FOR UPDATE(?: OF \w+)?(?: SKIP LOCKED)?")
 
 
 def _value(value: Any) -> Any:

@@ -40,7 +40,7 @@ def test_the_one_statement_sync_leaves_what_the_orm_sync_leaves():
         row = StudyPerturbation.objects.get(study=study, perturbation=perturbation)
         with pytest.MonkeyPatch.context() as patch:
             if perturbation == orm_text:
-                patch.setattr(rows, "fast", lambda: False)
+                patch.setattr(rows, "chained", lambda: False)
             return comparable_refresh_one(study=study, row=row, counts=counts, slots=True)
 
     design = list(CriterionAssignment.objects.filter(study=study))

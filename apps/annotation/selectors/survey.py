@@ -109,18 +109,20 @@ def _json_row(model: type[models.Model], alias: str) -> str:
     """A row of `model` as a JSON array of its columns (`rows.Columns` order; a JSON field
     as its text, which the field's conversion reads)."""
     values = [
-        f'{alias}."{field.column}"' + ("::text" if isinstance(field, models.JSONField) else "")
+        f'CAST({alias}."{field.column}" AS TEXT)'
+        if isinstance(field, models.JSONField)
+        else f'{alias}."{field.column}"'
         for field in model._meta.concrete_fields
     ]
-    return f"json_build_array({', '.join(values)})"
+    return rows.json_array(*values)
 
 
 @cache
 def question_sql() -> str:
-    """`survey_question` as one JSON value (a scalar subquery, written once; selectors/rows.py):
-    [the task's metrics, the task, the kind or null, asked, answered elsewhere], null for no
-    such metric. Its parameters: the study, the expert, the kind, the metric. The vote's
-    save reads it in its first statement (services/votes.py)."""
+    """The question a vote names, as one JSON value (a scalar subquery, written once:
+    selectors/rows.py): [the task's metrics (in no order), the task, the kind or null, asked,
+    answered elsewhere], null for no such metric. Its parameters: the study, the expert,
+    the kind, the metric. The vote's save reads it in its first step (services/votes.py)."""
     kinds, metrics, votes = (
         rows.table(PerturbationKind),
         rows.table(Metric),
@@ -128,18 +130,30 @@ def question_sql() -> str:
     )
     asked = _asked_sql("t.id", "k.id", "k.task_id")
     elsewhere = _asked_sql("v.task_id", "v.kind_id", "vk.task_id")
-    return (
-        "(SELECT json_build_array("
-        f'(SELECT json_agg({_json_row(Metric, "m")} ORDER BY m."position", m."slug") '
-        f"FROM {metrics} m WHERE m.task_id = t.id), {_json_row(Task, 't')}, "
-        f"CASE WHEN k.id IS NULL THEN NULL ELSE {_json_row(PerturbationKind, 'k')} END, "
-        f"k.id IS NOT NULL AND {asked}, "
+    metrics_of_task = rows.json_nested(
+        f"(SELECT {rows.json_agg(_json_row(Metric, 'm'))} FROM {metrics} m WHERE m.task_id = t.id)"
+    )
+    kind = rows.json_nested(
+        f"CASE WHEN k.id IS NULL THEN NULL ELSE {_json_row(PerturbationKind, 'k')} END"
+    )
+    answered_elsewhere = (
         f"(SELECT count(*) FROM {votes} v JOIN {kinds} vk ON vk.id = v.kind_id "
         "WHERE v.study_id = q.study AND v.expert_id = q.expert "
         "AND NOT (v.task_id = t.id AND v.kind_id = q.kind) "
-        f"AND EXISTS (SELECT 1 FROM {metrics} vm WHERE vm.task_id = v.task_id) AND {elsewhere})) "
-        "FROM (SELECT %s::bigint AS study, %s::bigint AS expert, %s::bigint AS kind, "
-        f"%s::bigint AS metric) q JOIN {metrics} qm ON qm.id = q.metric "
+        f"AND EXISTS (SELECT 1 FROM {metrics} vm WHERE vm.task_id = v.task_id) AND {elsewhere})"
+    )
+    question = rows.json_array(
+        metrics_of_task,
+        _json_row(Task, "t"),
+        kind,
+        f"k.id IS NOT NULL AND {asked}",
+        answered_elsewhere,
+    )
+    return (
+        f"(SELECT {question} "
+        "FROM (SELECT CAST(%s AS BIGINT) AS study, CAST(%s AS BIGINT) AS expert, "
+        "CAST(%s AS BIGINT) AS kind, "
+        f"CAST(%s AS BIGINT) AS metric) q JOIN {metrics} qm ON qm.id = q.metric "
         f"JOIN {rows.table(Task)} t ON t.id = qm.task_id LEFT JOIN {kinds} k ON k.id = q.kind)"
     )
 
@@ -152,38 +166,10 @@ def question_from(value: list[Any] | None) -> SurveyQuestion | None:
     task = rows.columns(Task, "t").load(task)
     kind = rows.columns(PerturbationKind, "k").load(kind) if kind is not None else None
     loaded = [rows.columns(Metric, "m").load(metric) for metric in metrics]
+    loaded.sort(key=lambda metric: (metric.position, metric.slug))
     for metric in loaded:
         metric.task = task
     return SurveyQuestion(task, kind, loaded, bool(asked), elsewhere)
-
-
-def survey_question(study: Study, *, expert, kind_id: int, metric_id: int) -> SurveyQuestion | None:
-    """The question a vote for `metric_id` on `kind_id` answers (None: no such metric): one
-    statement written once (`question_sql`), the ORM's on SQLite."""
-    if not rows.fast():
-        return _survey_question_orm(study, expert=expert, kind_id=kind_id, metric_id=metric_id)
-    params = [study.pk, expert.pk, kind_id, metric_id]
-    return question_from(rows.fetch(f"SELECT {question_sql()}", params)[0][0])
-
-
-def _survey_question_orm(
-    study: Study, *, expert, kind_id: int, metric_id: int
-) -> SurveyQuestion | None:
-    metric = Metric.objects.select_related("task").filter(pk=metric_id).first()
-    if metric is None:
-        return None
-    pair = (metric.task_id, kind_id)
-    cards = survey_cards(study, expert)
-    chosen = {(card.task.pk, card.kind.pk): card for card in cards}
-    return SurveyQuestion(
-        task=metric.task,
-        kind=PerturbationKind.objects.filter(pk=kind_id).first(),
-        metrics=list(metric.task.metrics.all()),
-        asked=pair in chosen,
-        answered_elsewhere=sum(
-            card.chosen_metric_id is not None for key, card in chosen.items() if key != pair
-        ),
-    )
 
 
 def vote_counts(study: Study) -> dict[tuple[int, int], Counter[int]]:

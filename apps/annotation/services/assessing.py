@@ -76,14 +76,7 @@ class AssessmentWork(PooledWork):
         return _UNIT, [unit["unit_id"]]
 
     def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
-        if held is not None:  # read by `read_sql`
-            low, high = held[:2]
-        else:
-            low, high = (
-                AssessmentUnit.objects.filter(pk=unit["unit_id"])
-                .values_list("criterion__scale_min", "criterion__scale_max")
-                .get()
-            )
+        low, high = held[:2]  # read by `read_sql`
         score = answer["score"]
         if not low <= score <= high:
             raise ValueError(f"score {score} is outside this criterion's scale, {low} to {high}")
@@ -103,9 +96,11 @@ class AssessmentWork(PooledWork):
         return f"{judgement.score} (on {judgement.scale_min}-{judgement.scale_max})"
 
 
+_SCALE = rows.json_array(
+    "c.scale_min", "c.scale_max", "u.item_id", "u.perturbation_id", "u.criterion_id", "c.key"
+)
 _UNIT = (
-    "(SELECT json_build_array(c.scale_min, c.scale_max, u.item_id, u.perturbation_id, "
-    f"u.criterion_id, c.key) FROM {rows.table(AssessmentUnit)} u "
+    f"(SELECT {_SCALE} FROM {rows.table(AssessmentUnit)} u "
     f"JOIN {rows.table(Criterion)} c ON c.id = u.criterion_id WHERE u.id = %s)"
 )
 ASSESSMENT = register(AssessmentWork())

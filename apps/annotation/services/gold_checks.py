@@ -85,12 +85,6 @@ class GoldCheckWork(PooledWork):
             raise ValueError("the label is good (true) or not good (false)")
         return unit
 
-    def lock(self, *, study: Study, unit: Unit, person: Any = None) -> StudyPerturbation:
-        row = adversarial_plan(study).select_for_update().filter(**unit).first()
-        if row is None:
-            raise WorkRefused(_NOT_ADVERSARIAL)
-        return row
-
     def lock_sql(self, *, study: Study, unit: Unit, person: Any) -> tuple[str, list[Any]]:
         return _LOCK, [study.pk, unit["perturbation_id"], KindFamily.ADVERSARIAL]
 

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from apps.annotation.models import (
@@ -75,69 +75,49 @@ class PooledWork(Work):
     def _next(
         self, study: Study, annotator, now: datetime, page: bool = False
     ) -> tuple[Any | None, bool]:
+        """The slot (see `next`), and False when it was taken meanwhile (then again). On
+        PostgreSQL two statements (`_statements`): the membership lock (a statement of its
+        own, so the next one sees what a request of another tab committed meanwhile), then
+        the held slot renewed, or else the first open one claimed (skipped units last), with
+        what the API shows of it (`shown_sql`) or, for a page, the page's item (`page_sql`,
+        as `slot.item`). On SQLite the same parts one by one (`_parts`)."""
         until = now + timedelta(minutes=study.lease_minutes)
-        if rows.fast():
-            return self._next_fast(study, annotator, now, until, page), True
-        # One request per annotator at a time (two tabs): the second then finds the first's.
-        list(StudyMembership.objects.select_for_update().filter(study=study, user=annotator))
-        held = (
-            self.slot_model._default_manager.select_for_update()
-            .filter(study=study, annotator=annotator, done_at__isnull=True)
-            .order_by("position", "slot")
-            .first()
-        )
-        if held is not None:
-            held.leased_until = until
-            held.save(update_fields=["leased_until"])
-            return held, True
-        for with_skipped in (False, True):
-            slot = (
-                self.open_slots(
-                    study=study, annotator=annotator, now=now, with_skipped=with_skipped
-                )
-                .select_for_update(skip_locked=True, of=("self",))
-                .first()
-            )
-            if slot is None:
-                continue
-            if not _claim(slot, annotator, now, until):
-                return None, False  # taken between the select and the claim (SQLite): again
-            if with_skipped:
-                self.skip_model._default_manager.filter(
-                    study=study, annotator=annotator, **self._unit_of(slot)
-                ).delete()
-            return slot, True
-        return None, True
-
-    def _next_fast(
-        self, study: Study, annotator, now: datetime, until: datetime, page: bool = False
-    ) -> Any | None:
-        """`_next` on PostgreSQL in two statements written once (selectors/rows.py): the
-        membership lock (a statement of its own, so the next one sees what a request of
-        another tab committed meanwhile), then the held slot renewed, or else the first open
-        one claimed (skipped units last), in one, with what the API shows of it (`shown_sql`)
-        or, for a page, the page's item (`page_sql`, as `slot.item`)."""
-        page = page and self.page_sql() is not None
-        lock, claim = _statements(self, page)
         params = {"study": study.pk, "person": annotator.pk, "now": now, "until": until}
-        rows.fetch(lock, params)
-        found = rows.fetch(claim, params)
-        if not found:
-            return None
         columns = rows.columns(self.slot_model, "x")
+        page = page and self.page_sql() is not None
+        if rows.chained():
+            lock, claim = _statements(self, page)
+            rows.fetch(lock, params)
+            found, settled = rows.fetch(claim, params), True
+        else:
+            found, settled = self._claimed_apart(params)
+        if not found:
+            return None, settled
         slot = columns.load(found[0])
         if found[0][columns.width]:  # a unit they had put back: no longer skipped
             self.skip_model._default_manager.filter(
                 study=study, annotator=annotator, **self._unit_of(slot)
             ).delete()
         rest = found[0][columns.width + 1 :]
-        if page:
-            slot.shown = None
-            if rest[0] is not None:
-                slot.item = self.page_item(study=study, person=annotator, row=rest)
-        else:
-            slot.shown = rest if self.shown_sql() else None
-        return slot
+        slot.shown = rest if rest and not page and self.shown_sql() else None
+        if page and rest and rest[0] is not None:
+            slot.item = self.page_item(study=study, person=annotator, row=rest)
+        return slot, True
+
+    def _claimed_apart(self, params: dict[str, Any]) -> tuple[list[tuple[Any, ...]], bool]:
+        """The hand-out's parts one by one (SQLite, whose write transactions are serialised):
+        the held slot renewed, else the first open one claimed; False when it was taken
+        between the two statements."""
+        held, renew, picks, claim = _parts(self)
+        found = rows.fetch(held, params)
+        if found:
+            return [(*row, False) for row in rows.fetch(renew, {**params, "id": found[0][0]})], True
+        for skipped, pick in ((False, picks[0]), (True, picks[1])):
+            found = rows.fetch(pick, params)
+            if found:
+                claimed = rows.fetch(claim, {**params, "id": found[0][0]})
+                return [(*row, skipped) for row in claimed], bool(claimed)
+        return [], True
 
     def shown_sql(self) -> tuple[str, str] | None:
         """What the API shows of a unit, read in the statement that hands it out: a select
@@ -159,32 +139,14 @@ class PooledWork(Work):
         field = f"{self.slot_model.unit_field}_id"
         return {field: getattr(slot, field)}
 
-    def open_slots(
-        self, *, study: Study, annotator, now: datetime, with_skipped: bool = False
-    ) -> QuerySet[Any]:
-        """Slots this annotator could take, in work order."""
-        field = self.slot_model.unit_field
-        same_unit = {"study": study, field: OuterRef(field), "annotator": annotator}
-        # Not a unit they met as a control item (served, or answered).
-        control = {"study": study, f"control__{field}": OuterRef(field), "annotator": annotator}
-        slots = (
-            self.slot_model._default_manager.filter(study=study, done_at__isnull=True)
-            .filter(Q(annotator__isnull=True) | Q(leased_until__lt=now))
-            .exclude(Exists(self.slot_model._default_manager.filter(**same_unit)))
-            .exclude(Exists(self.model.answers.filter(**same_unit)))
-            .exclude(Exists(ControlServe.objects.filter(**control)))
-        )
-        if not with_skipped:
-            slots = slots.exclude(Exists(self.skip_model._default_manager.filter(**same_unit)))
-        return slots.order_by("position", "slot")
-
     def holds(self, *, study: Study, person) -> bool:
         return self.slot_model._default_manager.filter(
             study=study, annotator=person, done_at__isnull=True
         ).exists()
 
     def waiting(self, *, study: Study, person, now: datetime) -> bool:
-        return self.open_slots(study=study, annotator=person, now=now, with_skipped=True).exists()
+        params = {"study": study.pk, "person": person.pk, "now": now}
+        return bool(rows.fetch(_parts(self)[2][2], params))
 
     def slots_of(self, *, study: Study, person) -> QuerySet[Any]:
         return self.slot_model._default_manager.filter(study=study, annotator=person)
@@ -314,64 +276,86 @@ class PooledWork(Work):
 
 
 @functools.cache
-def _statements(work: PooledWork, page: bool = False) -> tuple[str, str]:
-    """The membership lock, and the held-or-claim statement of a type of pooled work (its
-    conditions are `open_slots`'s, under the same partial index of open slots), reading
-    what the API shows of the unit or (`page`) the page's item."""
+def _parts(work: PooledWork) -> tuple[str, str, tuple[str, str, str], str]:
+    """The statements of a hand-out of pooled work, written once: the person's held slot;
+    it renewed (`%(id)s`); the first open slot they may take (skipped units excluded, then
+    included, then included and not locked: "is any left?"); it claimed (`%(id)s`, if it is
+    still open). `_statements` joins them into one on PostgreSQL."""
     slots, unit = rows.table(work.slot_model), f'"{work.slot_model.unit_field}_id"'
     answers = rows.table(work.model)
     person = f'"{work.model.person_field}_id"'
     skips, serves = rows.table(work.skip_model), rows.table(ControlServe)
     controls = rows.table(ControlItem)
     returned = rows.columns(work.slot_model, "x").sql.replace('x."', '"')
-    lock = (
-        f"SELECT 1 FROM {rows.table(StudyMembership)} "
-        "WHERE study_id = %(study)s AND user_id = %(person)s FOR UPDATE"
-    )
+    # Each NOT EXISTS is fenced (OFFSET 0): PostgreSQL then probes the unique index once per
+    # candidate slot, instead of turning it into an anti-join that reads every slot and
+    # answer the person ever had (a cost growing with their history; and with the
+    # statistics of a fresh plan, which say no slot has an annotator, the planner picked
+    # that). docs/annotation.md, "Speed".
+    fence = rows.FENCE
 
-    def pick(with_skipped: bool) -> str:
-        # Each NOT EXISTS ends in OFFSET 0: PostgreSQL then probes the unique index once per
-        # candidate slot, instead of turning it into an anti-join that reads every slot and
-        # answer the person ever had (a cost growing with their history; and with the
-        # statistics of a fresh plan, which say no slot has an annotator, the planner picked
-        # that). docs/annotation.md, "Speed".
+    def pick(with_skipped: bool, lock: bool = True) -> str:
         skipped = (
             ""
             if with_skipped
             else f"AND NOT EXISTS (SELECT 1 FROM {skips} k WHERE k.study_id = %(study)s "
-            f"AND k.{unit} = o.{unit} AND k.annotator_id = %(person)s OFFSET 0) "
+            f"AND k.{unit} = o.{unit} AND k.annotator_id = %(person)s{fence}) "
         )
         return (
             f"SELECT o.id FROM {slots} o WHERE o.study_id = %(study)s AND o.done_at IS NULL "
             "AND (o.annotator_id IS NULL OR o.leased_until < %(now)s) "
             f"AND NOT EXISTS (SELECT 1 FROM {slots} m WHERE m.study_id = %(study)s "
-            f"AND m.{unit} = o.{unit} AND m.annotator_id = %(person)s OFFSET 0) "
+            f"AND m.{unit} = o.{unit} AND m.annotator_id = %(person)s{fence}) "
             f"AND NOT EXISTS (SELECT 1 FROM {answers} j WHERE j.study_id = %(study)s "
-            f"AND j.{unit} = o.{unit} AND j.{person} = %(person)s OFFSET 0) "
+            f"AND j.{unit} = o.{unit} AND j.{person} = %(person)s{fence}) "
             f"AND NOT EXISTS (SELECT 1 FROM {serves} c JOIN {controls} ci "
             "ON ci.id = c.control_id WHERE c.study_id = %(study)s "
-            f"AND c.annotator_id = %(person)s AND ci.{unit} = o.{unit} OFFSET 0) "
-            f"{skipped}ORDER BY o.position, o.slot LIMIT 1 FOR UPDATE OF o SKIP LOCKED"
+            f"AND c.annotator_id = %(person)s AND ci.{unit} = o.{unit}{fence}) "
+            f"{skipped}ORDER BY o.position, o.slot LIMIT 1"
+            + (" FOR UPDATE OF o SKIP LOCKED" if lock else "")
         )
 
     # The held slot: the first in the partial index of held slots (annotator, study,
     # position, slot), which gives the order, so the planner takes it at any statistics; not
     # the study's queue walked in order for the first slot that is theirs (29 ms when they
     # held none), nor every slot they ever had. docs/annotation.md, "Speed".
+    held = (
+        f"SELECT id FROM {slots} WHERE study_id = %(study)s AND annotator_id = %(person)s "
+        "AND done_at IS NULL ORDER BY position, slot LIMIT 1 FOR UPDATE"
+    )
+    renew = f"UPDATE {slots} SET leased_until = %(until)s WHERE id = %(id)s RETURNING {returned}"
     claim = (
-        f"WITH held AS (SELECT id FROM {slots} WHERE study_id = %(study)s "
-        "AND annotator_id = %(person)s AND done_at IS NULL ORDER BY position, slot "
-        "LIMIT 1 FOR UPDATE), "
-        f"renewed AS (UPDATE {slots} SET leased_until = %(until)s "
-        f"WHERE id IN (SELECT id FROM held) RETURNING {returned}, false AS skipped), "
-        f"first AS ({pick(False)}), "
-        f"again AS ({pick(True)}), "
+        f"UPDATE {slots} SET annotator_id = %(person)s, leased_until = %(until)s, "
+        "lapsed_annotator_id = COALESCE(annotator_id, lapsed_annotator_id) "
+        "WHERE id = %(id)s AND done_at IS NULL "
+        f"AND (annotator_id IS NULL OR leased_until < %(now)s) RETURNING {returned}"
+    )
+    return held, renew, (pick(False), pick(True), pick(True, lock=False)), claim
+
+
+@functools.cache
+def _statements(work: PooledWork, page: bool = False) -> tuple[str, str]:
+    """The membership lock, and `_parts` as one statement: the held slot renewed, or else
+    the first open one claimed, reading what the API shows of the unit or (`page`) the
+    page's item (PostgreSQL)."""
+    held, renew, (first, again, _), claim = _parts(work)
+    lock = (
+        f"SELECT 1 FROM {rows.table(StudyMembership)} "
+        "WHERE study_id = %(study)s AND user_id = %(person)s FOR UPDATE"
+    )
+    renewed = renew.replace("id = %(id)s", "id IN (SELECT id FROM held)")
+    claimed, returned = claim.replace("id = %(id)s", "id IN (SELECT id FROM chosen)").split(
+        " RETURNING "
+    )
+    statement = (
+        f"WITH held AS ({held}), "
+        f"renewed AS ({renewed}, false AS skipped), "
+        f"first AS ({first}), "
+        f"again AS ({again}), "
         "chosen AS (SELECT id, false AS skipped FROM first UNION ALL "
         "SELECT id, true FROM again WHERE NOT EXISTS (SELECT 1 FROM first)), "
-        f"claimed AS (UPDATE {slots} s SET annotator_id = %(person)s, leased_until = %(until)s, "
-        "lapsed_annotator_id = COALESCE(s.annotator_id, s.lapsed_annotator_id) "
-        "FROM chosen WHERE s.id = chosen.id AND NOT EXISTS (SELECT 1 FROM held) "
-        f"RETURNING {rows.columns(work.slot_model, 's').sql}, chosen.skipped), "
+        f"claimed AS ({claimed} AND NOT EXISTS (SELECT 1 FROM held) "
+        f"RETURNING {returned}, (SELECT skipped FROM chosen)), "
         "got AS (SELECT * FROM renewed UNION ALL SELECT * FROM claimed) "
     )
     shown = work.shown_sql()
@@ -382,13 +366,15 @@ def _statements(work: PooledWork, page: bool = False) -> tuple[str, str]:
         # again whenever psycopg drops its prepared statements, after any rollback).
         field = work.slot_model.unit_field
         item = item.replace(f"%({field})s", f"got.{field}_id")
-        claim += f"SELECT got.*, item.* FROM got LEFT JOIN LATERAL ({item} OFFSET 0) item ON true"
+        statement += (
+            f"SELECT got.*, item.* FROM got LEFT JOIN LATERAL ({item} OFFSET 0) item ON true"
+        )
     elif shown is None:
-        claim += "SELECT * FROM got"
+        statement += "SELECT * FROM got"
     else:
         select, tables = shown
-        claim += f"SELECT got.*, {select} FROM got, {tables}"
-    return lock, claim
+        statement += f"SELECT got.*, {select} FROM got, {tables}"
+    return lock, statement
 
 
 @functools.cache

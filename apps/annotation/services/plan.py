@@ -215,17 +215,12 @@ def comparable_refresh_one(
     if (verdict, comparable) == (row.verdict, row.comparable):
         return False
     row.verdict, row.comparable = verdict, comparable
-    if plain.fast():
-        values = {"verdict": verdict, "comparable": comparable, "row": row.pk}
-        if slots:
-            plain.execute(
-                _refreshed_with_slots(),
-                {**values, "study": study.pk, "perturbation": row.perturbation_id},
-            )
-            return True
-        plain.execute(_REFRESHED, values)
-    else:
-        row.save(update_fields=["verdict", "comparable"])
+    values = {"verdict": verdict, "comparable": comparable, "row": row.pk}
+    if slots and plain.chained():  # the row and the text's slots in one statement
+        where = {"study": study.pk, "perturbation": row.perturbation_id}
+        plain.execute(_refreshed_with_slots(), {**values, **where})
+        return True
+    plain.execute(_REFRESHED, values)
     if slots:
         comparison_slots_sync(study=study, perturbation_ids=[row.perturbation_id])
     return True

@@ -26,7 +26,7 @@ class Repeated(Exception):
     """Raised inside `save` when its own read found the key already used (see `submit_once`)."""
 
 
-_SEEN = f"SELECT 1 FROM {rows.table(JudgementChange)} WHERE idempotency_key = %s"
+KEY_SEEN = f"SELECT 1 FROM {rows.table(JudgementChange)} WHERE idempotency_key = %s"
 
 
 def submit_once(
@@ -65,7 +65,7 @@ def _seen(
     key: uuid.UUID, user, judgement: str, answer: Mapping[str, Any], known: bool = False
 ) -> JudgementChange | None:
     """The change that used `key`, if any (`known`: it was found already)."""
-    if not known and not rows.fetch(_SEEN, [key]):
+    if not known and not rows.fetch(KEY_SEEN, [key]):
         return None  # the usual case, in a statement written once
     change = JudgementChange.objects.filter(idempotency_key=key).first()
     if change is None:

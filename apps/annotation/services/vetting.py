@@ -45,7 +45,7 @@ _NOT_IN_STUDY = "This perturbation is not part of the study."
 
 
 _COUNTED = (
-    "(SELECT COALESCE(json_object_agg(c.verdict, c.n), '{}') FROM "
+    f"(SELECT COALESCE({rows.json_object_agg('c.verdict', 'c.n')}, '{{}}') FROM "
     "(SELECT verdict, count(*) AS n FROM "
     f"{rows.table(Vetting)} WHERE study_id = %s AND perturbation_id = %s "
     "AND control_id IS NULL GROUP BY verdict) c)"
@@ -88,14 +88,8 @@ class VettingWork(PooledWork):
             raise ValueError(f"unknown verdict {answer['verdict']!r}")
         return unit
 
-    def lock(self, *, study: Study, unit: Unit, person: Any = None) -> StudyPerturbation:
-        # Vettings of one perturbation queue up on its plan row, so the consensus computed
-        # after the save always counts every committed vetting.
-        row = StudyPerturbation.objects.select_for_update().filter(study=study, **unit).first()
-        if row is None:
-            raise WorkRefused(_NOT_IN_STUDY)
-        return row
-
+    # Vettings of one perturbation queue up on its plan row, so the consensus computed after
+    # the save always counts every committed vetting.
     def lock_sql(self, *, study: Study, unit: Unit, person: Any) -> tuple[str, list[Any]]:
         return _LOCK, [person.pk, study.pk, unit["perturbation_id"]]
 
@@ -129,7 +123,7 @@ class VettingWork(PooledWork):
     def after_save(self, *, study: Study, judgement: Any, held: Any, counted: Any = None) -> None:
         counts = None
         if counted is not None:  # the others' verdicts, and this new one
-            counts = dict(counted)
+            counts = dict(counted)  # decoded by the insert (rows.insert_pair)
             counts[judgement.verdict] = counts.get(judgement.verdict, 0) + 1
         comparable_refresh_one(study=study, row=held, counts=counts, slots=True)
 

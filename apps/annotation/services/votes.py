@@ -18,7 +18,6 @@ from apps.annotation.selectors.survey import (
     SurveyQuestion,
     question_from,
     question_sql,
-    survey_question,
 )
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.work import Saved, SqlValue, Unit, Work, register
@@ -45,35 +44,20 @@ class SurveyWork(Work):
         based_on: int | None = None,
     ) -> Saved[Any]:
         """The shared submit, on the vote's question: (the metric's task, the kind), refused
-        unless the survey asks it. The question is read once (with what the page shows of
-        it: on PostgreSQL by the save's first statement, `read_sql`) and the saved vote
-        carries it (`question_of`)."""
+        unless the survey asks it. The question is read once, with what the page shows of
+        it, by the save's first step (`read_sql`), and the saved vote carries it
+        (`question_of`)."""
         kind_id, metric_id = unit["kind_id"], answer["metric"]
-        if rows.fast():
-            # The vote is found by the metric's task, read with the question (`read_back`).
-            task = _MetricTask(_TASK_OF_METRIC, (metric_id,), metric_id, person.pk)
-            unit = {"task_id": task, "kind_id": kind_id}
-            return super().submit(
-                study=study,
-                person=person,
-                unit=unit,
-                answer=answer,
-                idempotency_key=idempotency_key,
-                based_on=based_on,
-            )
-        question = survey_question(study, expert=person, kind_id=kind_id, metric_id=metric_id)
-        _refuse_unless_asked(question)
-        assert question is not None
-        saved = super().submit(
+        # The vote is found by the metric's task, read with the question (`read_back`).
+        task = _MetricTask(_TASK_OF_METRIC, (metric_id,), metric_id, person.pk)
+        return super().submit(
             study=study,
             person=person,
-            unit=question.unit,
+            unit={"task_id": task, "kind_id": kind_id},
             answer=answer,
             idempotency_key=idempotency_key,
             based_on=based_on,
         )
-        _attach(saved.judgement, question)
-        return saved
 
     def read_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]] | None:
         task = unit["task_id"]

@@ -36,6 +36,7 @@ from apps.annotation.selectors import rows
 from apps.annotation.selectors.shown import QUEUE_SHOWN_UP_TO
 from apps.annotation.services.errors import StaleJudgement, WorkRefused
 from apps.annotation.services.saving import (
+    KEY_SEEN,
     Repeated,
     created_with_change,
     locked_or_created,
@@ -66,6 +67,18 @@ class Saved(Generic[J]):
 
     judgement: J
     new: bool
+
+
+@dataclass(frozen=True)
+class Locked:
+    """What the save's first step found: the unit (its `SqlValue` fields given their
+    values), the person's earlier answer, their slot marked done ((slot or None), or None
+    when `close` does it) and what `values` gets as `held`."""
+
+    unit: Unit
+    earlier: Any | None
+    closed: tuple[Any | None] | None
+    held: Any
 
 
 @dataclass(frozen=True)
@@ -212,93 +225,31 @@ class Work:
         """Save (or change) this person's answer on the unit; a repeated key saves nothing
         again, a key reused for another answer is refused (KeyReused), and a `based_on`
         version that is no longer the answer's (another tab saved since) is refused
-        (StaleJudgement). Nothing is saved on any refusal."""
+        (StaleJudgement). Nothing is saved on any refusal. Check, lock, write, after."""
         unit = self.checked(study=study, unit=unit, answer=answer)
-        model = self.model
-        lookup = {"study": study, model.person_field: person, **unit}
         # A control item (services/controls.py) is answered like any unit, but the answer is
         # not data: no slot, no consensus, `control` set.
         served = served_control(self, study=study, person=person, unit=unit)
 
         def save() -> JudgementChange:
-            nonlocal unit, lookup
-            # The lock is taken by the first statement where the type writes it (PostgreSQL).
-            fast_lock = not served and rows.fast()
-            lock = self.lock_sql(study=study, unit=unit, person=person) if fast_lock else None
-            held = None if served or lock else self.lock(study=study, unit=unit, person=person)
-            # A control item's answer closes no slot; else the slot closes in the same
-            # statement (rolled back with the rest if the save is refused below).
-            closing = None if served else self.closing()
-            read = self.read_sql(study=study, unit=unit) if rows.fast() else None
-            earlier, closed, value = answer_locked(
-                model,
-                study=study,
-                person=person,
-                unit=unit,
-                key=idempotency_key,
-                close=closing,
-                read=read,
-                lock=lock,
+            locked = self._locked(
+                study=study, person=person, unit=unit, key=idempotency_key, served=served
             )
-            if lock is not None:
-                held = self.locked(value)
-            elif read is not None:
-                unit, held = self.read_back(unit=unit, value=value)
-                lookup = {**lookup, **unit}
-            if based_on is not None and judgement_version(earlier) != based_on:
-                raise StaleJudgement(self.stale_message(earlier))
-            slot = None
-            if served is None:
-                revisit = earlier is not None
-                slot = self.close(
-                    study=study, person=person, unit=unit, revisit=revisit, closed=closed
-                )
-            values = self.values(
+            if based_on is not None and judgement_version(locked.earlier) != based_on:
+                raise StaleJudgement(self.stale_message(locked.earlier))
+            change, counted = self._written(
                 study=study,
                 person=person,
-                unit=unit,
+                locked=locked,
                 answer=answer,
-                earlier=earlier,
-                slot=slot,
-                held=held,
+                key=idempotency_key,
+                based_on=based_on,
+                served=served,
             )
-            if served is not None:
-                values["control"] = served.control
-            change, counted = None, None
-            if earlier is None and rows.fast():  # the usual case: both rows in one statement
-                created = created_with_change(
-                    model,
-                    values={**lookup, **values},
-                    fields=model.answer_fields,
-                    user=person,
-                    key=idempotency_key,
-                    extra=None if served else self.counted_sql(study=study, unit=unit),
-                )
-                if created is not None:
-                    change, counted = created
-            if change is None and earlier is None and rows.fast() and based_on is not None:
-                # Created meanwhile (another tab), after this request read no answer.
-                raise StaleJudgement(self.stale_message(model.answers.filter(**lookup).first()))
-            if change is None:
-                judgement, before = locked_or_created(
-                    model,
-                    lookup=lookup,
-                    values=values,
-                    fields=model.answer_fields,
-                    locked=earlier,
-                    looked_up=earlier is not None or not rows.fast(),
-                )
-                after = snapshot(judgement, model.answer_fields)
-                change = JudgementChange.of(
-                    judgement, user=person, key=idempotency_key, before=before, after=after
-                )
-                if rows.fast():
-                    rows.insert(change)  # a repeated key still raises (IntegrityError)
-                else:
-                    change.save(force_insert=True)
-            judgement = change.target
             if served is None:
-                self.after_save(study=study, judgement=judgement, held=held, counted=counted)
+                self.after_save(
+                    study=study, judgement=change.target, held=locked.held, counted=counted
+                )
             else:
                 ControlServe.objects.filter(pk=served.pk, answered_at__isnull=True).update(
                     answered_at=timezone.now()
@@ -308,37 +259,116 @@ class Work:
         change, new = submit_once(
             key=idempotency_key,
             user=person,
-            judgement=model.judgement_kind,
+            judgement=self.model.judgement_kind,
             answer={name: answer[name] for name in self.answer_keys},
             save=save,
-            asked_in_save=rows.fast(),
+            asked_in_save=True,
         )
         return Saved(change.target, new)
+
+    def _locked(
+        self, *, study: Study, person, unit: Unit, key: uuid.UUID, served: ControlServe | None
+    ) -> Locked:
+        """The save's first step (`answer_locked`): the unit's lock (`lock_sql`), the key's
+        check, the slot closed (a control item's answer closes none), the earlier answer
+        locked, and what `values` reads (`read_sql`)."""
+        lock = None if served else self.lock_sql(study=study, unit=unit, person=person)
+        read = self.read_sql(study=study, unit=unit)
+        earlier, closed, value = answer_locked(
+            self.model,
+            study=study,
+            person=person,
+            unit=unit,
+            key=key,
+            close=None if served else self.closing(),
+            read=read,
+            lock=lock,
+        )
+        held = None
+        if lock is not None:
+            held = self.locked(value)
+        elif read is not None:
+            unit, held = self.read_back(unit=unit, value=value)
+        return Locked(unit, earlier, closed, held)
+
+    def _written(
+        self,
+        *,
+        study: Study,
+        person,
+        locked: Locked,
+        answer: Mapping[str, Any],
+        key: uuid.UUID,
+        based_on: int | None,
+        served: ControlServe | None,
+    ) -> tuple[JudgementChange, Any]:
+        """The answer and the change recording it; and `counted_sql`'s value (a new answer)."""
+        model, unit, earlier = self.model, locked.unit, locked.earlier
+        lookup = {"study": study, model.person_field: person, **unit}
+        slot = None
+        if served is None:
+            revisit = earlier is not None
+            slot = self.close(
+                study=study, person=person, unit=unit, revisit=revisit, closed=locked.closed
+            )
+        values = self.values(
+            study=study,
+            person=person,
+            unit=unit,
+            answer=answer,
+            earlier=earlier,
+            slot=slot,
+            held=locked.held,
+        )
+        if served is not None:
+            values["control"] = served.control
+        if earlier is None:  # the usual case: both rows in one statement
+            created = created_with_change(
+                model,
+                values={**lookup, **values},
+                fields=model.answer_fields,
+                user=person,
+                key=key,
+                extra=None if served else self.counted_sql(study=study, unit=unit),
+            )
+            if created is not None:
+                return created
+            if based_on is not None:
+                # Created meanwhile (another tab), after this request read no answer.
+                raise StaleJudgement(self.stale_message(model.answers.filter(**lookup).first()))
+        judgement, before = locked_or_created(
+            model,
+            lookup=lookup,
+            values=values,
+            fields=model.answer_fields,
+            locked=earlier,
+            looked_up=earlier is not None,
+        )
+        after = snapshot(judgement, model.answer_fields)
+        change = JudgementChange.of(judgement, user=person, key=key, before=before, after=after)
+        rows.insert(change)  # a repeated key still raises (IntegrityError)
+        return change, None
 
     def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
         """Refuse a malformed answer (ValueError) or a unit outside the study (WorkRefused),
         before anything is written; return the full unit."""
         return unit
 
-    def lock(self, *, study: Study, unit: Unit, person: Any = None) -> Any:
-        """Lock what saves of this unit must queue on (inside the save's transaction); what
-        it returns is `values`'s `held` (the row may carry what `values` needs of `person`)."""
-        return None
-
     def lock_sql(self, *, study: Study, unit: Unit, person: Any) -> tuple[str, list[Any]] | None:
-        """`lock` as a `SELECT ... FOR UPDATE` of one row (and its parameters), taken by the
-        save's first statement before it closes the slot or locks the answer (PostgreSQL);
-        its row, or None, goes to `locked`. None: `lock` is called."""
+        """What saves of this unit must queue on, as a `SELECT ... FOR UPDATE` of one row
+        (and its parameters), taken first by the save (`answer_locked`); its row, or None,
+        goes to `locked`. None: nothing to lock."""
         return None
 
     def locked(self, row: tuple[Any, ...] | None) -> Any:
-        """`lock`'s value (`held`) from the row `lock_sql` read, or its refusal (no row)."""
+        """`values`'s `held` from the row `lock_sql` read (it may carry what `values` needs
+        of the person), or the save's refusal (no row)."""
         return row
 
     def read_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]] | None:
         """What `values` needs of the unit, as a scalar subquery (and its parameters) read by
-        the save's first statement (PostgreSQL), its value given to `values` as `held` (for
-        a type whose `lock` holds nothing); None: `values` reads it."""
+        the save's first step, its value given to `values` as `held` (for a type with no
+        `lock_sql`); None: nothing to read."""
         return None
 
     def read_back(self, *, unit: Unit, value: Any) -> tuple[Unit, Any]:
@@ -347,8 +377,8 @@ class Work:
         return unit, value
 
     def closing(self) -> type[models.Model] | None:
-        """The slot model whose row of the person and unit the save's first read marks done
-        (PostgreSQL; `close` then gets it as `closed`); None: `close` does it itself."""
+        """The slot model whose row of the person and unit the save's first step marks done
+        (`close` then gets it as `closed`); None: `close` does it itself."""
         return None
 
     def close(
@@ -382,8 +412,8 @@ class Work:
         raise NotImplementedError
 
     def counted_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]] | None:
-        """What `after_save` counts, as a scalar subquery (and its parameters) sent with the
-        insert of a new answer (PostgreSQL): it does not see that answer."""
+        """What `after_save` counts, as a scalar subquery (and its parameters) read with the
+        insert of a new answer: it does not see that answer."""
         return None
 
     def after_save(self, *, study: Study, judgement: Any, held: Any, counted: Any = None) -> None:
@@ -446,6 +476,33 @@ class Work:
 
 
 @functools.cache
+def _answer_parts(
+    model: type[Judgement],
+    unit: tuple[tuple[str, str], ...],
+    slots: type[models.Model] | None,
+    after_lock: str = "",
+) -> tuple[str, str]:
+    """The statements of `answer_locked`: the slot marked done (RETURNING it; "" without
+    `slots`) and the answer locked. `unit`: (column, its value's placeholder or SQL) pairs;
+    `after_lock`: a condition both wait on (the unit's lock, when they run as one)."""
+    person = f"{model.person_field}_id"
+    of_unit = "".join(f' AND "{name}" = {value}' for name, value in unit)
+    closed = ""
+    if slots is not None:
+        returned = rows.columns(slots, "x").sql.replace('x."', '"')
+        closed = (
+            f"UPDATE {rows.table(slots)} SET done_at = COALESCE(done_at, %s) "
+            f'WHERE "study_id" = %s AND "annotator_id" = %s{of_unit}{after_lock} '
+            f"RETURNING {returned}"
+        )
+    mine = (
+        f"SELECT {rows.columns(model, 'j').sql} FROM {rows.table(model)} j "
+        f'WHERE "study_id" = %s AND "{person}" = %s{of_unit}{after_lock} FOR UPDATE'
+    )
+    return closed, mine
+
+
+@functools.cache
 def _answer_sql(
     model: type[Judgement],
     unit: tuple[tuple[str, str], ...],
@@ -453,29 +510,19 @@ def _answer_sql(
     read: str,
     lock: str = "",
 ) -> str:
-    """`unit`: (column, its value's placeholder or SQL) pairs."""
-    person = f"{model.person_field}_id"
-    of_unit = "".join(f' AND "{name}" = {value}' for name, value in unit)
-    where = f'"study_id" = %s AND "{person}" = %s{of_unit}'
-    closed, selected = "", "mine.*"
+    """`_answer_parts`, the key's check, `read` and `lock` as one statement (PostgreSQL)."""
     # The row saves of the unit queue on is locked first: the slot's update and the answer's
     # lock wait for it (a condition on it alone, checked before they touch a row).
     locking, after_lock = "", ""
     if lock:
         locking, after_lock = f"unit_lock AS ({lock}), ", " AND EXISTS (SELECT 1 FROM unit_lock)"
+    closing, mine = _answer_parts(model, unit, slots, after_lock)
+    closed, selected = "", "mine.*"
     if slots is not None:
-        where_slot = f'"study_id" = %s AND "annotator_id" = %s{of_unit}'
-        returned = rows.columns(slots, "x").sql.replace('x."', '"')
-        closed = (
-            f"closed AS (UPDATE {rows.table(slots)} SET done_at = COALESCE(done_at, %s) "
-            f"WHERE {where_slot}{after_lock} RETURNING {returned}), "
-        )
-        selected += ", closed.*"
+        closed, selected = f"closed AS ({closing}), ", "mine.*, closed.*"
     return (
-        f"WITH {locking}{closed}mine AS (SELECT {rows.columns(model, 'j').sql} "
-        f"FROM {rows.table(model)} j WHERE {where}{after_lock} FOR UPDATE) "
-        f"SELECT EXISTS (SELECT 1 FROM {rows.table(JudgementChange)} "
-        f"WHERE idempotency_key = %s), {selected}{', ' + read if read else ''}"
+        f"WITH {locking}{closed}mine AS ({mine}) "
+        f"SELECT EXISTS ({KEY_SEEN}), {selected}{', ' + read if read else ''}"
         f"{', unit_lock.*' if lock else ''} FROM (SELECT 1) one"
         + (" LEFT JOIN unit_lock ON true" if lock else "")
         + " LEFT JOIN mine ON true"
@@ -489,38 +536,38 @@ def answer_locked(
     study: Study,
     person,
     unit: Unit,
-    key: uuid.UUID | None = None,
+    key: uuid.UUID,
     close: type[models.Model] | None = None,
     read: tuple[str, list[Any]] | None = None,
     lock: tuple[str, list[Any]] | None = None,
 ) -> tuple[Any | None, tuple[Any | None] | None, Any]:
-    """The person's answer on the unit (a control item's too), locked for the save: a
-    statement written once (selectors/rows.py), the ORM's on SQLite. The same statement asks
-    whether `key` was used already (then it raises Repeated, services/saving.py), marks
-    the person's slot of the unit done in the `close` table: (the slot or None), else None,
-    and reads `read` (a scalar subquery and its parameters: its value, else None). A unit
-    field may be a `SqlValue` (the statement finds the answer by that expression). `lock`
-    (a `SELECT ... FOR UPDATE` of one row and its parameters) is taken first: its row, or
-    None (then nothing else is done, nor Repeated raised), is the value instead of `read`'s."""
-    if not rows.fast():
-        lookup = {"study": study, model.person_field: person, **unit}
-        return model.answers.select_for_update().filter(**lookup).first(), None, None
+    """The person's answer on the unit (a control item's too), locked for the save. With
+    it: raises Repeated (services/saving.py) when `key` was used already; marks the person's
+    slot of the unit done in the `close` table: (the slot or None), else None; reads `read`
+    (a scalar subquery and its parameters: its value, a JSON value decoded, else None). A
+    unit field may be a `SqlValue` (the answer is found by that expression). `lock` (a
+    `SELECT ... FOR UPDATE` of one row and its parameters) is taken first: its row, or None
+    (then nothing else is done, nor Repeated raised), is the value instead of `read`'s.
+    PostgreSQL runs it all as one statement (`_answer_sql`), SQLite its parts one by one."""
     names = tuple((name, getattr(value, "sql", "%s")) for name, value in unit.items())
     of_unit = [
         bound
         for value in unit.values()
         for bound in (value.params if isinstance(value, SqlValue) else (value,))
     ]
-    params: list[Any] = [study.pk, person.pk, *of_unit, key]
-    if close is not None:
-        params = [timezone.now(), study.pk, person.pk, *of_unit, *params]
-    extra, extra_params = read or ("", [])
+    mine_params: list[Any] = [study.pk, person.pk, *of_unit]
+    close_params = [timezone.now(), *mine_params]
+    read_sql, read_params = read or ("", [])
+    answers = rows.columns(model, "j")
+    if not rows.chained():
+        return _answer_locked_apart(model, names, close, mine_params, close_params, key, read, lock)
     lock_sql, lock_params = lock or ("", [])
-    sql = _answer_sql(model, names, close, extra, lock_sql)
-    found = rows.fetch(sql, [*lock_params, *params, *extra_params])[0]
+    params = [*(close_params if close is not None else []), *mine_params, key]
+    sql = _answer_sql(model, names, close, read_sql, lock_sql)
+    found = rows.fetch(sql, [*lock_params, *params, *read_params])[0]
     locked = None
     if lock is not None:
-        width = len(found) - (1 + rows.columns(model, "j").width) - (1 if read else 0)
+        width = len(found) - (1 + answers.width) - (1 if read else 0)
         if close is not None:
             width -= rows.columns(close, "x").width
         locked = found[-width:]
@@ -529,14 +576,44 @@ def answer_locked(
         found = found[:-width]
     if found[0]:
         raise Repeated
-    answers = rows.columns(model, "j")
     earlier = answers.load(found, 1) if found[1] is not None else None
-    value = locked if lock is not None else (found[-1] if read else None)
+    value = locked if lock is not None else (rows.json_value(found[-1]) if read else None)
     if close is None:
         return earlier, None, value
     start = 1 + answers.width
     slot = rows.columns(close, "x").load(found, start) if found[start] else None
     return earlier, (slot,), value
+
+
+def _answer_locked_apart(
+    model: type[Judgement],
+    names: tuple[tuple[str, str], ...],
+    close: type[models.Model] | None,
+    mine_params: list[Any],
+    close_params: list[Any],
+    key: uuid.UUID,
+    read: tuple[str, list[Any]] | None,
+    lock: tuple[str, list[Any]] | None,
+) -> tuple[Any | None, tuple[Any | None] | None, Any]:
+    """`answer_locked`'s statements one by one, in its order (SQLite)."""
+    value = None
+    if lock is not None:
+        found = rows.fetch(*lock)
+        if not found:
+            return None, None, None
+        value = found[0]
+    if rows.fetch(KEY_SEEN, [key]):
+        raise Repeated
+    closing, mine = _answer_parts(model, names, close)
+    closed = None
+    if close is not None:
+        slots = rows.fetch(closing, close_params)
+        closed = (rows.columns(close, "x").load(slots[0]) if slots else None,)
+    answers = rows.fetch(mine, mine_params)
+    earlier = rows.columns(model, "j").load(answers[0]) if answers else None
+    if read is not None and lock is None:
+        value = rows.json_value(rows.fetch(f"SELECT {read[0]}", read[1])[0][0])
+    return earlier, closed, value
 
 
 def served_control(work: Work, *, study: Study, person, unit: Unit) -> ControlServe | None:
