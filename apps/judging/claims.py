@@ -23,7 +23,7 @@ from django.db.models.functions import Greatest, Now
 from django.utils import timezone
 
 from apps import plain_sql
-from apps.annotation.selectors import rows as plain
+from apps import sql_rows as plain
 from apps.catalog.models import Criterion, Metric
 from apps.corpus.models import Perturbation, SourceItem
 from apps.judging.models import Candidate, JudgeCall, JudgeRun, ParseStatus, RunStatus

@@ -5,6 +5,7 @@ import uuid
 
 import pytest
 
+from apps.annotation.kinds import annotator_progress
 from apps.annotation.models import (
     Assessment,
     AssessmentSlot,
@@ -18,7 +19,6 @@ from apps.annotation.services import (
     WorkRefused,
     study_plan_build,
 )
-from apps.annotation.services.work import annotator_progress
 from tests.annotation.factories import study_setup
 from tests.annotation.work_calls import assessment_submit
 

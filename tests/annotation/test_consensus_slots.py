@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
+from apps import sql_rows as rows
 from apps.annotation.models import ComparisonSlot, CriterionAssignment, StudyPerturbation
-from apps.annotation.selectors import rows
 from apps.annotation.services.plan import comparable_refresh_one
 from tests.annotation.factories import study_setup
 from tests.factories import MembershipFactory, UserFactory

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
+from apps.annotation.kinds import work_type
 from apps.annotation.models import CONTROL_UNITS, ControlItem, Study
-from apps.annotation.services.work import work_type
 
 
 @dataclass(frozen=True)

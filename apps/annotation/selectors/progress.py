@@ -16,6 +16,12 @@ from typing import Any
 from django.db.models import Count, Q
 
 from apps.accounts.models import Role, User
+from apps.annotation.kinds import (
+    AnnotatorProgress,
+    Figure,
+    annotator_progress,
+    work_types,
+)
 from apps.annotation.models import (
     Comparison,
     ComparisonSlot,
@@ -27,12 +33,6 @@ from apps.annotation.models import (
     StudyPerturbation,
     Verdict,
     Vetting,
-)
-from apps.annotation.services.work import (
-    AnnotatorProgress,
-    Figure,
-    annotator_progress,
-    work_types,
 )
 
 __all__ = ["AnnotatorProgress", "StudyProgress", "annotator_progress", "study_progress"]

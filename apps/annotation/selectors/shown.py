@@ -14,6 +14,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, TypeVar
 
+from apps import sql_rows as rows
 from apps.annotation.models import (
     Assessment,
     AssessmentSlot,
@@ -25,7 +26,6 @@ from apps.annotation.models import (
     Judgement,
     JudgementChange,
 )
-from apps.annotation.selectors import rows
 from apps.catalog.models import Aspect, Criterion, Task
 from apps.corpus.models import Dataset, Perturbation, SourceItem
 

@@ -12,9 +12,9 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
+from apps import sql_rows as rows
 from apps.accounts.models import Role, User
 from apps.annotation.models import Comparison, ExpertVote, Study, StudyMembership, Vetting
-from apps.annotation.selectors import rows
 from apps.corpus.models import Perturbation, SourceItem
 
 
@@ -130,7 +130,7 @@ def _access_sql() -> str:
 
 def _study_with_role(user, pk: int) -> tuple[Study | None, str | None]:
     """The study (its owner loaded) and the user's role in it as a member: one statement
-    written once (selectors/rows.py)."""
+    written once (apps/sql_rows.py)."""
     fetched = rows.fetch(_access_sql(), [user.pk, pk])
     if not fetched:
         return None, None

@@ -10,8 +10,8 @@ from typing import Any
 
 from django.db import models
 
+from apps import sql_rows as rows
 from apps.annotation.models import ExpertVote, Study
-from apps.annotation.selectors import rows
 from apps.catalog.models import Metric, PerturbationKind, Task
 from apps.corpus.models import Dataset, SourceItem
 
@@ -120,7 +120,7 @@ def _json_row(model: type[models.Model], alias: str) -> str:
 @cache
 def question_sql() -> str:
     """The question a vote names, as one JSON value (a scalar subquery, written once:
-    selectors/rows.py): [the task's metrics (in no order), the task, the kind or null, asked,
+    apps/sql_rows.py): [the task's metrics (in no order), the task, the kind or null, asked,
     answered elsewhere], null for no such metric. Its parameters: the study, the expert,
     the kind, the metric. The vote's save reads it in its first step (services/votes.py)."""
     kinds, metrics, votes = (

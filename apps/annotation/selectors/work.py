@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 
 from django.http import Http404
 
+from apps import sql_rows as rows
+from apps.annotation.kinds import AnnotatorProgress, annotator_progress
 from apps.annotation.models import (
     Assessment,
     AssessmentSlot,
@@ -26,8 +28,7 @@ from apps.annotation.models import (
     judgement_version,
     original_shown_first,
 )
-from apps.annotation.selectors import rows, shown
-from apps.annotation.services.work import AnnotatorProgress, annotator_progress
+from apps.annotation.selectors import shown
 from apps.catalog.models import Aspect, Criterion, PerturbationKind, Task
 from apps.corpus.diff import compute_diff, render_inline_html, render_side_by_side
 from apps.corpus.models import Dataset, Perturbation, PerturbationVersion, SourceItem
@@ -322,7 +323,7 @@ def vetting_shown_sql() -> tuple[str, str]:
 
 def vetting_brief(slot: VettingSlot | ControlServe) -> VettingBrief:
     """The API's vetting item: read with the slot when it was handed out, else one
-    statement written once (selectors/rows.py)."""
+    statement written once (apps/sql_rows.py)."""
     row = getattr(slot, "shown", None) or rows.fetch(_brief_sql(), [slot.perturbation_id])[0]
     perturbation, at = _brief_load(row)
     perturbation.diff_ops()  # computed once and stored

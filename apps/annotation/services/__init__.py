@@ -4,6 +4,7 @@ Each type of human work is a `Work` (services/work.py) registered by its module 
 importing this package makes every type known to the plan, the pages and the API.
 """
 
+from apps.annotation.kinds import work_type, work_types
 from apps.annotation.models import original_shown_first
 from apps.annotation.services.assessing import ASSESSMENT
 from apps.annotation.services.comparing import COMPARISON
@@ -12,7 +13,7 @@ from apps.annotation.services.gold_checks import GOLD_CHECK, gold_check_submit
 from apps.annotation.services.plan import PlanSummary, study_plan_build, study_plan_request
 from apps.annotation.services.vetting import VETTING, may_vet, perturbation_edit
 from apps.annotation.services.votes import SURVEY, expert_vote_submit
-from apps.annotation.services.work import Saved, Work, work_type, work_types
+from apps.annotation.services.work import Saved, Work
 
 __all__ = [
     "ASSESSMENT",

@@ -12,6 +12,8 @@ from typing import Any
 
 from django.db.models import Exists, Max, OuterRef
 
+from apps import sql_rows as rows
+from apps.annotation.kinds import register
 from apps.annotation.models import (
     AssessedTexts,
     Assessment,
@@ -22,11 +24,10 @@ from apps.annotation.models import (
     Study,
     StudyPerturbation,
 )
-from apps.annotation.selectors import rows
 from apps.annotation.selectors.shown import assessment_item_sql, assessment_shown_sql
 from apps.annotation.selectors.work import assessment_item
 from apps.annotation.services.leases import BATCH, PooledWork
-from apps.annotation.services.work import PlanPart, Unit, register
+from apps.annotation.services.work import PlanPart, Unit
 from apps.catalog.models import Criterion
 from apps.corpus.models import SourceItem
 

@@ -15,6 +15,8 @@ from typing import Any
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from apps import sql_rows as rows
+from apps.annotation.kinds import Counted, Figure, Queue, register
 from apps.annotation.models import (
     Choice,
     Comparison,
@@ -23,7 +25,6 @@ from apps.annotation.models import (
     original_shown_first,
     outcome_of,
 )
-from apps.annotation.selectors import rows
 from apps.annotation.selectors.shown import QUEUE_SHOWN_UP_TO, comparison_next_sql
 from apps.annotation.selectors.work import comparison_item
 from apps.annotation.services.errors import WorkRefused
@@ -32,15 +33,7 @@ from apps.annotation.services.plan import (
     comparison_slots_sync,
     criteria_design_sync,
 )
-from apps.annotation.services.work import (
-    Counted,
-    Figure,
-    PlanPart,
-    Queue,
-    Unit,
-    Work,
-    register,
-)
+from apps.annotation.services.work import PlanPart, Unit, Work
 
 __all__ = ["COMPARISON"]
 

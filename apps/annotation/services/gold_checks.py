@@ -13,6 +13,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from apps import sql_rows as rows
+from apps.annotation.kinds import register
 from apps.annotation.models import (
     GOLD_CHECK_OVERLAP,
     GoldCheck,
@@ -21,12 +23,11 @@ from apps.annotation.models import (
     Study,
     StudyPerturbation,
 )
-from apps.annotation.selectors import rows
 from apps.annotation.selectors.shown import gold_check_item_sql, gold_check_shown_sql
 from apps.annotation.selectors.work import gold_check_item, gold_check_page_item
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import PooledWork
-from apps.annotation.services.work import PlanPart, Saved, Unit, register
+from apps.annotation.services.work import PlanPart, Saved, Unit
 from apps.catalog.models import KindFamily, PerturbationKind
 from apps.corpus.models import Perturbation
 

@@ -26,6 +26,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from apps import sql_rows as rows
+from apps.annotation.kinds import Counted, Figure, Queue
 from apps.annotation.models import (
     ControlItem,
     ControlServe,
@@ -34,9 +36,8 @@ from apps.annotation.models import (
     Study,
     StudyMembership,
 )
-from apps.annotation.selectors import rows
 from apps.annotation.services.errors import WorkRefused
-from apps.annotation.services.work import Counted, Figure, Queue, Unit, Work, slot_figures
+from apps.annotation.services.work import Unit, Work, slot_figures
 
 CLAIM_ATTEMPTS = 5
 BATCH = 2000

@@ -14,9 +14,9 @@ from django.db import transaction
 
 from apps.accounts.models import Role, User
 from apps.accounts.services import NewAccount, accounts_create
+from apps.annotation.kinds import work_types
 from apps.annotation.models import Study, StudyMembership
 from apps.annotation.services.plan import study_plan_request
-from apps.annotation.services.work import work_types
 
 
 def _role_checked(role: str) -> str:

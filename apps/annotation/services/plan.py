@@ -19,8 +19,10 @@ from django.db import transaction
 from django.db.models import Count, Exists, Max, OuterRef, Subquery
 from django.utils import timezone
 
+from apps import sql_rows as plain
 from apps.accounts.models import Role
 from apps.annotation.design import CriterionSpec, PlanError, criteria_plan
+from apps.annotation.kinds import work_types
 from apps.annotation.models import (
     ACCEPTED_VERDICTS,
     ComparisonSlot,
@@ -32,9 +34,7 @@ from apps.annotation.models import (
     VettingSlot,
     vetting_consensus,
 )
-from apps.annotation.selectors import rows as plain
 from apps.annotation.services.leases import BATCH, batched
-from apps.annotation.services.work import work_types
 from apps.corpus.models import Perturbation
 
 #: Plans for more perturbations than this are built by the worker, not in the request.
@@ -208,7 +208,7 @@ def comparable_refresh_one(
     perturbation's verdicts, when the caller counted them already. `slots`: when it changed,
     the perturbation's comparison slots follow (`comparison_slots_sync`); on PostgreSQL in the
     same statement as the row (the third verdict on a text, a third of a study's vettings)."""
-    if counts is None:  # after every vetting: statements written once (selectors/rows.py)
+    if counts is None:  # after every vetting: statements written once (apps/sql_rows.py)
         counts = dict(plain.fetch(_CONSENSUS, [study.pk, row.perturbation_id]))
     verdict = vetting_consensus(counts, study.vetting_overlap)
     comparable = verdict in ACCEPTED_VERDICTS or not study.comparisons_need_vetting

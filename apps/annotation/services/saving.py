@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 from django.db import IntegrityError, models, transaction
 
+from apps import sql_rows as rows
 from apps.annotation.models import Judgement, JudgementChange
-from apps.annotation.selectors import rows
 from apps.annotation.services.errors import KeyReused, StaleJudgement
 
 M = TypeVar("M", bound=models.Model)

@@ -11,6 +11,8 @@ from typing import Any
 
 from django.db import transaction
 
+from apps import sql_rows as rows
+from apps.annotation.kinds import register
 from apps.annotation.models import (
     Study,
     StudyPerturbation,
@@ -19,7 +21,6 @@ from apps.annotation.models import (
     VettingSkip,
     VettingSlot,
 )
-from apps.annotation.selectors import rows
 from apps.annotation.selectors.work import (
     vetting_item,
     vetting_page_item,
@@ -29,7 +30,7 @@ from apps.annotation.selectors.work import (
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import PooledWork
 from apps.annotation.services.plan import comparable_refresh_one
-from apps.annotation.services.work import PlanPart, Unit, register
+from apps.annotation.services.work import PlanPart, Unit
 from apps.corpus.models import Perturbation, PerturbationVersion
 
 # The plan row, locked, with the annotator's latest edit of the text (see `values`): taken

@@ -11,16 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apps import sql_rows as rows
 from apps.accounts.models import Role
+from apps.annotation.kinds import register
 from apps.annotation.models import ExpertVote, Study
-from apps.annotation.selectors import rows
 from apps.annotation.selectors.survey import (
     SurveyQuestion,
     question_from,
     question_sql,
 )
 from apps.annotation.services.errors import WorkRefused
-from apps.annotation.services.work import Saved, SqlValue, Unit, Work, register
+from apps.annotation.services.work import Saved, SqlValue, Unit, Work
 from apps.catalog.models import Metric
 
 

@@ -22,7 +22,13 @@ from django.db import models
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
+from apps import sql_rows as rows
 from apps.accounts.models import Role
+from apps.annotation.kinds import (
+    Counted,
+    Figure,
+    Queue,
+)
 from apps.annotation.models import (
     CONTROL_UNITS,
     ControlServe,
@@ -32,8 +38,6 @@ from apps.annotation.models import (
     judgement_version,
     unit_of,
 )
-from apps.annotation.selectors import rows
-from apps.annotation.selectors.shown import QUEUE_SHOWN_UP_TO
 from apps.annotation.services.errors import StaleJudgement, WorkRefused
 from apps.annotation.services.saving import (
     KEY_SEEN,
@@ -46,7 +50,6 @@ from apps.annotation.services.saving import (
 
 J = TypeVar("J")
 Unit = dict[str, Any]  # a unit's lookup: {"perturbation_id": 3, "criterion_id": 7}
-Counted = tuple[int, int]  # a person's answers and units waiting for them, already counted
 #: How many of a person's last answers their page lists ("Your last verdicts").
 RECENT = 8
 
@@ -79,30 +82,6 @@ class Locked:
     earlier: Any | None
     closed: tuple[Any | None] | None
     held: Any
-
-
-@dataclass(frozen=True)
-class Queue:
-    """What a person sees of one type of work: what they did, what waits for them, and the
-    study's open and total units (pooled work)."""
-
-    done: int = 0
-    mine: int = 0
-    open: int = 0
-    total: int = 0
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One count of the researcher's progress page: `key` names it in the API (and
-    `total_key` its total, if it has one), `id` on the page."""
-
-    key: str
-    label: str
-    value: int
-    id: str
-    total: int | None = None
-    total_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -648,81 +627,3 @@ def slot_figures(slots, prefix: str, label: str) -> list[Figure]:
     )
     held = Figure(f"{prefix}_leased", f"{label} slots held now", counts["held"], f"{prefix}-leased")
     return [done, held]
-
-
-W = TypeVar("W", bound=Work)
-_TYPES: dict[str, Work] = {}
-
-
-def register(work: W) -> W:
-    """Make a type of work known to the plan, the progress pages and the study page."""
-    _TYPES[work.slug] = work
-    return work
-
-
-def work_types(role: str | None = None) -> list[Work]:
-    """Every registered type of work (of one role), in the order of the study's pipeline."""
-    ordered = sorted(_TYPES.values(), key=lambda work: work.position)
-    return [work for work in ordered if role is None or work.role == role]
-
-
-def work_type(slug: str) -> Work:
-    return _TYPES[slug]
-
-
-class AnnotatorProgress:
-    """What a person sees of their work in a study: a `Queue` per type (``progress["vetting"]``,
-    in templates ``progress.vetting``), each counted when first asked for."""
-
-    def __init__(self, study: Study, person, *, fresh: bool = False) -> None:
-        self.study, self.person, self.fresh = study, person, fresh
-        self._queues: dict[str, Queue] = {}
-        self._counted: dict[str, Counted] = {}
-
-    def counted(self, slug: str, *, done: int, waiting: int = 0) -> None:
-        """The person's counts of one type, read by the caller with what it shows (one
-        statement for the page): not counted again."""
-        self._counted[slug] = (done, waiting)
-
-    def __getitem__(self, slug: str) -> Queue:
-        if slug not in self._queues:
-            work = work_type(slug)
-            self._queues[slug] = work.queue(
-                study=self.study,
-                person=self.person,
-                fresh=self.fresh,
-                counted=self._counted.get(slug),
-            )
-        return self._queues[slug]
-
-    # The names the vetting and comparison pages use.
-    @property
-    def vetted(self) -> int:
-        return self["vetting"].done
-
-    @property
-    def vetting_open(self) -> int:
-        return self["vetting"].open
-
-    @property
-    def vetting_total(self) -> int:
-        return self["vetting"].total
-
-    @property
-    def compared(self) -> int:
-        return self["comparison"].done
-
-    @property
-    def comparison_queue(self) -> int:
-        """Up to `QUEUE_SHOWN_UP_TO` + 1."""
-        return self["comparison"].mine
-
-    @property
-    def comparison_queue_shown(self) -> str:
-        waiting = self.comparison_queue
-        return f"{QUEUE_SHOWN_UP_TO}+" if waiting > QUEUE_SHOWN_UP_TO else str(waiting)
-
-
-def annotator_progress(study: Study, person, *, fresh: bool = False) -> AnnotatorProgress:
-    """A person's counts of every type of work (see `AnnotatorProgress`)."""
-    return AnnotatorProgress(study, person, fresh=fresh)

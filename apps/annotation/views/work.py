@@ -22,10 +22,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
+from apps.annotation.kinds import annotator_progress, work_types
 from apps.annotation.models import Study, unit_of
 from apps.annotation.permissions import does_work, study_access
 from apps.annotation.services.controls import hand_out, put_back
-from apps.annotation.services.work import Saved, Unit, Work, annotator_progress, work_types
+from apps.annotation.services.work import Saved, Unit, Work
 from apps.annotation.views.responses import REFUSALS, bad_request, refused, saved_event
 
 _PAGES: dict[str, WorkPage] = {}

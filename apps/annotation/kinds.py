@@ -1,0 +1,125 @@
+"""The kinds of human work a study may ask for, as the pages, reports and selectors know them:
+each registers itself (`register`, from services/work.py's `Work` subclasses) and is found by
+its slug. What a person sees of their work (`AnnotatorProgress`) and of the study's
+(`Figure`) is defined here too, below the services, so that selectors can read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, TypeVar
+
+from apps.annotation.models import Study
+from apps.annotation.selectors.shown import QUEUE_SHOWN_UP_TO
+
+#: A person's answers and units waiting for them, already counted.
+Counted = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Queue:
+    """What a person sees of one type of work: what they did, what waits for them, and the
+    study's open and total units (pooled work)."""
+
+    done: int = 0
+    mine: int = 0
+    open: int = 0
+    total: int = 0
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One count of the researcher's progress page: `key` names it in the API (and
+    `total_key` its total, if it has one), `id` on the page."""
+
+    key: str
+    label: str
+    value: int
+    id: str
+    total: int | None = None
+    total_key: str = ""
+
+
+class Kind(Protocol):
+    """What the registry knows of a kind of work (services/work.py's `Work`)."""
+
+    slug: ClassVar[str]
+    position: ClassVar[int]
+
+
+W = TypeVar("W", bound=Kind)
+#: Kinds are `Work` instances; typed as Any here, below the services that define them.
+_TYPES: dict[str, Any] = {}
+
+
+def register(work: W) -> W:
+    """Make a type of work known to the plan, the progress pages and the study page."""
+    _TYPES[work.slug] = work
+    return work
+
+
+def work_types(role: str | None = None) -> list[Any]:
+    """Every registered type of work (of one role), in the order of the study's pipeline."""
+    ordered = sorted(_TYPES.values(), key=lambda work: work.position)
+    return [work for work in ordered if role is None or work.role == role]
+
+
+def work_type(slug: str) -> Any:
+    return _TYPES[slug]
+
+
+class AnnotatorProgress:
+    """What a person sees of their work in a study: a `Queue` per type (``progress["vetting"]``,
+    in templates ``progress.vetting``), each counted when first asked for."""
+
+    def __init__(self, study: Study, person, *, fresh: bool = False) -> None:
+        self.study, self.person, self.fresh = study, person, fresh
+        self._queues: dict[str, Queue] = {}
+        self._counted: dict[str, Counted] = {}
+
+    def counted(self, slug: str, *, done: int, waiting: int = 0) -> None:
+        """The person's counts of one type, read by the caller with what it shows (one
+        statement for the page): not counted again."""
+        self._counted[slug] = (done, waiting)
+
+    def __getitem__(self, slug: str) -> Queue:
+        if slug not in self._queues:
+            work = work_type(slug)
+            self._queues[slug] = work.queue(
+                study=self.study,
+                person=self.person,
+                fresh=self.fresh,
+                counted=self._counted.get(slug),
+            )
+        return self._queues[slug]
+
+    # The names the vetting and comparison pages use.
+    @property
+    def vetted(self) -> int:
+        return self["vetting"].done
+
+    @property
+    def vetting_open(self) -> int:
+        return self["vetting"].open
+
+    @property
+    def vetting_total(self) -> int:
+        return self["vetting"].total
+
+    @property
+    def compared(self) -> int:
+        return self["comparison"].done
+
+    @property
+    def comparison_queue(self) -> int:
+        """Up to `QUEUE_SHOWN_UP_TO` + 1."""
+        return self["comparison"].mine
+
+    @property
+    def comparison_queue_shown(self) -> str:
+        waiting = self.comparison_queue
+        return f"{QUEUE_SHOWN_UP_TO}+" if waiting > QUEUE_SHOWN_UP_TO else str(waiting)
+
+
+def annotator_progress(study: Study, person, *, fresh: bool = False) -> AnnotatorProgress:
+    """A person's counts of every type of work (see `AnnotatorProgress`)."""
+    return AnnotatorProgress(study, person, fresh=fresh)
