@@ -25,6 +25,11 @@ class Queue:
     open: int = 0
     total: int = 0
 
+    @property
+    def mine_shown(self) -> str:
+        """`mine` as a page shows it: counted up to `QUEUE_SHOWN_UP_TO` + 1 ("1000+")."""
+        return f"{QUEUE_SHOWN_UP_TO}+" if self.mine > QUEUE_SHOWN_UP_TO else str(self.mine)
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -91,33 +96,6 @@ class AnnotatorProgress:
                 counted=self._counted.get(slug),
             )
         return self._queues[slug]
-
-    # The names the vetting and comparison pages use.
-    @property
-    def vetted(self) -> int:
-        return self["vetting"].done
-
-    @property
-    def vetting_open(self) -> int:
-        return self["vetting"].open
-
-    @property
-    def vetting_total(self) -> int:
-        return self["vetting"].total
-
-    @property
-    def compared(self) -> int:
-        return self["comparison"].done
-
-    @property
-    def comparison_queue(self) -> int:
-        """Up to `QUEUE_SHOWN_UP_TO` + 1."""
-        return self["comparison"].mine
-
-    @property
-    def comparison_queue_shown(self) -> str:
-        waiting = self.comparison_queue
-        return f"{QUEUE_SHOWN_UP_TO}+" if waiting > QUEUE_SHOWN_UP_TO else str(waiting)
 
 
 def annotator_progress(study: Study, person, *, fresh: bool = False) -> AnnotatorProgress:

@@ -57,8 +57,8 @@ RECENT = 8
 @dataclass(frozen=True)
 class SqlValue:
     """A unit field's value the request does not name, as an SQL expression (and its
-    parameters) the save's first statement finds the answer by (PostgreSQL; `read_back`
-    then gives the value): the expert survey's task, the task of the metric voted for."""
+    parameters) the save's first step finds the answer by (`read_back` then gives the
+    value): the expert survey's task, the task of the metric voted for."""
 
     sql: str
     params: tuple[Any, ...]
