@@ -1,6 +1,7 @@
 """The README's data commands, exactly as written, on the embedded default (no DATABASE_URL,
 no DJANGO_DEBUG, no DJANGO_SECRET_KEY): the key is made and kept under var/, `migrate` loads
-the shipped catalog, and `export_items ... | head` ends without a traceback. A deployment with
+the shipped catalog, and `export_items ... | head` (any command whose reader goes away) ends
+without a traceback. A deployment with
 DATABASE_URL still refuses to start without a secret key."""
 
 import os
@@ -63,6 +64,12 @@ def test_readme_data_commands_work_as_written(embedded):
     head = run(".venv/bin/python manage.py export_items --dataset News | head -n 2")
     assert head.returncode == 0 and len(head.stdout.splitlines()) == 2
     assert "Traceback" not in head.stderr and "Exception" not in head.stderr, head.stderr
+
+
+def test_a_command_whose_reader_goes_away_ends_without_a_traceback(embedded):
+    run, _ = embedded
+    ended = run(".venv/bin/python manage.py help | true")
+    assert "Traceback" not in ended.stderr and "BrokenPipeError" not in ended.stderr, ended.stderr
 
 
 def test_a_deployment_with_a_database_url_needs_a_secret_key(embedded):

@@ -1,4 +1,3 @@
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,15 +33,12 @@ class Command(BaseCommand):
 
 
 def _write_to_stdout(chunks: Iterator[str]) -> None:
-    """Write to standard output; a reader that stops early (`| head`) ends the export quietly
-    (exit status 1, as Python's docs advise), with no BrokenPipeError traceback."""
+    """Write to standard output; a reader that stops early (`| head`) ends the export: its
+    cursor is closed, and manage.py ends quietly (exit status 1, no traceback)."""
     try:
         for chunk in chunks:
             sys.stdout.write(chunk)
         sys.stdout.flush()
     except BrokenPipeError:
         getattr(chunks, "close", lambda: None)()  # its cursor closes while the database is open
-        # Python flushes stdout again at exit: point it at /dev/null so that cannot fail.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        raise SystemExit(1) from None
+        raise
