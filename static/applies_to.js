@@ -1,22 +1,34 @@
 /* Groups of a form that apply to one kind only (data-applies-to="llm"): shown, and sent, only
-   when the control named by the form's data-kind-from is of that kind (its chosen option's
-   data-kind, or its value). Without JavaScript every group shows and the server ignores the
-   fields that do not apply. */
+   when the control named by the form's data-kind-from is of that kind: a select's chosen
+   option (its data-kind, or its value), or any ticked checkbox of that name (its data-kind).
+   Nothing chosen: every group shows. Without JavaScript every group shows and the server
+   ignores the fields that do not apply. */
 (() => {
   document.querySelectorAll("form[data-kind-from]").forEach((form) => {
     /* getAttribute: form.dataset would be the form's own "dataset" field, where it has one */
-    const control = form.elements.namedItem(form.getAttribute("data-kind-from"));
+    const name = form.getAttribute("data-kind-from");
+    const control = form.elements.namedItem(name);
     if (!control) return;
+    const chosen = () => {
+      if (control.selectedOptions) {
+        const option = control.selectedOptions[0];
+        return option && (option.dataset.kind || option.value) ? [option.dataset.kind || option.value] : [];
+      }
+      const boxes = control instanceof RadioNodeList ? [...control] : [control];
+      return boxes.filter((box) => box.checked).map((box) => box.dataset.kind || box.value);
+    };
     const update = () => {
-      const option = control.selectedOptions ? control.selectedOptions[0] : null;
-      const kind = option ? option.dataset.kind || option.value : "";
+      const kinds = chosen();
       form.querySelectorAll("[data-applies-to]").forEach((group) => {
-        const off = kind !== "" && !group.dataset.appliesTo.split(" ").includes(kind);
+        const wanted = group.dataset.appliesTo.split(" ");
+        const off = kinds.length > 0 && !kinds.some((kind) => wanted.includes(kind));
         group.hidden = off;
         group.disabled = off;
       });
     };
-    control.addEventListener("change", update);
+    form.addEventListener("change", (event) => {
+      if (event.target.name === name) update();
+    });
     update();
   });
 })();

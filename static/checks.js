@@ -23,6 +23,8 @@
       var all = boxes(group);
       var every = all.every(function (box) { return box.checked; });
       all.forEach(function (box) { box.checked = !every; });
+      /* as a click on a box would: the page's other scripts (applies_to.js) follow it */
+      if (all.length) all[0].dispatchEvent(new Event("change", { bubbles: true }));
       refresh(group);
     });
     group.addEventListener("change", function () { refresh(group); });

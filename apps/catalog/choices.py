@@ -34,9 +34,10 @@ class GroupedCheckboxes(forms.CheckboxSelectMultiple):
 
     `label_of` names an option (its accessible name), `detail_of` adds a muted line (its
     accessible description), `note_of` a line under the group's heading (from its first
-    option). static/checks.js adds a "choose all" button to each group. `open_chosen`:
-    groups with a choice start open (else only those of a short list do); headings count
-    choices.
+    option), `kind_of` the option's kind (`data-kind`: static/applies_to.js shows the fields
+    that apply to the kinds ticked). static/checks.js adds a "choose all" button to each
+    group. `open_chosen`: groups with a choice start open (else only those of a short list
+    do); headings count choices.
     """
 
     open_chosen = True
@@ -51,6 +52,7 @@ class GroupedCheckboxes(forms.CheckboxSelectMultiple):
         label_of: Callable[[Any], str] = str,
         detail_of: Callable[[Any], str] = _nothing,
         note_of: Callable[[Any], str] = _nothing,
+        kind_of: Callable[[Any], str] = _nothing,
         attrs: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(attrs)
@@ -58,6 +60,7 @@ class GroupedCheckboxes(forms.CheckboxSelectMultiple):
         self.label_of = label_of
         self.detail_of = detail_of
         self.note_of = note_of
+        self.kind_of = kind_of
 
     def optgroups(self, name: str, value: Any, attrs: Any = None) -> Any:
         # Each option's label is its object: `render` words it.
@@ -99,6 +102,8 @@ class GroupedCheckboxes(forms.CheckboxSelectMultiple):
         ident = attrs.get("id", "")
         detail = self.detail_of(obj)
         attrs["aria-labelledby"] = f"{ident}-name"
+        if kind := self.kind_of(obj):
+            attrs["data-kind"] = kind  # static/applies_to.js shows the fields for it
         if detail:
             attrs["aria-describedby"] = f"{ident}-detail"
         return format_html(
@@ -151,7 +156,9 @@ def aspect_note(criterion: Criterion) -> str:
 
 
 def kind_checkboxes() -> GroupedCheckboxes:
-    return GroupedCheckboxes(group_of=kind_group, detail_of=kind_detail)
+    return GroupedCheckboxes(
+        group_of=kind_group, detail_of=kind_detail, kind_of=lambda kind: kind.method
+    )
 
 
 def criterion_checkboxes(

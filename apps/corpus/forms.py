@@ -97,12 +97,13 @@ class GenerationForm(forms.Form):
             )
 
     def groups(self) -> list[tuple[str, str, list[forms.BoundField]]]:
-        """The fields by group, for the page: (title, "", fields); the LLM's settings apart."""
+        """The fields by group, for the page: (title, kind, fields); the LLM's settings
+        apart, shown once an LLM-written kind is ticked (or none is)."""
         llm = ("generator", "temperature", "max_tokens")
         rest = [self[n] for n in self.fields if n not in llm and n not in ("dataset", "kinds")]
         return [
             ("", "", [self["dataset"], self["kinds"]]),
-            ("For LLM-written kinds", "", [self[n] for n in llm]),
+            ("For LLM-written kinds", Method.LLM, [self[n] for n in llm]),
             ("", "", rest),
         ]
 

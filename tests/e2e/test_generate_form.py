@@ -1,0 +1,36 @@
+"""The Generate page shows the generator's settings only when they apply: once an LLM-written
+kind is ticked (or before any kind is), not for rule-based kinds alone; "Choose all" on a
+group counts as ticking its boxes."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from apps.annotation.demo import DEMO_PASSWORD, demo_load
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_the_llm_settings_follow_the_kinds_ticked(page, live_server, catalog):
+    demo_load()
+    page.set_default_timeout(10_000)
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", "researcher")
+    page.fill("input[name=password]", DEMO_PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/generate/")
+    llm = page.locator("fieldset[data-applies-to=llm]")
+    expect(llm).to_be_visible()  # nothing ticked yet: every setting shows
+    rule_group = page.locator("details.check-group:has(input[data-kind=rule])").first
+    rule_group.locator("summary").click()
+    rule_group.locator("input[data-kind=rule]").first.check()
+    expect(llm).to_be_hidden()
+    expect(page.locator("select[name=generator]")).to_be_disabled()  # not sent either
+    llm_group = page.locator("details.check-group:has(input[data-kind=llm])").first
+    llm_group.locator("summary").click()
+    llm_group.locator("button[data-choose-all]").click()
+    expect(llm).to_be_visible()
+    llm_group.locator("button[data-choose-all]").click()  # cleared again
+    expect(llm).to_be_hidden()
