@@ -31,4 +31,19 @@
     });
     update();
   });
+  /* A field that applies only when a box is ticked (data-shown-with="field:box ..." on the
+     form): hidden while the box is clear (still sent: the server ignores it then). */
+  document.querySelectorAll("form[data-shown-with]").forEach((form) => {
+    const pairs = form.getAttribute("data-shown-with").split(" ").map((pair) => pair.split(":"));
+    const update = () => {
+      pairs.forEach(([field, box]) => {
+        const wrapper = form.querySelector(`#field-${field}`);
+        const ticked = form.elements.namedItem(box);
+        if (!wrapper || !ticked) return;
+        wrapper.hidden = !ticked.checked;
+      });
+    };
+    form.addEventListener("change", update);
+    update();
+  });
 })();
