@@ -6,6 +6,8 @@ from collections import Counter
 from itertools import combinations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from apps.annotation.bws_design import BwsDesignSize, bws_design_size, bws_tuples
 
@@ -35,8 +37,22 @@ def test_uneven_totals_show_a_few_texts_once_more(n, size, per_text):
     plan = bws_design_size(n, size=size, per_text=per_text)
     assert len(tuples) == plan.tuples == math.ceil(n * plan.per_text / size)
     counts = Counter(appearances(tuples).values())
-    assert counts == {plan.per_text: n - plan.extra, plan.per_text + 1: plan.extra}
+    assert counts == Counter({plan.per_text: n - plan.extra, plan.per_text + 1: plan.extra})
     assert all(len(set(members)) == size for members in tuples)
+
+
+@settings(max_examples=80, deadline=None, database=None)
+@given(st.data())
+def test_invariants_for_any_sizes(data):
+    n = data.draw(st.integers(2, 60), label="texts")
+    size = data.draw(st.integers(2, min(n, 7)), label="size")
+    per_text = data.draw(st.none() | st.integers(1, 12), label="per_text")
+    seed = data.draw(st.integers(0, 2**32), label="seed")
+    tuples = bws_tuples(list(range(n)), size=size, per_text=per_text, seed=seed)
+    plan = bws_design_size(n, size=size, per_text=per_text)
+    assert len(tuples) == plan.tuples and all(len(set(t)) == size for t in tuples)
+    counts = Counter(appearances(tuples).values())
+    assert counts == Counter({plan.per_text: n - plan.extra, plan.per_text + 1: plan.extra})
 
 
 def test_design_size_without_building():
