@@ -240,13 +240,18 @@ def leave_one_out_agreement(
     return {rater: (sum(h) / len(h), len(h)) for rater, h in hits.items()}
 
 
+def _paired(x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, int]:
+    """The pairs of ``x`` and ``y`` where both values exist (not NaN), and how many."""
+    xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    both = ~(np.isnan(xs) | np.isnan(ys))
+    return xs[both], ys[both], int(both.sum())
+
+
 def pearson_with_ci(x: npt.ArrayLike, y: npt.ArrayLike, confidence: float = 0.95) -> Estimate:
     """Pearson's r over the pairs where both values exist, with its Fisher z interval
     (``tanh(atanh(r) ± z / sqrt(n - 3))``, scipy's default); N = those pairs. Undefined (NaN)
     below three pairs or when either side never varies; no interval below four pairs."""
-    xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    both = ~(np.isnan(xs) | np.isnan(ys))
-    xs, ys, n = xs[both], ys[both], int(both.sum())
+    xs, ys, n = _paired(x, y)
     if n < 3 or np.ptp(xs) == 0 or np.ptp(ys) == 0:
         return Estimate(math.nan, math.nan, math.nan, n)
     result = stats.pearsonr(xs, ys)
@@ -255,6 +260,46 @@ def pearson_with_ci(x: npt.ArrayLike, y: npt.ArrayLike, confidence: float = 0.95
         return Estimate(r, math.nan, math.nan, n)
     ci = result.confidence_interval(confidence)
     return Estimate(r, float(ci.low), float(ci.high), n)
+
+
+def _fisher_interval(r: float, se: float, confidence: float) -> tuple[float, float]:
+    """``tanh(atanh(r) ± z se)``; a correlation of ±1 has the zero-width interval [r, r]."""
+    if abs(r) >= 1:
+        return r, r
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    centre = math.atanh(r)
+    return math.tanh(centre - z * se), math.tanh(centre + z * se)
+
+
+def spearman_with_ci(x: npt.ArrayLike, y: npt.ArrayLike, confidence: float = 0.95) -> Estimate:
+    """Spearman's rho (scipy's; ties take average ranks) over the pairs where both values
+    exist, with the Fisher z interval of Bonett & Wright (2000), whose standard error
+    ``sqrt((1 + rho² / 2) / (n - 3))`` suits rho better than Pearson's ``1 / sqrt(n - 3)``;
+    N = those pairs. Undefined (NaN) below three pairs or when either side never varies; no
+    interval below four pairs."""
+    xs, ys, n = _paired(x, y)
+    if n < 3 or np.ptp(xs) == 0 or np.ptp(ys) == 0:
+        return Estimate(math.nan, math.nan, math.nan, n)
+    rho = max(-1.0, min(1.0, float(stats.spearmanr(xs, ys).statistic)))
+    if n < 4:
+        return Estimate(rho, math.nan, math.nan, n)
+    low, high = _fisher_interval(rho, math.sqrt((1 + rho * rho / 2) / (n - 3)), confidence)
+    return Estimate(rho, low, high, n)
+
+
+def kendall_with_ci(x: npt.ArrayLike, y: npt.ArrayLike, confidence: float = 0.95) -> Estimate:
+    """Kendall's tau-b (scipy's, corrected for ties) over the pairs where both values exist,
+    with the Fisher z interval of Fieller, Hartley & Pearson (1957), standard error
+    ``sqrt(0.437 / (n - 4))`` (Bonett & Wright 2000); N = those pairs. Undefined (NaN) below
+    three pairs or when either side never varies; no interval below five pairs."""
+    xs, ys, n = _paired(x, y)
+    if n < 3 or np.ptp(xs) == 0 or np.ptp(ys) == 0:
+        return Estimate(math.nan, math.nan, math.nan, n)
+    tau = max(-1.0, min(1.0, float(stats.kendalltau(xs, ys).statistic)))
+    if n < 5:
+        return Estimate(tau, math.nan, math.nan, n)
+    low, high = _fisher_interval(tau, math.sqrt(0.437 / (n - 4)), confidence)
+    return Estimate(tau, low, high, n)
 
 
 def pairwise_correlations(matrix: npt.ArrayLike) -> dict[tuple[int, int], Estimate]:
