@@ -9,11 +9,13 @@ stored as the worker stores them after an import) and a study whose perturbation
 and submit a verdict, over and over, for `--seconds`. One submit in ten is sent twice with the
 same idempotency key (a retry). At the end the database is checked:
 every acknowledged verdict is stored (no loss), none twice (no duplicates), no perturbation has
-more than `--overlap` vettings.
+more than `--overlap` vettings. An annotator told there is no work left stops early; the run
+prints how many did ("out of work"), and such a run measured less than `--seconds` of load.
 
     .venv/bin/python bench/annotate_load.py [--database postgres://...:5432/discern_bench_ann?conn_max_age=60]
         [--perturbations 50000] [--annotators 20] [--overlap 3] [--seconds 60] [--workers 4]
-        [--think 0] [--mode api|api-chained|pages] [--reuse] [--no-diffs] [--client plain|httpx]
+        [--think 0] [--mode api|api-chained|pages] [--reuse] [--setup-only] [--no-diffs]
+        [--client plain|httpx]
 
 `--mode api` uses the REST API (POST vetting/next/, POST vettings/); `--mode api-chained` the
 same API with POST vettings/?next=true, whose answer carries the next unit (vetting/next/ once,
@@ -22,7 +24,8 @@ vet/ once ("page"), then POST verdict/ ("submit"), whose answer is the next item
 there "submit" is next item and submit in one.
 `--think` adds a pause between items (seconds, uniform 0..2x), as people read before answering;
 with it, the annotators also start at random moments within the first 2x seconds.
-`--reuse` keeps the database of a previous run (skips the setup).
+`--reuse` keeps the database of a previous run (skips the setup); `--setup-only` makes the
+database and stops (no server, no load).
 
 It prints the server's CPU per request (the gunicorn workers' user + system time, read from
 /proc before and after the load, over the requests answered; PostgreSQL's backends apart) and
@@ -325,6 +328,7 @@ class Tally:
     errors: Counter[str] = field(default_factory=Counter)
     acknowledged: set[tuple[int, str]] = field(default_factory=set)
     keys: set[str] = field(default_factory=set)
+    ran_out: int = 0  # annotators told "no work left" before the deadline
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, name: str, ms: float) -> None:
@@ -516,8 +520,10 @@ def annotate(worker, tally: Tally, deadline: float, think: float, seed: int) -> 
             continue
         if response is not None:
             tally.add("next_ms", (time.perf_counter() - started) * 1000)
-        if perturbation is None:
-            return  # no work left
+        if perturbation is None:  # no work left: the run measured less than --seconds
+            with tally.lock:
+                tally.ran_out += 1
+            return
         if perturbation == -1:
             tally.error(f"next: HTTP {response.status_code}")
             continue
@@ -595,6 +601,7 @@ def main() -> None:
     parser.add_argument("--mode", choices=sorted(ANNOTATORS), default="api")
     parser.add_argument("--port", type=int, default=8911)
     parser.add_argument("--reuse", action="store_true")
+    parser.add_argument("--setup-only", action="store_true", help="make the database, no load")
     parser.add_argument(
         "--client",
         choices=["plain", "httpx"],
@@ -631,6 +638,8 @@ def main() -> None:
 
     study = Study.objects.get(slug="bench").pk
     vacuum(args.database)
+    if args.setup_only:
+        return
     server = serve(args.database, args.port, args.workers)
     try:
         base = f"http://127.0.0.1:{args.port}"
@@ -677,6 +686,11 @@ def main() -> None:
     report("submit", tally.submit_ms, elapsed)
     report("retry", tally.retry_ms, elapsed)
     print(f"errors: {sum(tally.errors.values())} {dict(tally.errors)}")
+    short = " (the run measured less load than --seconds)" if tally.ran_out else ""
+    print(
+        f"out of work: {tally.ran_out} of {len(workers)} annotators were told no work was left "
+        f"before the end{short}"
+    )
     problems = check(tally, args.overlap, since)
     targets(args, tally, elapsed, server_cpu, requests, database_cpu)
     sys.exit(1 if problems or tally.errors else 0)
