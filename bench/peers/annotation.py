@@ -26,9 +26,10 @@ The same conditions for both, as a Label Studio maintainer would ask:
   load; each round prints how many did and the judgements used of the N x 3, a round where
   any did is marked INVALID, left out of the medians, and the script exits with status 1
   (raise `--perturbations` or lower `--seconds`);
-* CPU over the same span: the gunicorn workers' and the database backends' CPU time (from
-  /proc) from the clients' start to their end, over the items answered (first submits), for
-  both (Discern's as annotate_load prints it).
+* CPU over the same span, counted the same way: the gunicorn workers' and the database's
+  PostgreSQL backends' CPU time (from /proc; annotate_load's `BackendCpu`, which also counts
+  the backends Label Studio opens and closes for each request) from the clients' start to
+  their end, over the items answered (first submits), for both.
 
 A submit that annotate_load sends twice (a retry with the same idempotency key, one in ten) is
 sent once to Label Studio, which has no idempotency key (a second POST would add a second
@@ -291,8 +292,8 @@ def label_studio_round(
         # CPU over the clients' span, as annotate_load counts Discern's
         gunicorn = annotate_load._children(server.pid)
         server_cpu = annotate_load.cpu_seconds(gunicorn)
-        backends = annotate_load.postgres_backends(ls.database)
-        before = {pid: annotate_load.cpu_seconds([pid]) for pid in backends}
+        backends = annotate_load.BackendCpu(ls.database)  # one a request here: see its doc
+        backends.start()
         started = time.monotonic()
         threads = [
             threading.Thread(target=annotate_load.annotate, args=(w, tally, deadline, 0.0, i))
@@ -304,10 +305,7 @@ def label_studio_round(
             thread.join()
         elapsed = time.monotonic() - started
         server_cpu = annotate_load.cpu_seconds(gunicorn) - server_cpu
-        database_cpu = sum(
-            annotate_load.cpu_seconds([pid]) - before.get(pid, 0.0)
-            for pid in annotate_load.postgres_backends(ls.database)
-        )
+        database_cpu = backends.stop()
     finally:
         ls.stop(server)
     if tally.errors:
@@ -422,7 +420,7 @@ def main() -> None:
         project, tokens = ls.setup(perturbations(args.perturbations), 20)
         print(
             f"every round: a fresh copy of each side's database ({capacity:,} judgements to "
-            f"hand out), VACUUM ANALYZE and CHECKPOINT, then the server",
+            f"hand out), VACUUM ANALYZE (and CHECKPOINT where allowed), then the server",
             flush=True,
         )
         runs: dict[tuple[str, int], list[dict[str, float]]] = {}
