@@ -360,6 +360,8 @@ def discern_round(args, database: str, clients: int) -> dict[str, float]:
     cpu, ran_out = ITEM_CPU.search(done.stdout), RAN_OUT.search(done.stdout)
     if set(found) != {"next", "submit"} or not cpu or not ran_out:
         raise SystemExit(f"unexpected output of annotate_load.py:\n{done.stdout}\n{done.stderr}")
+    if done.returncode:  # a verdict lost or stored twice, or an error: annotate_load says which
+        raise SystemExit(f"annotate_load.py found problems:\n{done.stdout}\n{done.stderr}")
     errors = re.search(r"errors: (\d+)", done.stdout)
     return {
         "done": int(found["submit"].group(2)),
