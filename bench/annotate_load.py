@@ -9,11 +9,13 @@ stored as the worker stores them after an import) and a study whose perturbation
 and submit a verdict, over and over, for `--seconds`. One submit in ten is sent twice with the
 same idempotency key (a retry). At the end the database is checked:
 every acknowledged verdict is stored (no loss), none twice (no duplicates), no perturbation has
-more than `--overlap` vettings.
+more than `--overlap` vettings. An annotator told there is no work left stops early; the run
+prints how many did ("out of work"), and such a run measured less than `--seconds` of load.
 
     .venv/bin/python bench/annotate_load.py [--database postgres://...:5432/discern_bench_ann?conn_max_age=60]
         [--perturbations 50000] [--annotators 20] [--overlap 3] [--seconds 60] [--workers 4]
-        [--think 0] [--mode api|api-chained|pages] [--reuse] [--no-diffs] [--client plain|httpx]
+        [--think 0] [--mode api|api-chained|pages] [--reuse] [--setup-only] [--no-diffs]
+        [--client plain|httpx]
 
 `--mode api` uses the REST API (POST vetting/next/, POST vettings/); `--mode api-chained` the
 same API with POST vettings/?next=true, whose answer carries the next unit (vetting/next/ once,
@@ -22,10 +24,12 @@ vet/ once ("page"), then POST verdict/ ("submit"), whose answer is the next item
 there "submit" is next item and submit in one.
 `--think` adds a pause between items (seconds, uniform 0..2x), as people read before answering;
 with it, the annotators also start at random moments within the first 2x seconds.
-`--reuse` keeps the database of a previous run (skips the setup).
+`--reuse` keeps the database of a previous run (skips the setup); `--setup-only` makes the
+database and stops (no server, no load).
 
 It prints the server's CPU per request (the gunicorn workers' user + system time, read from
-/proc before and after the load, over the requests answered; PostgreSQL's backends apart) and
+/proc before and after the load, over the requests answered; PostgreSQL's backends apart,
+`BackendCpu`) and
 the targets of issue 17: CPU per request at most 5 ms; with no pause, at least 4x the items/s
 of `--baseline` (the figure measured before the work, same machine); with a pause of 1 s, p95
 under 50 ms for both calls.
@@ -301,17 +305,64 @@ def vacuum(database_url: str) -> None:
     )
 
 
-def postgres_backends(database_url: str) -> list[int]:
-    """The pids of the PostgreSQL backends connected to the bench database."""
-    import psycopg
+class BackendCpu:
+    """The CPU time (user + system, from /proc) of one database's PostgreSQL backends over a
+    span, counting those that start and end within it: a server that opens a connection a
+    request (Label Studio: Django's default `CONN_MAX_AGE` 0) has backends that live for one
+    request, which a reading before and after would miss. A thread reads the postmaster's
+    children every 20 ms and keeps, for each backend of the database (by its process title,
+    "postgres: ... <user> <database> ..."), its first and last reading; a backend born during
+    the span counts from zero. The CPU a backend spends after its last reading is missed, so
+    the figure is low by up to 20 ms of a backend's time at its end."""
 
-    name = database_url.split("?")[0].rsplit("/", 1)[1]
-    with psycopg.connect(database_url.split("?")[0], autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
-            [name],
-        ).fetchall()
-    return [pid for (pid,) in rows]
+    def __init__(self, database_url: str, every: float = 0.02):
+        import psycopg
+
+        url = database_url.split("?")[0]
+        self.name = url.rsplit("/", 1)[1].encode()
+        with psycopg.connect(url, autocommit=True) as conn:
+            (pid,) = conn.execute("SELECT pg_backend_pid()").fetchone()
+        self.postmaster = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        self.every = every
+        self.first: dict[tuple[int, int], float] = {}
+        self.last: dict[tuple[int, int], float] = {}
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _read(self, start: bool) -> None:
+        ticks = os.sysconf("SC_CLK_TCK")
+        try:
+            children = Path(f"/proc/{self.postmaster}/task/{self.postmaster}/children")
+            pids = children.read_text().split()
+        except OSError:
+            return
+        for pid in pids:
+            try:
+                title = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").split()
+                if self.name not in title:
+                    continue
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            key = (int(pid), int(fields[19]))  # pid and start time: a pid may be reused
+            cpu = (int(fields[11]) + int(fields[12])) / ticks
+            self.first.setdefault(key, cpu if start else 0.0)
+            self.last[key] = cpu
+
+    def _loop(self) -> None:
+        while not self.stopped.wait(self.every):
+            self._read(start=False)
+
+    def start(self) -> None:
+        self._read(start=True)
+        self.thread.start()
+
+    def stop(self) -> float:
+        """The backends' CPU seconds since `start`."""
+        self.stopped.set()
+        self.thread.join()
+        self._read(start=False)
+        return sum(self.last[key] - self.first[key] for key in self.last)
 
 
 # --- the annotators -----------------------------------------------------------------------
@@ -325,6 +376,7 @@ class Tally:
     errors: Counter[str] = field(default_factory=Counter)
     acknowledged: set[tuple[int, str]] = field(default_factory=set)
     keys: set[str] = field(default_factory=set)
+    ran_out: int = 0  # annotators told "no work left" before the deadline
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, name: str, ms: float) -> None:
@@ -516,8 +568,10 @@ def annotate(worker, tally: Tally, deadline: float, think: float, seed: int) -> 
             continue
         if response is not None:
             tally.add("next_ms", (time.perf_counter() - started) * 1000)
-        if perturbation is None:
-            return  # no work left
+        if perturbation is None:  # no work left: the run measured less than --seconds
+            with tally.lock:
+                tally.ran_out += 1
+            return
         if perturbation == -1:
             tally.error(f"next: HTTP {response.status_code}")
             continue
@@ -595,6 +649,7 @@ def main() -> None:
     parser.add_argument("--mode", choices=sorted(ANNOTATORS), default="api")
     parser.add_argument("--port", type=int, default=8911)
     parser.add_argument("--reuse", action="store_true")
+    parser.add_argument("--setup-only", action="store_true", help="make the database, no load")
     parser.add_argument(
         "--client",
         choices=["plain", "httpx"],
@@ -631,6 +686,8 @@ def main() -> None:
 
     study = Study.objects.get(slug="bench").pk
     vacuum(args.database)
+    if args.setup_only:
+        return
     server = serve(args.database, args.port, args.workers)
     try:
         base = f"http://127.0.0.1:{args.port}"
@@ -643,7 +700,8 @@ def main() -> None:
         deadline = time.monotonic() + args.seconds
         gunicorn = _children(server.pid)
         server_cpu = cpu_seconds(gunicorn)
-        before = {pid: cpu_seconds([pid]) for pid in postgres_backends(args.database)}
+        backends = BackendCpu(args.database)
+        backends.start()
         started = time.monotonic()
         cpu = time.process_time()
         threads = [
@@ -657,8 +715,7 @@ def main() -> None:
         elapsed = time.monotonic() - started
         client_cpu = time.process_time() - cpu
         server_cpu = cpu_seconds(gunicorn) - server_cpu
-        after = postgres_backends(args.database)
-        database_cpu = sum(cpu_seconds([pid]) - before.get(pid, 0.0) for pid in after)
+        database_cpu = backends.stop()
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -677,6 +734,11 @@ def main() -> None:
     report("submit", tally.submit_ms, elapsed)
     report("retry", tally.retry_ms, elapsed)
     print(f"errors: {sum(tally.errors.values())} {dict(tally.errors)}")
+    short = " (the run measured less load than --seconds)" if tally.ran_out else ""
+    print(
+        f"out of work: {tally.ran_out} of {len(workers)} annotators were told no work was left "
+        f"before the end{short}"
+    )
     problems = check(tally, args.overlap, since)
     targets(args, tally, elapsed, server_cpu, requests, database_cpu)
     sys.exit(1 if problems or tally.errors else 0)

@@ -1,7 +1,8 @@
 """Time the import of the FBI folder (2,492 perturbations) on SQLite and on PostgreSQL.
 
 Each database is fresh: migrated, catalog loaded, then the import is timed (first run), and a
-second import of the same folder is timed too (it must add nothing). Run:
+second import of the same folder is timed too (it must add nothing). The folder is fbi/data of
+the published peer data ($DISCERN_PEERS_DIR, or ../shared/peers beside the checkout). Run:
 
     .venv/bin/python bench/import.py [--postgres postgres://discern:discern@127.0.0.1/discern_bench]
 """
@@ -18,7 +19,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FBI = ROOT.parent / "shared" / "peers" / "fbi" / "data"
+# the published peer data, as bench/perturb.py finds it
+FBI = Path(os.environ.get("DISCERN_PEERS_DIR", ROOT.parent / "shared" / "peers")) / "fbi" / "data"
 
 
 def run_one() -> None:

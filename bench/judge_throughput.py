@@ -32,7 +32,9 @@ fanned out over tasks that share the judge's slots through Redis. The run is pla
 first (timed apart), and the calls phase is timed from the run's ``started_at`` to its last
 stored call. Worker CPU per call is the CPU time of the process(es) working the calls
 (``process_time`` in one process; the Celery worker's processes from /proc otherwise) over
-the calls phase, divided by the calls.
+the calls phase, divided by the calls. The whole run (creating the run, planning it and the
+calls, as a peer's whole eval is counted) is printed too: its wall time and its CPU (this
+process's for creating and planning, plus the workers' for the calls), per call.
 """
 
 from __future__ import annotations
@@ -111,13 +113,14 @@ def _setup(calls: int, base_url: str, concurrency: int):
 def _timed_run(new_run, concurrency: int) -> dict:
     from apps.judging.services import judge_run_plan, judge_run_work
 
+    whole, whole_cpu = time.perf_counter(), time.process_time()
     run = new_run()
     started = time.perf_counter()
     judge_run_plan(run_id=run.pk)
     planned = time.perf_counter()
     cpu = time.process_time()
     judge_run_work(run_id=run.pk, share=concurrency)
-    cpu = time.process_time() - cpu
+    ended_cpu = time.process_time()
     finished = time.perf_counter()
     run.refresh_from_db()
     return {
@@ -129,7 +132,9 @@ def _timed_run(new_run, concurrency: int) -> dict:
         "http_requests": run.http_requests,
         "plan_s": planned - started,
         "work_s": finished - planned,
-        "cpu_s": cpu,
+        "cpu_s": ended_cpu - cpu,
+        "whole_s": finished - whole,
+        "whole_cpu_s": ended_cpu - whole_cpu,
     }
 
 
@@ -161,15 +166,18 @@ def _process_tree_cpu(pid: int) -> float:
 def _worker_run(new_run, worker_pid: int) -> dict:
     """Plan here, start the run as the page does and wait for the workers to finish it."""
     from django.db.models import Max
+    from django.utils import timezone
 
     from apps.judging.models import JudgeRun
     from apps.judging.services import judge_run_plan, judge_run_start
 
+    whole, whole_cpu = timezone.now(), time.process_time()
     run = new_run()
     started = time.perf_counter()
     judge_run_plan(run_id=run.pk)
     planned = time.perf_counter()
     run.refresh_from_db()
+    here_cpu = time.process_time() - whole_cpu  # creating and planning, in this process
     cpu = _process_tree_cpu(worker_pid)
     judge_run_start(run=run)
     while not JudgeRun.objects.get(pk=run.pk).finished:
@@ -187,6 +195,8 @@ def _worker_run(new_run, worker_pid: int) -> dict:
         "plan_s": planned - started,
         "work_s": (last - run.started_at).total_seconds(),
         "cpu_s": cpu,
+        "whole_s": (last - whole).total_seconds(),
+        "whole_cpu_s": here_cpu + cpu,
     }
 
 
@@ -422,6 +432,11 @@ def _bench_transport(args: argparse.Namespace, transport: str) -> float:
         f"{bare / ideal:.1%} of ideal; the run reached {rate / bare:.1%} of it"
     )
     print(f"  worker CPU: {cpu_ms:.2f} ms per call (calls phase)")
+    print(
+        f"  whole run (created, planned, calls): {first['whole_s']:.2f} s = "
+        f"{first['done'] / first['whole_s']:.1f} calls/s, "
+        f"{first['whole_cpu_s'] / max(first['done'], 1) * 1000:.2f} ms CPU per call"
+    )
     calls = first["done"] + second["done"]
     print(f"  fake server CPU: {server_cpu / max(calls, 1) * 1000:.2f} ms per call (both runs)")
     print(

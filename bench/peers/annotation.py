@@ -12,12 +12,29 @@ One client, then 20 clients, without pause, for `--seconds`; rounds alternate Di
 Label Studio; the table shows medians and the ratios.
 
     .venv/bin/python bench/peers/annotation.py [--perturbations 2492] [--rounds 3]
-        [--seconds 30] [--workers 4] [--port 8560]
+        [--seconds 20] [--workers 4] [--port 8560]
     .venv/bin/python bench/peers/annotation.py --perturbations 50000 --rounds 2
+
+The same conditions for both, as a Label Studio maintainer would ask:
+
+* fresh work every round: each side's database is made once (a template) and every measured
+  round runs on a fresh copy of it (`CREATE DATABASE ... TEMPLATE`), so no side meets the
+  judgements of earlier rounds, and each round can hand out all N x 3 judgements;
+* the same upkeep: before each round both copies get `VACUUM ANALYZE` and a `CHECKPOINT`
+  (annotate_load's `vacuum`), then the server starts;
+* nobody runs out: a client told there is no work left stops early, which would shorten the
+  load; each round prints how many did and the judgements used of the N x 3, a round where
+  any did is marked INVALID, left out of the medians, and the script exits with status 1
+  (raise `--perturbations` or lower `--seconds`);
+* CPU over the same span, counted the same way: the gunicorn workers' and the database's
+  PostgreSQL backends' CPU time (from /proc; annotate_load's `BackendCpu`, which also counts
+  the backends Label Studio opens and closes for each request) from the clients' start to
+  their end, over the items answered (first submits), for both.
 
 A submit that annotate_load sends twice (a retry with the same idempotency key, one in ten) is
 sent once to Label Studio, which has no idempotency key (a second POST would add a second
-annotation); "submit" figures count first submits only, for both.
+annotation); "submit" figures count first submits only, for both (Discern's CPU an item
+includes its retries).
 """
 
 from __future__ import annotations
@@ -130,6 +147,11 @@ class LabelStudio:
             "COLLECT_ANALYTICS": "false",
         }
         self.log = data_dir / "label-studio.log"
+
+    def use(self, database: str) -> None:
+        """Serve this database from now on (a round's fresh copy of the set-up one)."""
+        self.database = database
+        self.env["POSTGRE_NAME"] = database.rsplit("/", 1)[1]
 
     def manage(self, *args: str) -> str:
         done = subprocess.run(
@@ -258,6 +280,7 @@ class LabelStudioAnnotator:
 def label_studio_round(
     ls: LabelStudio, project: int, tokens, clients: int, seconds: float, plain: bool
 ):
+    annotate_load.vacuum(ls.database)  # the upkeep annotate_load gives Discern's, same point
     server = ls.serve()
     try:
         workers = [
@@ -266,6 +289,11 @@ def label_studio_round(
         ]
         tally = annotate_load.Tally()
         deadline = time.monotonic() + seconds
+        # CPU over the clients' span, as annotate_load counts Discern's
+        gunicorn = annotate_load._children(server.pid)
+        server_cpu = annotate_load.cpu_seconds(gunicorn)
+        backends = annotate_load.BackendCpu(ls.database)  # one a request here: see its doc
+        backends.start()
         started = time.monotonic()
         threads = [
             threading.Thread(target=annotate_load.annotate, args=(w, tally, deadline, 0.0, i))
@@ -276,11 +304,18 @@ def label_studio_round(
         for thread in threads:
             thread.join()
         elapsed = time.monotonic() - started
+        server_cpu = annotate_load.cpu_seconds(gunicorn) - server_cpu
+        database_cpu = backends.stop()
     finally:
         ls.stop(server)
     if tally.errors:
         print(f"  label studio errors: {dict(tally.errors)}")
+    items = max(len(tally.submit_ms), 1)
     return {
+        "done": len(tally.submit_ms),
+        "ran_out": tally.ran_out,
+        "server_ms": server_cpu / items * 1000,
+        "database_ms": database_cpu / items * 1000,
         "items_s": len(tally.submit_ms) / elapsed,
         "next_p50": annotate_load.percentile(tally.next_ms, 0.5),
         "next_p95": annotate_load.percentile(tally.next_ms, 0.95),
@@ -295,27 +330,44 @@ def label_studio_round(
 LINE = re.compile(
     r"^(next|submit)\s+n=\s*(\d+)\s+([\d.]+)/s\s+p50\s+([\d.na]+) ms\s+p95\s+([\d.na]+) ms", re.M
 )
+ITEM_CPU = re.compile(r"an item \(.*\): server ([\d.na]+) ms, PostgreSQL ([\d.na]+) ms")
+RAN_OUT = re.compile(r"out of work: (\d+) of")
 
 
-def discern_round(args, database: str, clients: int, first: bool) -> dict[str, float]:
+def discern_setup(args, database: str) -> None:
+    """The template database: annotate_load's set-up for 20 annotators, no load."""
+    command = [
+        sys.executable, str(ROOT / "bench" / "annotate_load.py"),
+        "--database", database, "--perturbations", str(args.perturbations),
+        "--annotators", "20", "--setup-only",
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"annotate_load.py --setup-only failed:\n{done.stdout}\n{done.stderr}")
+    print("  " + done.stdout.strip().replace("\n", "\n  "), flush=True)
+
+
+def discern_round(args, database: str, clients: int) -> dict[str, float]:
     command = [
         sys.executable, str(ROOT / "bench" / "annotate_load.py"),
         "--database", database, "--perturbations", str(args.perturbations),
         "--annotators", str(clients), "--seconds", str(args.seconds),
         "--workers", str(args.workers), "--port", str(args.port), "--think", "0",
-        "--client", args.client,
+        "--client", args.client, "--reuse",
     ]  # fmt: skip
-    if not first:
-        command.append("--reuse")
-    else:  # the database gets 20 annotators; later rounds reuse it with fewer
-        command[command.index("--annotators") + 1] = "20"
-        command[command.index("--seconds") + 1] = "1"
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     found = {m.group(1): m for m in LINE.finditer(done.stdout)}
-    if set(found) != {"next", "submit"}:
+    cpu, ran_out = ITEM_CPU.search(done.stdout), RAN_OUT.search(done.stdout)
+    if set(found) != {"next", "submit"} or not cpu or not ran_out:
         raise SystemExit(f"unexpected output of annotate_load.py:\n{done.stdout}\n{done.stderr}")
+    if done.returncode:  # a verdict lost or stored twice, or an error: annotate_load says which
+        raise SystemExit(f"annotate_load.py found problems:\n{done.stdout}\n{done.stderr}")
     errors = re.search(r"errors: (\d+)", done.stdout)
     return {
+        "done": int(found["submit"].group(2)),
+        "ran_out": int(ran_out.group(1)),
+        "server_ms": float(cpu.group(1)),
+        "database_ms": float(cpu.group(2)),
         "items_s": float(found["submit"].group(3)),
         "next_p50": float(found["next"].group(4)),
         "next_p95": float(found["next"].group(5)),
@@ -328,11 +380,22 @@ def discern_round(args, database: str, clients: int, first: bool) -> dict[str, f
 # --- the comparison -----------------------------------------------------------------------
 
 
+def fresh_copy(template: str, copy: str) -> None:
+    """`copy`, a new database made from `template` (a file copy): one round's fresh work."""
+    import psycopg
+
+    base, name = copy.split("?")[0].rsplit("/", 1)
+    source = template.split("?")[0].rsplit("/", 1)[1]
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{source}" STRATEGY FILE_COPY')
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--perturbations", type=int, default=2492)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--port", type=int, default=8560)
     parser.add_argument("--clients", default="1,20")
@@ -344,39 +407,59 @@ def main() -> None:
     clients = [int(c) for c in args.clients.split(",")]
     venv = venvs.ensure("label-studio", LABEL_STUDIO)
     ls_version = venvs.version(venv, "label-studio")
-    suffix = f"{args.perturbations}"
-    discern_db = f"{PG}/{args.database_prefix}_ann_{suffix}?conn_max_age=60"
-    ls_db = f"{PG}/{args.database_prefix}_ls_{suffix}"
+    name = f"{args.database_prefix}_{args.perturbations}"
+    discern_template, ls_template = f"{PG}/{name}_ann", f"{PG}/{name}_ls"
+    discern_db = f"{PG}/{name}_ann_round?conn_max_age=60"
+    ls_db = f"{PG}/{name}_ls_round"
+    capacity = args.perturbations * 3
     loads = [os.getloadavg()[0]]
 
     print(f"setup: Discern, {args.perturbations} perturbations (annotate_load.py)", flush=True)
-    discern_round(args, discern_db, 20, first=True)
+    discern_setup(args, discern_template)
     with tempfile.TemporaryDirectory() as data_dir:
-        ls = LabelStudio(venv, ls_db, args.port + 1, args.workers, Path(data_dir))
+        ls = LabelStudio(venv, ls_template, args.port + 1, args.workers, Path(data_dir))
         print(f"setup: Label Studio {ls_version}, the same texts as tasks", flush=True)
         project, tokens = ls.setup(perturbations(args.perturbations), 20)
+        print(
+            f"every round: a fresh copy of each side's database ({capacity:,} judgements to "
+            f"hand out), VACUUM ANALYZE (and CHECKPOINT where allowed), then the server",
+            flush=True,
+        )
         runs: dict[tuple[str, int], list[dict[str, float]]] = {}
+        invalid = []
         for round_ in range(1, args.rounds + 1):
             for n in clients:
-                for name in ("discern", "label-studio"):
-                    if name == "discern":
-                        result = discern_round(args, discern_db, n, first=False)
+                for side in ("discern", "label-studio"):
+                    if side == "discern":
+                        fresh_copy(discern_template, discern_db)
+                        result = discern_round(args, discern_db, n)
                     else:
+                        fresh_copy(ls_template, ls_db)
+                        ls.use(ls_db)
                         result = label_studio_round(
                             ls, project, tokens, n, args.seconds, args.client == "plain"
                         )
-                    runs.setdefault((name, n), []).append(result)
+                    valid = result["ran_out"] == 0
+                    if valid:
+                        runs.setdefault((side, n), []).append(result)
+                    else:
+                        invalid.append(f"round {round_}, {n} clients, {side}")
                     loads.append(os.getloadavg()[0])
                     print(
-                        f"round {round_}, {n:>2} clients, {name:<12} {result['items_s']:6.1f} "
+                        f"round {round_}, {n:>2} clients, {side:<12} {result['items_s']:6.1f} "
                         f"items/s, next p50/p95 {result['next_p50']:7.1f}/{result['next_p95']:7.1f}"
                         f" ms, submit p50/p95 {result['submit_p50']:7.1f}/"
-                        f"{result['submit_p95']:7.1f} ms, errors {result['errors']}",
+                        f"{result['submit_p95']:7.1f} ms, CPU an item server "
+                        f"{result['server_ms']:.1f} + PostgreSQL {result['database_ms']:.1f} ms, "
+                        f"errors {result['errors']}, {result['done']:,} of {capacity:,} "
+                        f"judgements used, {result['ran_out']} clients out of work"
+                        + ("" if valid else " INVALID (ran out of work)"),
                         flush=True,
                     )
 
-    def med(name: str, n: int, key: str) -> float:
-        return statistics.median(r[key] for r in runs[(name, n)])
+    def med(side: str, n: int, key: str) -> float:
+        values = [r[key] for r in runs.get((side, n), [])]
+        return statistics.median(values) if values else float("nan")
 
     print()
     print(f"| work | Discern | Label Studio {ls_version} | ratio |\n|---|---|---|---|")
@@ -386,21 +469,38 @@ def main() -> None:
             f"annotation, {args.perturbations:,} perturbations, gunicorn -w {args.workers} + "
             f"PostgreSQL, {n} client{'s' if n > 1 else ''} without pause"
         )
+
+        def cpu(side: str, n: int = n) -> float:
+            return med(side, n, "server_ms") + med(side, n, "database_ms")
+
+        def cell(side: str, n: int = n) -> str:
+            return (
+                f"{med(side, n, 'next_p50'):.0f} / {med(side, n, 'submit_p50'):.0f} ms, "
+                f"{med(side, n, 'next_p95'):.0f} ms, {med(side, n, 'items_s'):.1f}/s, "
+                f"{med(side, n, 'server_ms'):.1f} + {med(side, n, 'database_ms'):.1f} ms"
+            )
+
         print(
-            f"| {what}: next / submit p50, next p95, items/s "
-            f"| {med(d, n, 'next_p50'):.0f} / {med(d, n, 'submit_p50'):.0f} ms, "
-            f"{med(d, n, 'next_p95'):.0f} ms, {med(d, n, 'items_s'):.1f}/s "
-            f"| {med(p, n, 'next_p50'):.0f} / {med(p, n, 'submit_p50'):.0f} ms, "
-            f"{med(p, n, 'next_p95'):.0f} ms, {med(p, n, 'items_s'):.1f}/s "
+            f"| {what}: next / submit p50, next p95, items/s, CPU an item (server + PostgreSQL) "
+            f"| {cell(d)} | {cell(p)} "
             f"| {med(p, n, 'next_p50') / med(d, n, 'next_p50'):.1f}x / "
             f"{med(p, n, 'submit_p50') / med(d, n, 'submit_p50'):.1f}x, "
             f"{med(p, n, 'next_p95') / med(d, n, 'next_p95'):.1f}x, "
-            f"{med(d, n, 'items_s') / med(p, n, 'items_s'):.1f}x |"
+            f"{med(d, n, 'items_s') / med(p, n, 'items_s'):.1f}x, "
+            f"{cpu(p) / cpu(d):.1f}x |"
         )
     print(
-        f"\nmedians of {args.rounds} alternating rounds of {args.seconds:.0f} s; load average "
+        f"\nmedians of the valid rounds of {args.rounds} alternating rounds of "
+        f"{args.seconds:.0f} s, each on a fresh copy; load average "
         f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
     )
+    if invalid:
+        print(
+            f"INVALID: a client ran out of work in {len(invalid)} round(s) ({'; '.join(invalid)}):"
+            " left out of the medians; raise --perturbations or lower --seconds",
+            file=sys.stderr,
+        )
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,11 @@ AI: one `eval()` of as many samples, `generate()` then a `pattern` scorer, `max_
 concurrency, in its own virtual environment (bench/peers/.venvs/inspect-ai, installed on the
 first run). Rounds alternate Discern and Inspect; the table shows medians and the ratio.
 
+Both counted over the same span, the whole job: Discern's run from its creation through
+planning to its last call (judge_throughput's "whole run"), Inspect's whole `eval()`; calls/s
+and CPU a call over that span. The calls phase alone (first request to last, as the endpoint
+sees Inspect's; Discern's without creating and planning) is printed under each round.
+
     .venv/bin/python bench/peers/judging.py [--rounds 3] [--calls 2000] [--concurrency 32]
         [--latency 0.1] [--postgres URL] [--redis URL]
 """
@@ -47,9 +52,15 @@ def discern(args: argparse.Namespace) -> dict[str, float]:
     out = subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True).stdout
     rate = re.search(r"throughput: ([\d.]+) calls/s", out)
     cpu = re.search(r"worker CPU: ([\d.]+) ms per call", out)
-    if not rate or not cpu:
+    whole = re.search(r"whole run .*: [\d.]+ s = ([\d.]+) calls/s, ([\d.]+) ms CPU per call", out)
+    if not rate or not cpu or not whole:
         raise SystemExit(f"unexpected output of judge_throughput.py:\n{out}")
-    return {"rate": float(rate.group(1)), "cpu_ms": float(cpu.group(1))}
+    return {
+        "rate": float(whole.group(1)),
+        "cpu_ms": float(whole.group(2)),
+        "calls_rate": float(rate.group(1)),
+        "calls_cpu_ms": float(cpu.group(1)),
+    }
 
 
 def inspect(args: argparse.Namespace, venv: Path) -> dict[str, float]:
@@ -65,8 +76,8 @@ def inspect(args: argparse.Namespace, venv: Path) -> dict[str, float]:
         process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        # the calls phase, as Discern's figure (planning and start-up excluded): from the
-        # first request the endpoint sees to the last
+        # the calls phase (printed beside the whole eval()): from the first request the
+        # endpoint sees to the last
         first = last = None
         while process.poll() is None:
             count = server.stats()["request_count"]
@@ -85,9 +96,9 @@ def inspect(args: argparse.Namespace, venv: Path) -> dict[str, float]:
     if result["completed"] != args.calls or stats["request_count"] != args.calls:
         raise SystemExit(f"Inspect AI did not do {args.calls} calls: {result}, server {stats}")
     return {
-        "rate": args.calls / (last - first) if first and last else float("nan"),
-        "eval_rate": args.calls / result["wall_s"],
+        "rate": args.calls / result["wall_s"],
         "cpu_ms": result["cpu_s"] / args.calls * 1000,
+        "calls_rate": args.calls / (last - first) if first and last else float("nan"),
         "peak": stats["max_in_flight"],
     }
 
@@ -113,13 +124,13 @@ def main() -> None:
             runs[name].append(result)
             loads.append(os.getloadavg()[0])
             print(
-                f"round {round_} {name:<8} {result['rate']:6.1f} calls/s "
-                f"({result['rate'] / ideal:4.0%} of ideal), {result['cpu_ms']:5.2f} ms CPU a call"
+                f"round {round_} {name:<8} whole job {result['rate']:6.1f} calls/s "
+                f"({result['rate'] / ideal:4.0%} of ideal), {result['cpu_ms']:5.2f} ms CPU a call;"
+                f" calls phase {result['calls_rate']:.1f} calls/s"
                 + (
-                    f", peak {result['peak']:.0f} in flight; whole eval() "
-                    f"{result['eval_rate']:.1f} samples/s"
-                    if "peak" in result
-                    else ""
+                    f" ({result['calls_cpu_ms']:.2f} ms worker CPU a call)"
+                    if "calls_cpu_ms" in result
+                    else f", peak {result['peak']:.0f} in flight"
                 ),
                 flush=True,
             )
@@ -139,11 +150,16 @@ def main() -> None:
         f"| judge calls, {args.calls:,} distinct prompts, endpoint at "
         f"{args.latency * 1000:.0f} ms, concurrency {args.concurrency} (ideal {ideal:.0f}/s) "
         f"| {d_rate:.0f} calls/s ({d_rate / ideal:.0%}; {spread('discern', 'rate')}), "
-        f"{median('discern', 'cpu_ms'):.2f} ms worker CPU a call "
+        f"{median('discern', 'cpu_ms'):.2f} ms CPU a call (whole run, planning included) "
         f"| {i_rate:.0f} calls/s ({i_rate / ideal:.0%}; {spread('inspect', 'rate')}), "
-        f"{median('inspect', 'cpu_ms'):.1f} ms CPU a sample "
+        f"{median('inspect', 'cpu_ms'):.1f} ms CPU a sample (whole eval()) "
         f"| {d_rate / i_rate:.1f}x calls/s, "
         f"{median('inspect', 'cpu_ms') / median('discern', 'cpu_ms'):.1f}x less CPU |"
+    )
+    d_calls, i_calls = median("discern", "calls_rate"), median("inspect", "calls_rate")
+    print(
+        f"calls phase only: Discern {d_calls:.0f} calls/s, Inspect AI {i_calls:.0f} calls/s "
+        f"= {d_calls / i_calls:.1f}x"
     )
     print(
         f"\nmedians of {args.rounds} alternating rounds; load average "
