@@ -51,8 +51,11 @@ class GenerationForm(forms.Form):
         help_text="The OpenAI-compatible endpoint that writes the LLM kinds (an LLM judge's "
         "endpoint bears the judge's name).",
     )
+    # Not required: the page sends the generator's settings only when an LLM-written kind is
+    # ticked (static/applies_to.js); left out, they take their initial value (`clean`).
     temperature = forms.FloatField(
         initial=0.7,
+        required=False,
         min_value=0,
         max_value=2,
         label="Generator's temperature",
@@ -60,6 +63,7 @@ class GenerationForm(forms.Form):
     )
     max_tokens = forms.IntegerField(
         initial=2048,
+        required=False,
         min_value=16,
         max_value=32_000,
         label="Longest output (tokens)",
@@ -130,6 +134,9 @@ class GenerationForm(forms.Form):
             if missing:
                 self.add_error("items", f"not in {dataset.name}: {', '.join(missing[:10])}")
             data["item_ids"] = list(found.values())
+        for name in ("temperature", "max_tokens"):
+            if data.get(name) is None and name not in self.errors:
+                data[name] = self.fields[name].initial
         llm = [k.name for k in data.get("kinds", []) if k.method == Method.LLM]
         if llm and not data.get("generator"):
             raise forms.ValidationError(

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 def test_nothing_left_to_vet_shows_counts_of_now_not_of_ten_seconds_ago(client):
     setup = study_setup(perturbations=2, annotators=1)
     annotator = setup.annotators[0]
-    assert annotator_progress(setup.study, annotator).vetting_open == 2  # cached
+    assert annotator_progress(setup.study, annotator)["vetting"].open == 2  # cached
     VettingSlot.objects.filter(study=setup.study).update(done_at=timezone.now())
     client.force_login(annotator)
     page = client.get(reverse("vet-next", args=[setup.study.pk])).text

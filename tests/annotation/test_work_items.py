@@ -40,7 +40,7 @@ def test_a_comparison_reads_the_same_through_the_api_and_the_page(api_client, cl
     assert item["criterion_text"] == shown.criterion_text and "summary" in item["criterion_text"]
     assert item["source"] == shown.perturbation.item.source
     assert shown.held and shown.comparison is None
-    assert page.context["progress"].comparison_queue == 6  # 3 pairs x 2 criteria, none done
+    assert page.context["progress"]["comparison"].mine == 6  # 3 pairs x 2 criteria, none done
 
 
 def test_a_text_to_rate_reads_the_same_through_the_api_and_the_page(api_client, client):
@@ -142,7 +142,7 @@ def test_the_pages_list_the_last_answers_and_go_back_to_them(client):
     listed = recent_list(client, page.content.decode())
     assert f"pair #{shown.perturbation.pk}, {shown.criterion.aspect.name}</a>: A" in listed
     assert page.context["nav"]["back"] == f"/studies/{study.pk}/compare/{pair}"
-    assert page.context["progress"].compared == 1
+    assert page.context["progress"]["comparison"].done == 1
     # A rating, likewise.
     unit = client.get(f"/studies/{study.pk}/assess/", **hx).context["item"].unit
     rating = {"score": 2, "idempotency_key": str(uuid.uuid4()), "based_on": 0}
