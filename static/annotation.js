@@ -1,7 +1,9 @@
 /* Annotation pages: keys, synchronised scrolling, and submits that are never dropped.
  *
  * Keys: any element with data-key="x" is activated by pressing x (radios with data-pick are
- * chosen and their form submitted, a rating's digit too; radios with data-choose are only chosen; a button with
+ * chosen and their form submitted, a rating's digit too; radios with data-choose are only chosen,
+ * and the key scope named by their fieldset's data-then comes next; data-activate names a
+ * key scope to come back to; a button with
  * data-submit submits its form; text fields get focus; anything else is clicked). Keys are
  * ignored while typing, except Esc (leave the field) and Ctrl/Cmd+Enter (submit its form).
  *
@@ -40,6 +42,10 @@
       submit(el.form);
     } else if (el.matches("input[type=radio][data-choose]")) {
       el.checked = true;
+      var then = el.closest("[data-then]");
+      if (then) activateCard(document.getElementById(then.dataset.then));
+    } else if (el.matches("[data-activate]")) {
+      activateCard(document.getElementById(el.dataset.activate));
     } else if (el.matches("[data-submit]")) {
       submit(el.form);
     } else if (el.matches("textarea, input")) {

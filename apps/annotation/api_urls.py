@@ -41,6 +41,12 @@ urlpatterns = [
         skip="assessments/skip",
     ),
     *work_urls(
+        api.BestWorstAPI,
+        answers="best-worst",
+        next="best-worst/next",
+        skip="best-worst/skip",
+    ),
+    *work_urls(
         api.GoldCheckAPI,
         answers="gold-checks",
         next="gold-checks/next",

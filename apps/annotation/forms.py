@@ -47,6 +47,13 @@ class GoldCheckForm(AnswerForm):
     )
 
 
+class BestWorstForm(AnswerForm):
+    """Places in the tuple, 0 for its first text."""
+
+    best = forms.IntegerField(min_value=0)
+    worst = forms.IntegerField(min_value=0)
+
+
 class EditForm(forms.Form):
     text = forms.CharField(strip=False, max_length=1_000_000)
     note = forms.CharField(required=False, max_length=2000)
@@ -58,10 +65,11 @@ class VoteForm(AnswerForm):
 
 
 class KeepsUnsent(forms.ModelForm):
-    """Direct assessment's settings may be left out of a post (a form or a script from before
-    they existed): then they keep the study's value (a new study's: the default)."""
+    """Direct assessment's and best-worst scaling's settings may be left out of a post (a form
+    or a script from before they existed): then they keep the study's value (a new study's:
+    the default)."""
 
-    OPTIONAL = ("assessment_overlap", "assessment_texts")
+    OPTIONAL = ("assessment_overlap", "assessment_texts", "best_worst_size", "best_worst_overlap")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -152,6 +160,7 @@ class StudyForm(KeepsUnsent):
             "kinds": kind_checkboxes(),
             "criteria": criterion_checkboxes(),
             "assessment_criteria": criterion_checkboxes(label_of=_rated_label),
+            "best_worst_criteria": criterion_checkboxes(),
         }
         help_texts = {
             "guidelines": "Shown to annotators on every work page (key g).",
@@ -161,15 +170,18 @@ class StudyForm(KeepsUnsent):
             "assessment_criteria": "Direct assessment: annotators rate each text (blind to "
             "whether it was perturbed) under each of these criteria, on its scale. None: the "
             "study does not rate texts.",
+            "best_worst_criteria": "Best-worst scaling: annotators see tuples of an item's "
+            "texts (its original and perturbed texts) and pick the best and the worst under "
+            "each of these criteria. None: no best-worst scaling.",
         }
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         fields: Any = self.fields
         fields["datasets"].queryset = datasets_attachable(user, self.instance)
-        fields["criteria"].queryset = Criterion.objects.select_related("aspect")
-        fields["assessment_criteria"].queryset = Criterion.objects.select_related("aspect")
-        for name in ("kinds", "criteria", "assessment_criteria"):
+        for name in ("criteria", "assessment_criteria", "best_worst_criteria"):
+            fields[name].queryset = Criterion.objects.select_related("aspect")
+        for name in ("kinds", "criteria", "assessment_criteria", "best_worst_criteria"):
             fields[name].widget.open_chosen = self.open_chosen
 
 

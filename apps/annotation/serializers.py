@@ -7,6 +7,7 @@ from rest_framework import serializers
 from apps.accounts.models import Role
 from apps.annotation.models import (
     Assessment,
+    BestWorst,
     Choice,
     Comparison,
     ExpertVote,
@@ -88,6 +89,7 @@ class StudySerializer(serializers.ModelSerializer):
     kinds = serializers.SlugRelatedField(slug_field="slug", many=True, read_only=True)
     criteria = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
     assessment_criteria = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
+    best_worst_criteria = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
     members = MembershipSerializer(source="memberships", many=True, read_only=True)
 
     class Meta:
@@ -114,6 +116,13 @@ class StudyWriteSerializer(serializers.ModelSerializer):
         required=False,
         queryset=Criterion.objects.all(),
         help_text="Direct assessment: criteria each text is rated under (none: no rating).",
+    )
+    best_worst_criteria = serializers.SlugRelatedField(
+        slug_field="key",
+        many=True,
+        required=False,
+        queryset=Criterion.objects.all(),
+        help_text="Best-worst scaling: criteria tuples are answered under (none: none).",
     )
     archived = serializers.BooleanField(required=False, help_text="Archive or bring back.")
 
@@ -195,6 +204,19 @@ class AssessmentItemSerializer(serializers.Serializer):
     based_on = serializers.IntegerField(help_text="Your rating's version (0: none yet).")
 
 
+class BestWorstItemSerializer(serializers.Serializer):
+    """One tuple of an item's texts under one criterion, in the order shown (which one is the
+    original is not said). Answer with places in `texts`, 0 first."""
+
+    unit = serializers.IntegerField(source="unit.pk")
+    criterion = serializers.CharField(source="unit.criterion.key")
+    criterion_text = serializers.CharField()
+    source = serializers.CharField(source="unit.item.source")
+    texts = serializers.ListField(child=serializers.CharField())
+    text_name = serializers.CharField()
+    based_on = serializers.IntegerField(help_text="Your answer's version (0: none yet).")
+
+
 class GoldCheckItemSerializer(serializers.Serializer):
     """One adversarial text to label good or not good (the judges' scores are not shown)."""
 
@@ -242,6 +264,12 @@ class ComparisonInSerializer(AnswerSerializer):
 class AssessmentInSerializer(AnswerSerializer):
     unit = serializers.IntegerField()
     score = serializers.IntegerField(help_text="On the criterion's scale.")
+
+
+class BestWorstInSerializer(AnswerSerializer):
+    unit = serializers.IntegerField()
+    best = serializers.IntegerField(min_value=0, help_text="The best text's place, 0 first.")
+    worst = serializers.IntegerField(min_value=0, help_text="The worst text's place, 0 first.")
 
 
 class GoldCheckInSerializer(AnswerSerializer):
@@ -347,6 +375,33 @@ class AssessmentSerializer(serializers.ModelSerializer):
             "score",
             "scale_min",
             "scale_max",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class BestWorstSerializer(serializers.ModelSerializer):
+    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    item = serializers.IntegerField(source="unit.item_id", read_only=True)
+    texts = serializers.JSONField(
+        source="unit.texts", read_only=True, help_text="Perturbation ids shown; null: original."
+    )
+    criterion = serializers.SlugRelatedField(
+        source="unit.criterion", slug_field="key", read_only=True
+    )
+
+    class Meta:
+        model = BestWorst
+        fields = [
+            "id",
+            "study",
+            "unit",
+            "item",
+            "texts",
+            "criterion",
+            "annotator",
+            "best",
+            "worst",
             "created_at",
             "updated_at",
         ]

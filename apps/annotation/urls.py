@@ -2,6 +2,7 @@ from django.urls import path
 
 from apps.annotation.views import (
     assessing,
+    best_worst,
     comparing,
     controls,
     gold_checks,
@@ -35,6 +36,7 @@ urlpatterns = [
     path(f"{VET}preview/", vetting.vet_preview, name="vet-preview"),
     *comparing.PAGE.urls(),
     *assessing.PAGE.urls(),
+    *best_worst.PAGE.urls(),
     *gold_checks.PAGE.urls(),
     path("studies/<int:pk>/survey/", survey.survey, name="survey"),
     *survey.PAGE.urls(),

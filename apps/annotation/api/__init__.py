@@ -3,6 +3,7 @@
 from apps.annotation.api.studies import StudyViewSet
 from apps.annotation.api.types import (
     AssessmentAPI,
+    BestWorstAPI,
     ComparisonAPI,
     GoldCheckAPI,
     PerturbationEditView,
@@ -12,6 +13,7 @@ from apps.annotation.api.types import (
 
 __all__ = [
     "AssessmentAPI",
+    "BestWorstAPI",
     "ComparisonAPI",
     "GoldCheckAPI",
     "PerturbationEditView",

@@ -13,6 +13,7 @@ from apps.annotation import serializers as s
 from apps.annotation.api.work import WorkAPI, refusals, valid, work_api
 from apps.annotation.models import Study
 from apps.annotation.permissions import IsStudyAnnotator, study_access
+from apps.annotation.selectors.best_worst import best_worst_item
 from apps.annotation.selectors.work import (
     assessment_brief,
     comparison_brief,
@@ -21,6 +22,7 @@ from apps.annotation.selectors.work import (
 )
 from apps.annotation.services import (
     ASSESSMENT,
+    BEST_WORST,
     COMPARISON,
     GOLD_CHECK,
     SURVEY,
@@ -43,6 +45,12 @@ class _ComparisonAPI(WorkAPI):
 class _AssessmentAPI(WorkAPI):
     def brief(self, study: Study, slot: Any) -> Any:
         return assessment_brief(study=study, annotator=self.request.user, slot=slot)
+
+
+class _BestWorstAPI(WorkAPI):
+    def brief(self, study: Study, slot: Any) -> Any:
+        user = self.request.user
+        return best_worst_item(study=study, annotator=user, unit_id=slot.unit_id, held=True)
 
 
 class _GoldCheckAPI(WorkAPI):
@@ -80,6 +88,15 @@ AssessmentAPI = work_api(
     unit=s.AssessmentUnitSerializer,
     related=("unit__criterion",),
     base=_AssessmentAPI,
+)
+BestWorstAPI = work_api(
+    BEST_WORST,
+    judgement=s.BestWorstSerializer,
+    answer=s.BestWorstInSerializer,
+    item=s.BestWorstItemSerializer,
+    unit=s.AssessmentUnitSerializer,
+    related=("unit__criterion",),
+    base=_BestWorstAPI,
 )
 GoldCheckAPI = work_api(
     GOLD_CHECK,

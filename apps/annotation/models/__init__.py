@@ -7,6 +7,12 @@ from apps.annotation.models.assessment import (
     AssessmentUnit,
 )
 from apps.annotation.models.base import Judgement, LeasedSlot, Skip, judgement_types, unit_of
+from apps.annotation.models.best_worst import (
+    BestWorst,
+    BestWorstSkip,
+    BestWorstSlot,
+    BestWorstTuple,
+)
 from apps.annotation.models.controls import CONTROL_UNITS, ControlItem, ControlServe
 from apps.annotation.models.gold import (
     GOLD_CHECK_OVERLAP,
@@ -47,6 +53,10 @@ __all__ = [
     "AssessmentSkip",
     "AssessmentSlot",
     "AssessmentUnit",
+    "BestWorst",
+    "BestWorstSkip",
+    "BestWorstSlot",
+    "BestWorstTuple",
     "Choice",
     "Comparison",
     "ComparisonSlot",

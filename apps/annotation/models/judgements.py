@@ -14,6 +14,7 @@ from django.db.models import Q
 
 from apps.annotation.models import base
 from apps.annotation.models.assessment import Assessment
+from apps.annotation.models.best_worst import BestWorst
 from apps.annotation.models.gold import GoldCheck
 from apps.annotation.models.study import Study
 from apps.catalog.models import Criterion, Metric, PerturbationKind, Task
@@ -198,6 +199,7 @@ class JudgementChange(models.Model):
         EXPERT_VOTE = "expert-vote", "Expert vote"
         ASSESSMENT = "assessment", "Direct assessment"
         GOLD_CHECK = "gold-check", "Gold validation"
+        BEST_WORST = "best_worst", "Best-worst scaling"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judgement_changes")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
@@ -216,6 +218,9 @@ class JudgementChange(models.Model):
     )
     gold_check = models.ForeignKey(
         GoldCheck, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
+    )
+    best_worst = models.ForeignKey(
+        BestWorst, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
     )
     idempotency_key = models.UUIDField(unique=True)
     before = models.JSONField(null=True, blank=True, help_text="Empty when the save created it.")

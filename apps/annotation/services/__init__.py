@@ -7,6 +7,7 @@ importing this package makes every type known to the plan, the pages and the API
 from apps.annotation.kinds import work_type, work_types
 from apps.annotation.models import original_shown_first
 from apps.annotation.services.assessing import ASSESSMENT
+from apps.annotation.services.best_worst import BEST_WORST
 from apps.annotation.services.comparing import COMPARISON
 from apps.annotation.services.errors import KeyReused, StaleJudgement, WorkRefused
 from apps.annotation.services.gold_checks import GOLD_CHECK, gold_check_submit
@@ -17,6 +18,7 @@ from apps.annotation.services.work import Saved, Work
 
 __all__ = [
     "ASSESSMENT",
+    "BEST_WORST",
     "COMPARISON",
     "GOLD_CHECK",
     "SURVEY",

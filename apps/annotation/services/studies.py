@@ -27,6 +27,9 @@ SETUP_FIELDS = (
     "assessment_criteria",
     "assessment_overlap",
     "assessment_texts",
+    "best_worst_criteria",
+    "best_worst_size",
+    "best_worst_overlap",
     "lease_minutes",
     "vetted_only_default",
 )
@@ -34,8 +37,8 @@ SETUP_FIELDS = (
 #: the API; services/controls.py).
 CONTROL_FIELDS = ("control_every", "control_threshold", "control_exclude")
 #: What a study works on (many-to-many): its datasets, kinds, criteria (compared under) and
-#: the criteria its texts are rated under (direct assessment).
-RELATIONS = ("datasets", "kinds", "criteria", "assessment_criteria")
+#: the criteria its texts are rated under (direct assessment) and those of best-worst scaling.
+RELATIONS = ("datasets", "kinds", "criteria", "assessment_criteria", "best_worst_criteria")
 #: Study fields a researcher sets (besides its relations).
 STUDY_FIELDS = tuple(name for name in (*SETUP_FIELDS, *CONTROL_FIELDS) if name not in RELATIONS)
 #: The annotation settings the progress page (and `PATCH settings/`) changes.
@@ -44,6 +47,7 @@ SETTINGS_FIELDS = (
     "comparison_groups",
     "comparisons_need_vetting",
     "assessment_overlap",
+    "best_worst_overlap",
     "lease_minutes",
     "guidelines",
     "confirm_above_requests",
