@@ -1,6 +1,6 @@
 """A study's pipeline in order, for its page: data, perturbations, vetting, comparisons,
-direct assessment, gold labels (when the plan holds adversarial texts), expert votes, judge
-runs, reports. Each stage has its counts and the next
+direct assessment, best-worst scaling (when the study asks for it), gold labels (when the plan
+holds adversarial texts), expert votes, judge runs, reports. Each stage has its counts and the next
 thing to do; the whole is read in a fixed number of queries, whatever the study's size
 (docs/annotation.md)."""
 
@@ -16,6 +16,7 @@ from apps.accounts.models import Role
 from apps.analysis.reports import STUDY_REPORTS, TITLES
 from apps.annotation.models import (
     AssessmentSlot,
+    BestWorstSlot,
     ComparisonSlot,
     ExpertVote,
     GoldCheckSlot,
@@ -69,6 +70,9 @@ class Counts:
     assessment_criteria: int
     assessment_slots: int
     assessment_done: int
+    best_worst_criteria: int
+    best_worst_slots: int
+    best_worst_done: int
     gold_slots: int
     gold_done: int
     votes: int
@@ -77,7 +81,8 @@ class Counts:
 
 
 def study_counts(study: Study) -> Counts:
-    """Every figure of the pipeline: nine aggregate queries (ten with adversarial texts)."""
+    """Every figure of the pipeline: nine aggregate queries (one more with adversarial texts,
+    one more with best-worst scaling)."""
     relations = Study.objects.filter(pk=study.pk).aggregate(
         # first: the aggregates below name relations, and "kinds" then names the count
         adversarial_kinds=Count(
@@ -87,6 +92,7 @@ def study_counts(study: Study) -> Counts:
         kinds=Count("kinds", distinct=True),
         criteria=Count("criteria", distinct=True),
         assessment_criteria=Count("assessment_criteria", distinct=True),
+        best_worst_criteria=Count("best_worst_criteria", distinct=True),
     )
     roles = dict(
         StudyMembership.objects.filter(study=study)
@@ -106,6 +112,11 @@ def study_counts(study: Study) -> Counts:
     rating = AssessmentSlot.objects.filter(study=study).aggregate(
         n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
     )
+    scaling = {"n": 0, "done": 0}
+    if relations["best_worst_criteria"]:
+        scaling = BestWorstSlot.objects.filter(study=study).aggregate(
+            n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
+        )
     gold = {"n": 0, "done": 0}  # gold labels exist for adversarial texts only
     if relations["adversarial_kinds"]:
         gold = GoldCheckSlot.objects.filter(study=study).aggregate(
@@ -130,6 +141,9 @@ def study_counts(study: Study) -> Counts:
         assessment_criteria=relations["assessment_criteria"],
         assessment_slots=rating["n"],
         assessment_done=rating["done"],
+        best_worst_criteria=relations["best_worst_criteria"],
+        best_worst_slots=scaling["n"],
+        best_worst_done=scaling["done"],
         gold_slots=gold["n"],
         gold_done=gold["done"],
         votes=ExpertVote.objects.filter(study=study).count(),
@@ -146,6 +160,7 @@ def study_pipeline(study: Study, counts: Counts) -> list[Stage]:
         _vetting(study, counts),
         _comparisons(study, counts),
         _assessment(study, counts),
+        _best_worst(study, counts),
         _gold(study, counts),
         _votes(study, counts),
         _judging(study, counts),
@@ -240,6 +255,26 @@ def _assessment(study: Study, c: Counts) -> Stage:
     elif c.annotators == 0:
         stage.next_label, stage.next_url = "Add annotators", _url("study-members", study.pk)
     elif not c.assessment_slots:
+        stage.next_label, stage.next_url = "Build the plan", _url("study-progress", study.pk)
+    else:
+        stage.next_label, stage.next_url = "Watch progress", _url("study-progress", study.pk)
+    return stage
+
+
+def _best_worst(study: Study, c: Counts) -> Stage | None:
+    """Best-worst scaling: only when the study chose criteria for it."""
+    if not c.best_worst_criteria:
+        return None
+    figures = _figures(
+        ("criteria", c.best_worst_criteria),
+        Figure("answers done", c.best_worst_done, "best-worst-done"),
+        ("answers planned", c.best_worst_slots),
+    )
+    done = c.best_worst_slots > 0 and c.best_worst_done == c.best_worst_slots
+    stage = Stage("best-worst", "Best-worst scaling", figures, done)
+    if c.annotators == 0:
+        stage.next_label, stage.next_url = "Add annotators", _url("study-members", study.pk)
+    elif not c.best_worst_slots:
         stage.next_label, stage.next_url = "Build the plan", _url("study-progress", study.pk)
     else:
         stage.next_label, stage.next_url = "Watch progress", _url("study-progress", study.pk)

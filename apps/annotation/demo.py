@@ -33,6 +33,8 @@ DEMO_SLUG = "demo"
 DEMO_USERS = {"researcher": Role.RESEARCHER, "annotator": Role.ANNOTATOR, "expert": Role.EXPERT}
 #: The criteria the demo's texts are rated under (direct assessment).
 DEMO_RATED = ("discern-coherence-default", "discern-fluency-default")
+#: The criterion the demo's best-worst tuples (each item's texts) are answered under.
+DEMO_SCALED = ("discern-coherence-default",)
 
 
 @transaction.atomic
@@ -66,6 +68,7 @@ def demo_load(*, audit_texts: bool = False) -> Study:
         study.kinds.set(PerturbationKind.objects.filter(id__in=kind_ids))
     study.criteria.set(_demo_criteria())
     study.assessment_criteria.set(Criterion.objects.filter(key__in=DEMO_RATED))
+    study.best_worst_criteria.set(Criterion.objects.filter(key__in=DEMO_SCALED))
     for name, role in DEMO_USERS.items():
         if role != Role.RESEARCHER:
             StudyMembership.objects.update_or_create(

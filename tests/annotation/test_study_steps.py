@@ -55,6 +55,8 @@ def _scripted(owner):
         "comparisons_need_vetting": False,
         "assessment_overlap": 2,
         "assessment_texts": "both",
+        "best_worst_criteria": criteria[2:],
+        "best_worst_overlap": 2,
     }
 
 
@@ -67,6 +69,8 @@ def test_the_counts_equal_the_plan_the_study_then_gets(researcher, need_vetting)
     assert preview.comparisons == 6 * 3 * 1 and preview.ratings == (3 + 6) * 1 * 2
     assert preview.comparisons_now == (0 if need_vetting else 18)
     assert preview.per_annotator == {"vettings": 6, "comparisons": 12, "ratings": 9}
+    # best-worst: items of 3 and 4 texts, one tuple each (the third item has 2 texts) x 2
+    assert (preview.tuples, preview.best_worst_answers) == (2, 4)
     study = study_create(owner=researcher, name="Scripted", annotators=people, **choices)
     summary = study_plan_build(study=study)
     assert summary.perturbations == preview.perturbations and not summary.problem

@@ -11,6 +11,9 @@ The rules are the plan's (services/plan.py and each `Work.plan`), as counts:
   them once every perturbation may be compared, `comparisons_now` what the plan makes at once;
 * direct assessment: one unit per rated text (originals, perturbed texts or both) x
   assessment criterion, `assessment_overlap` slots each;
+* best-worst scaling: per item with N >= 3 texts (its original and its perturbations), the
+  standard design's tuples (`bws_design_size`; one tuple when N is at most the tuple's size)
+  x best-worst criterion, `best_worst_overlap` slots each;
 * gold validation: `GOLD_CHECK_OVERLAP` slots per adversarial perturbation.
 """
 
@@ -21,6 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Count
+
+from apps.annotation.bws_design import bws_design_size
 from apps.annotation.design import CriterionSpec, PlanError, criteria_plan
 from apps.annotation.models import GOLD_CHECK_OVERLAP, AssessedTexts
 from apps.catalog.models import Criterion, KindFamily
@@ -41,6 +47,10 @@ class PlanPreview:
     assessment_criteria: int
     assessment_overlap: int
     annotators: int
+    #: Best-worst tuples of one criterion (over every item), criteria, and answers per tuple.
+    tuples: int
+    best_worst_criteria: int
+    best_worst_overlap: int
     #: Why comparisons cannot be handed out yet (the criteria design cannot be met), if so.
     problem: str
     #: The most criteria one annotator compares under (0 without a design).
@@ -69,6 +79,10 @@ class PlanPreview:
         return self.texts * self.ratings_per_text
 
     @property
+    def best_worst_answers(self) -> int:
+        return self.tuples * self.best_worst_criteria * self.best_worst_overlap
+
+    @property
     def gold_checks(self) -> int:
         return self.adversarial * GOLD_CHECK_OVERLAP
 
@@ -79,6 +93,7 @@ class PlanPreview:
             "vetting": self.vettings,
             "comparison": self.comparisons_now,
             "assessment": self.ratings,
+            "best_worst": self.best_worst_answers,
             "gold_check": self.gold_checks,
         }
 
@@ -111,6 +126,9 @@ def plan_preview(
     comparisons_need_vetting: bool = True,
     assessment_overlap: int = 1,
     assessment_texts: str = AssessedTexts.BOTH,
+    best_worst_criteria: Iterable[Any] = (),
+    best_worst_size: int = 4,
+    best_worst_overlap: int = 2,
     annotators: int = 0,
     **_: Any,
 ) -> PlanPreview:
@@ -137,9 +155,22 @@ def plan_preview(
         assessment_criteria=len(set(_ids(assessment_criteria))),
         assessment_overlap=assessment_overlap,
         annotators=annotators,
+        tuples=_tuples(plan, best_worst_size) if best_worst_criteria else 0,
+        best_worst_criteria=len(set(_ids(best_worst_criteria))),
+        best_worst_overlap=best_worst_overlap,
         problem=problem,
         most_criteria=most,
     )
+
+
+def _tuples(plan: Any, size: int) -> int:
+    """The best-worst tuples of one criterion: each item's original and its perturbations."""
+    tuples = 0
+    for n in plan.values("item_id").annotate(n=Count("id")).values_list("n", flat=True):
+        texts = n + 1
+        if texts >= 3:
+            tuples += 1 if texts <= size else bws_design_size(texts, size=size).tuples
+    return tuples
 
 
 def _design(criterion_ids: list[int], groups: int, annotators: int) -> tuple[str, int]:

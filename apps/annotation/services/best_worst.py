@@ -57,15 +57,9 @@ class BestWorstWork(PooledWork):
         return study.best_worst_overlap
 
     def plan(self, *, study: Study) -> PlanPart:
-        few = _tuples_sync(study)
+        _tuples_sync(study)
         units = BestWorstTuple.objects.filter(study=study, active=True)
-        problem = (
-            f"{few} item(s) have fewer than {FEWEST_TEXTS} texts (original and perturbed): "
-            "they get no best-worst tuples."
-            if few and self.opted_in(study)
-            else ""
-        )
-        return PlanPart(self.slots_sync(study=study, units=units, key="id"), problem)
+        return PlanPart(self.slots_sync(study=study, units=units, key="id"))
 
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return best_worst_item(study=study, annotator=person, **unit, held=held)
@@ -105,9 +99,8 @@ class BestWorstWork(PooledWork):
 BEST_WORST = register(BestWorstWork())
 
 
-def _tuples_sync(study: Study) -> int:
-    """The tuples of every wanted item x criterion (see the module docstring). Returns how
-    many items have too few texts."""
+def _tuples_sync(study: Study) -> None:
+    """The tuples of every wanted item x criterion (see the module docstring)."""
     criteria = list(study.best_worst_criteria.values_list("id", flat=True))
     texts = _texts(study)
     wanted = {
@@ -151,7 +144,6 @@ def _tuples_sync(study: Study) -> int:
         ),
         batch_size=BATCH,
     )
-    return sum(1 for shown in texts.values() if len(shown) < FEWEST_TEXTS)
 
 
 def _retire(tuples: Any, pks: list[int]) -> None:
