@@ -27,8 +27,8 @@ BACKGROUND_CALLS = 50_000
 #: Part of every fingerprint: raise it when what reports compute changes, so snapshots built
 #: by the previous code are rebuilt (2: calibrated combined p, intervals, new tables; 3: every
 #: figure defined once, intervals over texts, a section of what the figures mean; 4: tables
-#: that fit the page).
-REPORT_FORMAT = 4
+#: that fit the page; 5: best-worst scaling).
+REPORT_FORMAT = 5
 
 
 def inputs_fingerprint(study: Study, run: JudgeRun | None = None) -> str:

@@ -5,12 +5,17 @@ Each module declares the figures of one part of the product and registers them o
 
 from __future__ import annotations
 
-from apps.analysis.definitions import adversarial, human, judges, reliability
+from apps.analysis.definitions import adversarial, best_worst, human, judges, reliability
 from apps.analysis.definitions.base import Better, Definition, registry
 
 DEFINITIONS = registry()
 #: Words for the columns of these parts' tables that are not figures.
-LABELS: dict[str, str] = {**reliability.LABELS, **adversarial.LABELS, **human.LABELS}
+LABELS: dict[str, str] = {
+    **best_worst.LABELS,
+    **reliability.LABELS,
+    **adversarial.LABELS,
+    **human.LABELS,
+}
 
 
 def definition(key: str) -> Definition | None:

@@ -53,6 +53,20 @@ TABLES = {
         human.VERSION_COLUMNS,
         human.version_rows,
     ),
+    "best-worst": Table(
+        "Best-worst answers",
+        "Every best-worst answer: the texts of the tuple in the order shown, the best and the "
+        "worst.",
+        human.BEST_WORST_COLUMNS,
+        human.best_worst_rows,
+    ),
+    "best-worst-scores": Table(
+        "Best-worst counting scores",
+        "Every text a best-worst answer showed, per criterion: picked best, picked worst, "
+        "appearances and its counting score.",
+        human.BEST_WORST_SCORE_COLUMNS,
+        human.best_worst_score_rows,
+    ),
     "judge-calls": Table(
         "Judge calls",
         "Every call of every judge run: request, raw reply, parsed score or verdict.",

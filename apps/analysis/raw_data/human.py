@@ -2,7 +2,9 @@
 
 Vettings, comparisons, expert votes and ratings (direct assessment) made in the study, and the
 ratings released with its datasets; `history` is every save of a judgement (before and after),
-`versions` every edit of a perturbed text. Each query streams; no query per row.
+`versions` every edit of a perturbed text; `best-worst` every best-worst answer and
+`best-worst-scores` the counting score of every text they showed. Each query streams; no query
+per row.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from typing import Any
 
 from django.db.models import Count
 
+from apps.analysis.best_worst import answers_by_criterion, text_names
 from apps.analysis.models import HumanRating
 from apps.annotation.models import (
     Assessment,
+    BestWorst,
+    BestWorstTuple,
     Comparison,
     ExpertVote,
     JudgementChange,
@@ -64,6 +69,39 @@ HISTORY_COLUMNS = [
     "idempotency_key",
     "before",
     "after",
+]
+
+BEST_WORST_COLUMNS = [
+    "id",
+    "study",
+    "annotator",
+    "created_at",
+    "updated_at",
+    "saves",
+    "dataset",
+    "item",
+    "tuple",
+    "criterion",
+    "aspect",
+    "texts",
+    "best",
+    "worst",
+    "best_text",
+    "worst_text",
+]
+
+BEST_WORST_SCORE_COLUMNS = [
+    "study",
+    "criterion",
+    "aspect",
+    "dataset",
+    "item",
+    "text",
+    "kind",
+    "best",
+    "worst",
+    "appearances",
+    "score",
 ]
 
 VERSION_COLUMNS = [
@@ -214,6 +252,63 @@ def rating_rows(study: Study) -> Iterator[dict[str, Any]]:
             "scale_min": r.scale_min,
             "scale_max": r.scale_max,
         }
+
+
+def best_worst_rows(study: Study) -> Iterator[dict[str, Any]]:
+    """Best-worst answers, one per annotator and tuple: the texts in the order shown
+    ("original" or the perturbed text's id), and the best and the worst as places in that list
+    (0 first) and as texts."""
+    shown = BestWorstTuple.objects.filter(study=study).values_list("item_id", "texts")
+    names = text_names((item, text) for item, texts in shown.iterator() for text in texts)
+    rows = (
+        BestWorst.objects.filter(study=study)
+        .select_related("annotator", "unit__item__dataset", "unit__criterion__aspect")
+        .annotate(saves=Count("changes"))
+        .order_by("id")
+    )
+    for b in rows.iterator(chunk_size=CHUNK):
+        unit = b.unit
+        texts = [names[key].text for key in unit.text_keys()]
+        yield {
+            **_base(BestWorst.judgement_kind, b, study, b.annotator),
+            "dataset": unit.item.dataset.name,
+            "item": unit.item.external_id,
+            "tuple": unit.pk,
+            "criterion": unit.criterion.key,
+            "aspect": unit.criterion.aspect.slug,
+            "texts": texts,
+            "best": b.best,
+            "worst": b.worst,
+            "best_text": texts[b.best],
+            "worst_text": texts[b.worst],
+        }
+
+
+def best_worst_score_rows(study: Study) -> Iterator[dict[str, Any]]:
+    """The counting score of every text a best-worst answer showed, per criterion, highest
+    first, from every real answer (as the other tables, with the annotators a control
+    threshold leaves out of the reports)."""
+    from apps.analysis.reports.best_worst import counting_scores, ranked  # numpy: only here
+
+    groups = answers_by_criterion(BestWorst.objects.filter(study=study))
+    scored = {criterion: counting_scores(group) for criterion, group in groups.items()}
+    names = text_names(text for scores in scored.values() for text in scores)
+    for criterion, scores in scored.items():
+        for text, score in ranked(scores):
+            name = names[text]
+            yield {
+                "study": study.slug,
+                "criterion": criterion,
+                "aspect": groups[criterion].aspect,
+                "dataset": name.dataset,
+                "item": name.item,
+                "text": name.text,
+                "kind": name.kind,
+                "best": score.best,
+                "worst": score.worst,
+                "appearances": score.appearances,
+                "score": score.score,
+            }
 
 
 def judgement_rows(study: Study) -> Iterator[dict[str, Any]]:

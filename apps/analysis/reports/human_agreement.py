@@ -1,4 +1,6 @@
-"""Human agreement: vetting verdicts and pairwise comparisons of one study (methods §2, §3, §8).
+"""Human agreement: vetting verdicts and pairwise comparisons of one study (methods §2, §3, §8),
+ratings of texts, and best-worst scaling's counting scores and their split-half reliability
+(reports/best_worst.py).
 
 Consistency is computed on choices normalized to the original-first reading (A: the original
 is better, i.e. the perturbed text is worse; B: the perturbed is better; C: same; D:
@@ -12,7 +14,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from apps.analysis.controls import analysed, control_accuracy, excluded_note
-from apps.analysis.reports import figures
+from apps.analysis.reports import best_worst, figures
 from apps.analysis.reports.base import Report, Section, Table, rounded
 from apps.analysis.reports.imported_agreement import (
     BOOTSTRAP,
@@ -124,6 +126,8 @@ def build(study: Study) -> Report:
     report.sections.extend(_comparison_sections(comparisons))
     report.sections.append(imported_section(study))
     report.sections.append(collected_section(study))
+    if (scaled := best_worst.human_section(study)) is not None:
+        report.sections.append(scaled)
     if checks:
         report.sections.append(rater_section(checks))
     report.sections.append(controls_section(study))
