@@ -186,11 +186,13 @@ def test_judge_vs_human_rank_correlation_by_hand(catalog, client):
     assert (same["criterion"], same["aspect"], same["n_texts"]) == (COHERENCE, "coherence", 5)
     assert same["judge_bws_spearman"] == pytest.approx(1.0)
     assert same["judge_bws_kendall"] == pytest.approx(1.0)
-    assert (same["ci_low"], same["ci_high"]) == (1.0, 1.0)
+    assert (same["ci_low"], same["ci_high"]) == (1.0, 1.0)  # every resample orders alike
+    assert (same["fisher_ci_low"], same["fisher_ci_high"]) == (1.0, 1.0)
     assert one_swap["judge_bws_spearman"] == pytest.approx(0.9)
     # 10 pairs, one discordant (c, e): tau = (9 - 1) / 10
     assert one_swap["judge_bws_kendall"] == pytest.approx(0.8)
-    assert one_swap["ci_low"] < 0.9 < one_swap["ci_high"]
+    assert one_swap["ci_low"] < 0.9 < one_swap["ci_high"]  # the bootstrap over texts
+    assert one_swap["fisher_ci_low"] < 0.9 < one_swap["fisher_ci_high"]
     assert one_swap["kendall_ci_low"] < 0.8 < one_swap["kendall_ci_high"]
     assert one_swap["n_texts"] == 5 and one_swap["no_figure_because"] == ""
     client.force_login(study.owner)

@@ -103,3 +103,26 @@ def test_two_annotators_answer_the_hand_case_by_keyboard(page, live_server, brow
         letters = [setup.letters[text] for text in saved.unit.texts]
         case = HAND_CASE[saved.unit.number - 1]
         assert (letters[saved.best], letters[saved.worst]) == case[1:]
+
+    log_in(page, base, study.owner.username)
+    page.goto(f"{base}/studies/{study.pk}/reports/human-agreement/")
+    scores = page.locator("table[data-table=bws_scores] tbody tr")
+    expect(scores).to_have_count(5)
+    by_text = {}
+    for row in scores.all():
+        cells = [cell.inner_text().strip() for cell in row.locator("td").all()]
+        by_text[cells[2]] = float(cells[-1])  # the text ("original" or its id), its score
+    letter_of = {
+        ("original" if pk is None else str(pk)): letter for pk, letter in setup.letters.items()
+    }
+    assert {letter_of[text]: score for text, score in by_text.items()} == pytest.approx(
+        {"a": 2 / 3, "b": 1 / 2, "c": 0, "d": -1, "e": -1 / 2}, abs=0.001
+    )
+    reliability = page.locator("table[data-table=bws_reliability] tbody tr")
+    expect(reliability).to_have_count(1)
+    cells = [cell.inner_text().strip() for cell in reliability.locator("td").all()]
+    assert cells[1:4] == ["5", "6", "2"]  # texts, answers, annotators
+    # rho [95% interval], over splits; Spearman-Brown [interval], over splits; 100 splits
+    assert cells[4:10] == ["1 [1, 1]", "1", "1", "1 [1, 1]", "1", "1"]
+    assert cells[-3:] == ["100", "0", ""]
+    page.screenshot(path=str(ARTIFACTS / "best-worst-report.png"), full_page=True)

@@ -72,8 +72,9 @@ register(
         "worst picks do. Undefined below 3 texts or when either side never varies.",
         "rho (−1 to 1)",
         RANK_POPULATION,
-        "Fisher z 95% interval with Bonett & Wright's standard error √((1 + rho²/2) / (n − 3)); "
-        "none below 4 texts",
+        "percentile bootstrap 95% interval over the texts (resampled in pairs, seeded; SPEC "
+        "§10), with the Fisher z interval beside it (Bonett & Wright's standard error "
+        "√((1 + rho²/2) / (n − 3)); none below 4 texts)",
     ),
     Definition(
         "judge_bws_kendall",
@@ -105,4 +106,6 @@ LABELS = {
     "split_high": "Over splits: 97.5th percentile",
     "sb_split_low": "Corrected, over splits: 2.5th percentile",
     "sb_split_high": "Corrected, over splits: 97.5th percentile",
+    "fisher_ci_low": "Rho: Fisher z 95% interval, low",
+    "fisher_ci_high": "Rho: Fisher z 95% interval, high",
 }

@@ -178,6 +178,8 @@ JUDGE_COLUMNS = [
     "judge_bws_spearman",
     "ci_low",
     "ci_high",
+    "fisher_ci_low",
+    "fisher_ci_high",
     "judge_bws_kendall",
     "kendall_ci_low",
     "kendall_ci_high",
@@ -188,8 +190,9 @@ JUDGE_CAPTION = (
     "Rank correlation between each run's score of a text (its mean over samples) and the "
     "text's counting score, over the texts both have; the run's scores under a criterion of "
     "the same aspect as the best-worst criterion (as for the ratings collected by direct "
-    "assessment). Spearman's rho and Kendall's tau-b, each with its Fisher z 95% interval "
-    "(none below 4 and 5 texts). N: those texts."
+    "assessment). Spearman's rho with its percentile bootstrap 95% interval over the texts "
+    "and, beside it, its Fisher z interval (none below 4 texts); Kendall's tau-b with its "
+    "Fisher z interval (none below 5 texts). N: those texts."
 )
 TOO_FEW = "fewer than 3 texts scored by both"
 CONSTANT = "the judge's or the counting scores never vary"
@@ -227,6 +230,7 @@ def judge_section(
                     criterion,
                     group.aspect,
                     *_cells(both.spearman),
+                    *_cells(both.spearman_fisher)[1:],
                     *_cells(both.kendall),
                     both.spearman.n,
                     _why(both.spearman),

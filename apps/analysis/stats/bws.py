@@ -272,20 +272,40 @@ def _row_spearman(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BwsRankCorrelation:
-    """A judge against BWS scores, over the texts both have (N in each estimate)."""
+    """A judge against BWS scores, over the texts both have (N in each estimate).
+    ``spearman`` carries SPEC §10's interval, a percentile bootstrap over the texts;
+    ``spearman_fisher`` the same rho with its Fisher z interval, beside it."""
 
     spearman: Estimate
+    spearman_fisher: Estimate
     kendall: Estimate
 
 
 def bws_rank_correlation(
-    judge_scores: Mapping[Hashable, float], bws: Mapping[Hashable, BwsScore]
+    judge_scores: Mapping[Hashable, float],
+    bws: Mapping[Hashable, BwsScore],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
 ) -> BwsRankCorrelation:
     """Spearman's rho and Kendall's tau-b between a judge's scores and the BWS scores, over
-    the texts with a BWS score and a judge score that is not NaN; each with its Fisher z
-    interval (Bonett & Wright's standard error for rho, Fieller's for tau) and N. Undefined
-    (NaN) below three texts or when either side never varies."""
+    the texts with a BWS score and a judge score that is not NaN, with N. Rho's interval is a
+    seeded percentile bootstrap over the texts (resampled in pairs; resamples whose rho is
+    undefined are left out); beside it, and for tau, the Fisher z interval (Bonett & Wright's
+    standard error for rho, Fieller's for tau). Undefined (NaN) below three texts or when
+    either side never varies."""
     common = [t for t in bws if t in judge_scores and not math.isnan(judge_scores[t])]
     judge = np.array([judge_scores[t] for t in common], dtype=np.float64)
     human = np.array([bws[t].score for t in common], dtype=np.float64)
-    return BwsRankCorrelation(spearman_with_ci(judge, human), kendall_with_ci(judge, human))
+    fisher = spearman_with_ci(judge, human, confidence)
+    low = high = math.nan
+    if not math.isnan(fisher.value):
+        picks = np.random.default_rng(seed).integers(0, len(common), (resamples, len(common)))
+        rhos = _row_spearman(judge[picks], human[picks])
+        rhos = rhos[~np.isnan(rhos)]
+        if rhos.size:
+            tail = (1 - confidence) / 2 * 100
+            low, high = (float(v) for v in np.percentile(rhos, [tail, 100 - tail]))
+    spearman = Estimate(fisher.value, low, high, fisher.n)
+    return BwsRankCorrelation(spearman, fisher, kendall_with_ci(judge, human, confidence))

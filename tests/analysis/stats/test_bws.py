@@ -184,8 +184,27 @@ def test_judge_against_bws_matches_scipy():
     # Fisher z: Bonett & Wright's standard error for rho, Fieller's for tau
     z = stats.norm.ppf(0.975)
     se_rho, se_tau = math.sqrt((1 + rho**2 / 2) / (n - 3)), math.sqrt(0.437 / (n - 4))
-    assert result.spearman.ci_low == pytest.approx(math.tanh(math.atanh(rho) - z * se_rho))
-    assert result.spearman.ci_high == pytest.approx(math.tanh(math.atanh(rho) + z * se_rho))
+    fisher = result.spearman_fisher
+    assert fisher.value == result.spearman.value and fisher.n == n
+    assert fisher.ci_low == pytest.approx(math.tanh(math.atanh(rho) - z * se_rho))
+    assert fisher.ci_high == pytest.approx(math.tanh(math.atanh(rho) + z * se_rho))
+    # SPEC's interval: a percentile bootstrap over the texts, as scipy's (paired) computes it
+    boot = stats.bootstrap(
+        (np.array(xs), np.array(ys)),
+        lambda x, y, axis: (
+            stats.spearmanr(x, y, axis=axis).statistic
+            if np.ndim(x) == 1
+            else np.array([stats.spearmanr(a, b).statistic for a, b in zip(x, y, strict=True)])
+        ),
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=2000,
+        random_state=1,
+    ).confidence_interval
+    assert result.spearman.ci_low == pytest.approx(boot.low, abs=0.03)
+    assert result.spearman.ci_high == pytest.approx(boot.high, abs=0.03)
+    assert result.spearman.ci_low < rho < result.spearman.ci_high
     assert result.kendall.ci_low == pytest.approx(math.tanh(math.atanh(tau) - z * se_tau))
     assert result.kendall.ci_high == pytest.approx(math.tanh(math.atanh(tau) + z * se_tau))
 
@@ -198,7 +217,9 @@ def test_rank_correlation_degenerate_cases():
     assert flat.kendall.n == 4 and math.isnan(flat.kendall.value)
     four = bws_rank_correlation({"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}, scores)
     assert four.spearman.value == pytest.approx(1.0)
-    assert (four.spearman.ci_low, four.spearman.ci_high) == (1.0, 1.0)  # Fisher at |r| = 1
+    assert (four.spearman.ci_low, four.spearman.ci_high) == (1.0, 1.0)  # every resample: 1
+    fisher = four.spearman_fisher
+    assert (fisher.ci_low, fisher.ci_high) == (1.0, 1.0)  # Fisher at |r| = 1
     assert math.isnan(four.kendall.ci_low)  # tau's interval needs 5 texts
 
 
