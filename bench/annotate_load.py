@@ -320,9 +320,10 @@ class BackendCpu:
 
         url = database_url.split("?")[0]
         self.name = url.rsplit("/", 1)[1].encode()
-        with psycopg.connect(url, autocommit=True) as conn:
+        with psycopg.connect(url, autocommit=True) as conn:  # read while its backend lives
             (pid,) = conn.execute("SELECT pg_backend_pid()").fetchone()
-        self.postmaster = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        self.postmaster = int(stat.rsplit(")", 1)[1].split()[1])
         self.every = every
         self.first: dict[tuple[int, int], float] = {}
         self.last: dict[tuple[int, int], float] = {}
