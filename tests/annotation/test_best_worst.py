@@ -134,7 +134,7 @@ def test_submit_saves_once_and_answers_the_next_tuple(client):
     assert response.text.lstrip().startswith('<section id="work"')
     assert client.post(target, data, **HTMX).status_code == 200  # a double click
     assert BestWorst.objects.count() == 1 and JudgementChange.objects.count() == 1
-    assert JudgementChange.objects.get().judgement == "best_worst"
+    assert JudgementChange.objects.get().judgement == "best-worst"
     assert client.post(target, {**data, "best": 3}, **HTMX).status_code == 409  # key reused
     same = client.post(target, answer(best=1, worst=1), **HTMX)
     assert same.status_code == 400 and "different texts" in same.text

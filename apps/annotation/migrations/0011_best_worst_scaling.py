@@ -83,7 +83,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='judgementchange',
             name='judgement',
-            field=models.CharField(choices=[('vetting', 'Vetting'), ('comparison', 'Comparison'), ('expert-vote', 'Expert vote'), ('assessment', 'Direct assessment'), ('gold-check', 'Gold validation'), ('best_worst', 'Best-worst scaling')], max_length=12),
+            field=models.CharField(choices=[('vetting', 'Vetting'), ('comparison', 'Comparison'), ('expert-vote', 'Expert vote'), ('assessment', 'Direct assessment'), ('gold-check', 'Gold validation'), ('best-worst', 'Best-worst scaling')], max_length=12),
         ),
         migrations.AddConstraint(
             model_name='study',

@@ -99,7 +99,7 @@ class BestWorst(Judgement):
     best = models.PositiveSmallIntegerField()
     worst = models.PositiveSmallIntegerField()
 
-    judgement_kind = change_field = "best_worst"
+    judgement_kind, change_field = "best-worst", "best_worst"
     unit_fields = ("unit",)
     answer_fields = ("best", "worst")
     value_field = "best"

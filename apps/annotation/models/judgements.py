@@ -199,7 +199,7 @@ class JudgementChange(models.Model):
         EXPERT_VOTE = "expert-vote", "Expert vote"
         ASSESSMENT = "assessment", "Direct assessment"
         GOLD_CHECK = "gold-check", "Gold validation"
-        BEST_WORST = "best_worst", "Best-worst scaling"
+        BEST_WORST = "best-worst", "Best-worst scaling"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judgement_changes")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
