@@ -10,6 +10,10 @@
  * Never drop a judgement: forms marked data-retry are sent again, with the same fields and so
  * the same idempotency key, when the connection fails or the server answers 5xx; the banner
  * says so, and leaving the page asks first while something is unsent.
+ *
+ * Time on task: each submit carries `active_seconds`, the time on the unit while the page was
+ * visible and the person had pressed a key, clicked, touched or scrolled within the last
+ * minute (a hidden tab or a walk away does not count); the clock restarts with each new unit.
  */
 (function () {
   "use strict";
@@ -20,6 +24,47 @@
   var attempts = 0;
   var pending = null;
   var activeCard = null; // id of the survey question being answered
+  var IDLE_MS = 60000; // no input for this long: the person is away, the clock stops
+  var TICK_MS = 1000;
+  var clock = { active: 0, tick: Date.now(), input: Date.now() };
+
+  /* The clock of the unit on the page: counts while visible and not idle. */
+  function clockTick() {
+    var now = Date.now();
+    var until = Math.min(now, clock.input + IDLE_MS); // counted up to a minute after input
+    if (document.visibilityState === "visible" && until > clock.tick) {
+      clock.active += until - clock.tick;
+    }
+    clock.tick = now;
+  }
+
+  function clockRestart() {
+    clock.active = 0;
+    clock.tick = clock.input = Date.now();
+  }
+
+  function clockInput() {
+    clockTick();
+    clock.input = Date.now();
+  }
+
+  ["keydown", "pointerdown", "wheel", "touchstart", "scroll"].forEach(function (name) {
+    document.addEventListener(name, clockInput, { capture: true, passive: true });
+  });
+  document.addEventListener("visibilitychange", function () {
+    clockTick();
+    if (document.visibilityState === "visible") clock.input = Date.now();
+  });
+  window.setInterval(clockTick, TICK_MS);
+
+  /* The time a form carries: read once, at its first send, so a retry sends the same. */
+  function activeSeconds(form) {
+    if (!form.dataset.activeSeconds) {
+      clockTick();
+      form.dataset.activeSeconds = (clock.active / 1000).toFixed(1);
+    }
+    return form.dataset.activeSeconds;
+  }
 
   function typingIn(target) {
     return target && target.closest &&
@@ -190,6 +235,7 @@
     var xhr = e.detail.xhr;
     var transient = !xhr || xhr.status === 0 || xhr.status >= 500 || xhr.status === 429;
     if (form && transient) return retry(form);
+    if (form) delete form.dataset.activeSeconds; // refused: the next try is timed afresh
     pending = null;
     attempts = 0;
     var message = xhr && xhr.responseText && xhr.responseText.length < 300 ? xhr.responseText : "";
@@ -206,6 +252,10 @@
   }
 
   document.addEventListener("htmx:configRequest", function (e) {
+    var form = e.detail.elt && e.detail.elt.closest && e.detail.elt.closest("form[data-retry]");
+    if (form && e.detail.formData && e.detail.formData.has("idempotency_key")) {
+      e.detail.formData.set("active_seconds", activeSeconds(form));
+    }
     var token = cookie("csrftoken");
     if (!token) return;
     e.detail.headers["X-CSRFToken"] = token;
@@ -246,12 +296,15 @@
     if (pending || attempts) banner("");
     pending = null;
     attempts = 0;
+    if (e.detail.elt.matches && e.detail.elt.matches("form[data-retry]") &&
+        e.detail.elt.querySelector("[name=idempotency_key]")) clockRestart(); // an answer: next one's clock
     if (e.detail.elt.matches && e.detail.elt.matches("form[data-retry]") && !e.detail.xhr.getResponseHeader("HX-Trigger")) status("Saved");
   });
 
   document.addEventListener("htmx:afterSwap", function (e) {
     if (!e.detail.target || e.detail.target.id !== "work") return;
     swappedAt = Date.now();
+    clockRestart();
     document.body.dataset.settled = "";
     window.setTimeout(function () { document.body.dataset.settled = "1"; }, SETTLE_MS);
   });

@@ -1,5 +1,6 @@
 """The researcher's progress page and API: annotation's counts, with what the analysis app
-computes from them (each annotator's agreement, the expert weights per kind, methods §4).
+computes from them (each annotator's agreement and time on task, the expert weights per kind,
+methods §4).
 
 The page lives here, not in the annotation app, because it shows statistics: annotation
 never imports analysis (layers: docs/annotation.md, "Progress").
@@ -10,19 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from apps.analysis.annotation_agreement import annotator_agreement
+from apps.analysis.time_on_task import study_time
 from apps.annotation.models import Study
 from apps.annotation.selectors.progress import StudyProgress, study_progress
 from apps.annotation.selectors.survey import survey_tasks, vote_counts
 from apps.catalog.models import Metric, PerturbationKind, Task
 
 
-def progress_with_agreement(study: Study) -> StudyProgress:
+def progress_with_analysis(study: Study) -> StudyProgress:
     """The study's progress, each annotator's row with their agreement (None: no unit
-    shared with anyone yet)."""
+    shared with anyone yet) and time on task (None: no timed answer), and the study's."""
     progress = study_progress(study)
     figures = annotator_agreement(study)
+    progress.time = study_time(study)
     for row in progress.annotators:
         row.agreement = figures.get(row.user_id)
+        row.time = progress.time.people.get(row.user_id)
     return progress
 
 

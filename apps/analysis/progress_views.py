@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
 from apps.analysis.controls import control_accuracy
-from apps.analysis.progress import kind_weights, progress_with_agreement
+from apps.analysis.progress import kind_weights, progress_with_analysis
 from apps.annotation.forms import StudySettingsForm
 from apps.annotation.permissions import STUDY_RESEARCHERS, study_access
 
@@ -27,7 +27,7 @@ def progress(request: AuthedRequest, pk: int) -> HttpResponse:
     study = study_access(request, pk).study
     context = {
         "study": study,
-        "progress": progress_with_agreement(study),
+        "progress": progress_with_analysis(study),
         "weights": kind_weights(study),
         "controls": control_accuracy(study),
     }
@@ -46,7 +46,7 @@ class StudyProgressView(APIView):
         annotator (with their agreement) and per kind; each annotator's accuracy on control
         items (`controls`)."""
         study = study_access(request, pk).study
-        figures = progress_with_agreement(study).as_dict()
+        figures = progress_with_analysis(study).as_dict()
         figures["controls"] = [row.as_dict() for row in control_accuracy(study)]
         return Response(figures)
 

@@ -8,7 +8,14 @@ from typing import Any
 from django import forms
 
 from apps.accounts.models import Role, User
-from apps.annotation.models import Choice, ControlItem, Study, Verdict
+from apps.annotation.models import (
+    ACTIVE_HELP,
+    MOST_ACTIVE_SECONDS,
+    Choice,
+    ControlItem,
+    Study,
+    Verdict,
+)
 from apps.annotation.services.studies import CONTROL_FIELDS, SETTINGS_FIELDS, SETUP_FIELDS
 from apps.catalog.choices import criterion_checkboxes, criterion_label, kind_checkboxes
 from apps.catalog.models import Criterion
@@ -17,11 +24,15 @@ from apps.corpus.selectors import datasets_attachable
 
 class AnswerForm(forms.Form):
     """What every work page's form carries besides its answer: the page's idempotency key,
-    and the version of the answer it showed (`based_on`, when the page sends it)."""
+    the version of the answer it showed (`based_on`, when the page sends it) and the time
+    the person was active on the unit (`active_seconds`, measured by annotation.js)."""
 
     idempotency_key = forms.UUIDField()
     based_on = forms.IntegerField(
         required=False, min_value=0, help_text="The answer's version the page showed."
+    )
+    active_seconds = forms.FloatField(
+        required=False, min_value=0, max_value=MOST_ACTIVE_SECONDS, help_text=ACTIVE_HELP
     )
 
 

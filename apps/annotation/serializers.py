@@ -6,6 +6,8 @@ from rest_framework import serializers
 
 from apps.accounts.models import Role
 from apps.annotation.models import (
+    ACTIVE_HELP,
+    MOST_ACTIVE_SECONDS,
     Assessment,
     BestWorst,
     Choice,
@@ -243,6 +245,13 @@ class AnswerSerializer(serializers.Serializer):
         min_value=0,
         help_text="The answer's version you saw (0: none yet); an answer changed since is a "
         "409 and nothing is saved.",
+    )
+    active_seconds = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=MOST_ACTIVE_SECONDS,
+        help_text=ACTIVE_HELP,
     )
 
 

@@ -227,6 +227,7 @@ def test_raw_data_has_every_answer_and_every_counting_score(catalog, client):
         "created_at",
         "updated_at",
         "saves",
+        "active_seconds",
         "dataset",
         "item",
         "tuple",

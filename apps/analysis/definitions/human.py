@@ -14,6 +14,9 @@ ALPHA_INTERVAL = (
     "resamples, seeded; raters fixed)"
 )
 FISHER = "Fisher z 95% interval: tanh(atanh r ± 1.96 / √(n − 3)); none below 4 texts"
+ORDER_STATISTICS = (
+    "distribution-free 95% interval between two order statistics (binomial); none below 6 values"
+)
 OVER_TEXTS = (
     "Wilson 95% interval counting each perturbed text once (several people's answers on one "
     "text are not independent evidence)"
@@ -155,6 +158,29 @@ register(
         "share of answers",
         "the annotator's answers to control items",
         "Wilson 95% interval over the answers",
+    ),
+    # -- time on task (what a fair pay rate is set from) ----------------------------------------
+    Definition(
+        "item_seconds",
+        "Median active time per unit",
+        "neither",
+        "Per unit a person answered, the seconds their page was visible with a key, click, "
+        "touch or scroll in the last minute, summed over every save of their answer (a hidden "
+        "tab or a minute without input does not count); the median over the units.",
+        "seconds",
+        "units answered with a timed save (control items included: they are work done); "
+        "answers saved without a time (the API without active_seconds) are left out",
+        ORDER_STATISTICS,
+    ),
+    Definition(
+        "person_seconds",
+        "Median active time per person",
+        "neither",
+        "Per person, the active seconds of all their timed units added up (as above); the "
+        "median over the people.",
+        "seconds",
+        "people with at least one timed unit in the study",
+        ORDER_STATISTICS,
     ),
     # -- experts' votes ------------------------------------------------------------------------
     Definition(

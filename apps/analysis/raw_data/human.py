@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, Sum
 
 from apps.analysis.best_worst import answers_by_criterion, text_names
 from apps.analysis.models import HumanRating
@@ -30,6 +30,9 @@ from apps.annotation.models import (
 from apps.corpus.models import PerturbationVersion
 
 CHUNK = 2000
+#: Each answer's saves, and its time on task: the active seconds of its timed saves, summed
+#: (None when none was timed; apps/analysis/definitions/human.py, `item_seconds`).
+SAVES = {"saves": Count("changes"), "timed": Sum("changes__active_seconds")}
 
 JUDGEMENT_COLUMNS = [
     "judgement",
@@ -39,6 +42,7 @@ JUDGEMENT_COLUMNS = [
     "created_at",
     "updated_at",
     "saves",
+    "active_seconds",
     "dataset",
     "item",
     "perturbation",
@@ -69,6 +73,7 @@ HISTORY_COLUMNS = [
     "idempotency_key",
     "before",
     "after",
+    "active_seconds",
 ]
 
 BEST_WORST_COLUMNS = [
@@ -78,6 +83,7 @@ BEST_WORST_COLUMNS = [
     "created_at",
     "updated_at",
     "saves",
+    "active_seconds",
     "dataset",
     "item",
     "tuple",
@@ -129,6 +135,7 @@ def _base(kind: str, row: Any, study: Study, person: Any) -> dict[str, Any]:
         "created_at": _time(row.created_at),
         "updated_at": _time(row.updated_at),
         "saves": row.saves,
+        "active_seconds": None if row.timed is None else round(row.timed, 1),
     }
 
 
@@ -147,7 +154,7 @@ def vetting_rows(study: Study) -> Iterator[dict[str, Any]]:
         .select_related(
             "annotator", "perturbation__item__dataset", "perturbation__kind", "edited_version"
         )
-        .annotate(saves=Count("changes"))
+        .annotate(**SAVES)
         .order_by("id")
     )
     for v in rows.iterator(chunk_size=CHUNK):
@@ -166,7 +173,7 @@ def comparison_rows(study: Study) -> Iterator[dict[str, Any]]:
         .select_related(
             "annotator", "perturbation__item__dataset", "perturbation__kind", "criterion__aspect"
         )
-        .annotate(saves=Count("changes"))
+        .annotate(**SAVES)
         .order_by("id")
     )
     for c in rows.iterator(chunk_size=CHUNK):
@@ -186,7 +193,7 @@ def vote_rows(study: Study) -> Iterator[dict[str, Any]]:
     rows = (
         ExpertVote.objects.filter(study=study)
         .select_related("expert", "task", "kind", "metric")
-        .annotate(saves=Count("changes"))
+        .annotate(**SAVES)
         .order_by("id")
     )
     for v in rows.iterator(chunk_size=CHUNK):
@@ -208,7 +215,7 @@ def assessment_rows(study: Study) -> Iterator[dict[str, Any]]:
             "unit__perturbation__kind",
             "unit__criterion__aspect",
         )
-        .annotate(saves=Count("changes"))
+        .annotate(**SAVES)
         .order_by("id")
     )
     for a in rows.iterator(chunk_size=CHUNK):
@@ -263,7 +270,7 @@ def best_worst_rows(study: Study) -> Iterator[dict[str, Any]]:
     rows = (
         BestWorst.objects.filter(study=study)
         .select_related("annotator", "unit__item__dataset", "unit__criterion__aspect")
-        .annotate(saves=Count("changes"))
+        .annotate(**SAVES)
         .order_by("id")
     )
     for b in rows.iterator(chunk_size=CHUNK):
@@ -335,6 +342,7 @@ def history_rows(study: Study) -> Iterator[dict[str, Any]]:
             "idempotency_key": str(change.idempotency_key),
             "before": change.before,
             "after": change.after,
+            "active_seconds": change.active_seconds,
         }
 
 

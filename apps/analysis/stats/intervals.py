@@ -2,6 +2,9 @@
 
 - A **share** (a failure rate, an attack success rate, a match rate, a vote share) gets the
   Wilson score interval of a binomial proportion, from scipy (``binomtest(...).proportion_ci``).
+- A **median** (time on task) gets the distribution-free interval between two order
+  statistics, from the binomial (``scipy.stats.quantile_test``); too few values to reach 95%
+  (fewer than 6) give NaN bounds.
 - A **mean** (a score delta over items, the S_T or S_F deltas over cells) gets a percentile
   bootstrap interval over its units, from ``scipy.stats.bootstrap``, seeded so a report is the
   same every time it is built.
@@ -177,3 +180,14 @@ def mean_interval(
     )
     ci = result.confidence_interval
     return Estimate(mean, float(ci.low), float(ci.high), int(data.size))
+
+
+def median_interval(values: npt.ArrayLike, confidence: float = CONFIDENCE) -> Estimate:
+    """The median of ``values`` (NaN dropped) with the order-statistic interval (see above)."""
+    data = np.asarray(values, dtype=np.float64)
+    data = data[~np.isnan(data)]
+    if data.size == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    median = float(np.median(data))
+    ci = stats.quantile_test(data, q=median, p=0.5).confidence_interval(confidence)
+    return Estimate(median, float(ci.low), float(ci.high), int(data.size))

@@ -152,6 +152,7 @@ class WorkAPI(viewsets.GenericViewSet):
         chained = self.chained(request)
         answer = valid(self.answer_serializer, request)
         key, based_on = answer.pop("idempotency_key"), answer.pop("based_on", None)
+        active_seconds = answer.pop("active_seconds", None)
         saved = refusals(
             lambda: self.work.submit(
                 study=study,
@@ -160,6 +161,7 @@ class WorkAPI(viewsets.GenericViewSet):
                 answer=answer,
                 idempotency_key=key,
                 based_on=based_on,
+                active_seconds=active_seconds,
             )
         )
         code = status.HTTP_201_CREATED if saved.new else status.HTTP_200_OK

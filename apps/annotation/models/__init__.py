@@ -22,6 +22,8 @@ from apps.annotation.models.gold import (
 )
 from apps.annotation.models.judgements import (
     ACCEPTED_VERDICTS,
+    ACTIVE_HELP,
+    MOST_ACTIVE_SECONDS,
     Choice,
     Comparison,
     ExpertVote,
@@ -46,8 +48,10 @@ from apps.annotation.models.work import ComparisonSlot, VettingSkip, VettingSlot
 
 __all__ = [
     "ACCEPTED_VERDICTS",
+    "ACTIVE_HELP",
     "CONTROL_UNITS",
     "GOLD_CHECK_OVERLAP",
+    "MOST_ACTIVE_SECONDS",
     "AssessedTexts",
     "Assessment",
     "AssessmentSkip",

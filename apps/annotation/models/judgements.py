@@ -186,6 +186,15 @@ class ExpertVote(base.Judgement):
         return f"{self.expert_id}: {self.kind_id} hurts {self.metric_id}"
 
 
+#: Time on task, as a work page measures it (static/annotation.js) and every submit may carry it.
+ACTIVE_HELP = (
+    "Time on task: the seconds the person was active on the unit (the page visible, with a "
+    "key, click or scroll in the last minute) before this save."
+)
+#: The most time on task one save may carry (a day): more is a client's error, refused.
+MOST_ACTIVE_SECONDS = 86400
+
+
 class JudgementChange(models.Model):
     """Every save of a judgement, with what it was before and after.
 
@@ -225,6 +234,11 @@ class JudgementChange(models.Model):
     idempotency_key = models.UUIDField(unique=True)
     before = models.JSONField(null=True, blank=True, help_text="Empty when the save created it.")
     after = models.JSONField()
+    active_seconds = models.FloatField(
+        null=True,
+        blank=True,
+        help_text=f"{ACTIVE_HELP} Empty when the client did not send it.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -232,21 +246,6 @@ class JudgementChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judgement} change by {self.user_id} ({self.idempotency_key})"
-
-    @classmethod
-    def record(
-        cls,
-        judgement: base.Judgement,
-        *,
-        user: Any,
-        key: uuid.UUID,
-        before: dict[str, Any] | None,
-        after: dict[str, Any],
-    ) -> JudgementChange:
-        """The change a save made to `judgement` (any type), under the submit's key."""
-        change = cls.of(judgement, user=user, key=key, before=before, after=after)
-        change.save(force_insert=True)
-        return change
 
     @classmethod
     def of(
@@ -257,6 +256,7 @@ class JudgementChange(models.Model):
         key: uuid.UUID,
         before: dict[str, Any] | None,
         after: dict[str, Any],
+        active_seconds: float | None = None,
     ) -> JudgementChange:
         """`record`'s change, not saved yet."""
         return cls(
@@ -266,6 +266,7 @@ class JudgementChange(models.Model):
             idempotency_key=key,
             before=before,
             after=after,
+            active_seconds=active_seconds,
             **{judgement.change_field: judgement},
         )
 

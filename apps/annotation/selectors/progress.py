@@ -50,6 +50,7 @@ class AnnotatorRow:
     comparison_queue: int = 0
     last_active: datetime | None = None
     agreement: Any = None  # set by the analysis app (apps/analysis/progress.py)
+    time: Any = None  # time on task, set by the analysis app (a PersonTime, or None)
     done_counts: list[int] = field(default_factory=list)  # in the order of the columns
 
     @property
@@ -76,6 +77,7 @@ class AnnotatorRow:
             "comparison_queue": self.comparison_queue,
             "last_active": self.last_active,
             "agreement": None if self.agreement is None else str(self.agreement),
+            "time_on_task": None if self.time is None else self.time.as_dict(),
         }
 
 
@@ -112,6 +114,7 @@ class StudyProgress:
     annotators: list[AnnotatorRow]
     kinds: list[KindRow]
     experts: dict[str, int]
+    time: Any = None  # time on task, set by the analysis app (a StudyTime)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -136,6 +139,7 @@ class StudyProgress:
             "experts": self.experts,
             "annotators": [row.as_dict() for row in self.annotators],
             "kinds": [row.as_dict() for row in self.kinds],
+            "time_on_task": None if self.time is None else self.time.as_dict(),
         }
 
 

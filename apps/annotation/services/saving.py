@@ -121,13 +121,17 @@ def created_with_change(
     user,
     key: uuid.UUID,
     extra: tuple[str, Sequence[Any]] | None = None,
+    active_seconds: float | None = None,
 ) -> tuple[JudgementChange, Any] | None:
     """A new judgement with `values` and the change recording it, inserted in one statement
     (PostgreSQL); None, and nothing inserted, when the judgement was created meanwhile by a
     concurrent request (`locked_or_created` then updates that one). Returns the change and
     the value of `extra` (rows.insert_pair)."""
     row = model(**values)
-    change = JudgementChange.of(row, user=user, key=key, before=None, after=snapshot(row, fields))
+    after = snapshot(row, fields)
+    change = JudgementChange.of(
+        row, user=user, key=key, before=None, after=after, active_seconds=active_seconds
+    )
     link = f"{row.change_field}_id"
     inserted = rows.insert_pair(row, change, link, extra)
     if inserted is None:

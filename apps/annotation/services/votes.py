@@ -43,6 +43,7 @@ class SurveyWork(Work):
         answer: Mapping[str, Any],
         idempotency_key: uuid.UUID,
         based_on: int | None = None,
+        active_seconds: float | None = None,
     ) -> Saved[Any]:
         """The shared submit, on the vote's question: (the metric's task, the kind), refused
         unless the survey asks it. The question is read once, with what the page shows of
@@ -58,6 +59,7 @@ class SurveyWork(Work):
             answer=answer,
             idempotency_key=idempotency_key,
             based_on=based_on,
+            active_seconds=active_seconds,
         )
 
     def read_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]] | None:

@@ -200,11 +200,13 @@ class Work:
         answer: Mapping[str, Any],
         idempotency_key: uuid.UUID,
         based_on: int | None = None,
+        active_seconds: float | None = None,
     ) -> Saved[Any]:
         """Save (or change) this person's answer on the unit; a repeated key saves nothing
         again, a key reused for another answer is refused (KeyReused), and a `based_on`
         version that is no longer the answer's (another tab saved since) is refused
-        (StaleJudgement). Nothing is saved on any refusal. Check, lock, write, after."""
+        (StaleJudgement). Nothing is saved on any refusal. Check, lock, write, after.
+        `active_seconds` (time on task, as the page measured it) goes on the change."""
         unit = self.checked(study=study, unit=unit, answer=answer)
         # A control item (services/controls.py) is answered like any unit, but the answer is
         # not data: no slot, no consensus, `control` set.
@@ -224,6 +226,7 @@ class Work:
                 key=idempotency_key,
                 based_on=based_on,
                 served=served,
+                active_seconds=active_seconds,
             )
             if served is None:
                 self.after_save(
@@ -280,6 +283,7 @@ class Work:
         key: uuid.UUID,
         based_on: int | None,
         served: ControlServe | None,
+        active_seconds: float | None,
     ) -> tuple[JudgementChange, Any]:
         """The answer and the change recording it; and `counted_sql`'s value (a new answer)."""
         model, unit, earlier = self.model, locked.unit, locked.earlier
@@ -309,6 +313,7 @@ class Work:
                 user=person,
                 key=key,
                 extra=None if served else self.counted_sql(study=study, unit=unit),
+                active_seconds=active_seconds,
             )
             if created is not None:
                 return created
@@ -324,7 +329,14 @@ class Work:
             looked_up=earlier is not None,
         )
         after = snapshot(judgement, model.answer_fields)
-        change = JudgementChange.of(judgement, user=person, key=key, before=before, after=after)
+        change = JudgementChange.of(
+            judgement,
+            user=person,
+            key=key,
+            before=before,
+            after=after,
+            active_seconds=active_seconds,
+        )
         rows.insert(change)  # a repeated key still raises (IntegrityError)
         return change, None
 

@@ -157,6 +157,7 @@ def work_submit(request: AuthedRequest, pk: int, *, page: WorkPage, **unit: int)
         return bad_request(form)
     answer = dict(form.cleaned_data)
     key, based_on = answer.pop("idempotency_key"), answer.pop("based_on", None)
+    active_seconds = answer.pop("active_seconds", None)
     try:
         saved = page.work.submit(
             study=study,
@@ -165,6 +166,7 @@ def work_submit(request: AuthedRequest, pk: int, *, page: WorkPage, **unit: int)
             answer=answer,
             idempotency_key=key,
             based_on=based_on,
+            active_seconds=active_seconds,
         )
     except REFUSALS as exc:
         return refused(exc)
