@@ -13,7 +13,7 @@ from apps.annotation.demo import DEMO_PASSWORD, demo_load
 from apps.annotation.models import Assessment, Comparison, ExpertVote, JudgementChange, Vetting
 from apps.corpus.models import PerturbationVersion
 from tests.conftest import ARTIFACTS
-from tests.e2e.screens import overflow
+from tests.e2e.screens import log_in, overflow, press
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -24,20 +24,6 @@ def shot(page: Page, name: str) -> None:
     assert overflow(page) == 0, f"{name}: the page is wider than the window"
 
 
-def log_in(page: Page, base: str, username: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", DEMO_PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
-
-
-def press(page: Page, key: str) -> None:
-    """A key, once the page has settled after showing new work."""
-    page.wait_for_selector('body[data-settled="1"]', state="attached")
-    page.keyboard.press(key)
-
-
 @pytest.fixture
 def study(catalog):
     return demo_load()
@@ -45,7 +31,7 @@ def study(catalog):
 
 def test_annotator_vets_edits_and_compares_with_the_keyboard(page, live_server, study):
     base = live_server.url
-    log_in(page, base, "annotator")
+    log_in(page, base, "annotator", DEMO_PASSWORD)
     page.goto(f"{base}/studies/{study.pk}/")
     page.click("text=Vet perturbations")
     page.wait_for_url(f"**/studies/{study.pk}/vet/")
@@ -124,7 +110,7 @@ def test_annotator_vets_edits_and_compares_with_the_keyboard(page, live_server, 
 
 def test_expert_votes_and_researcher_sees_counts_and_weights(page, live_server, study, browser):
     base = live_server.url
-    log_in(page, base, "expert")
+    log_in(page, base, "expert", DEMO_PASSWORD)
     page.goto(f"{base}/studies/{study.pk}/")
     page.click("text=Expert survey")
     page.wait_for_url(f"**/studies/{study.pk}/survey/")
@@ -140,7 +126,7 @@ def test_expert_votes_and_researcher_sees_counts_and_weights(page, live_server, 
     assert ExpertVote.objects.count() == 14
 
     researcher = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    log_in(researcher, base, "researcher")
+    log_in(researcher, base, "researcher", DEMO_PASSWORD)
     researcher.goto(f"{base}/studies/{study.pk}/")
     researcher.click("text=Progress, weights and settings")
     researcher.wait_for_url(f"**/studies/{study.pk}/progress/")
@@ -152,11 +138,11 @@ def test_expert_votes_and_researcher_sees_counts_and_weights(page, live_server, 
 
 def test_researcher_sees_live_counts(page, live_server, study, browser):
     base = live_server.url
-    log_in(page, base, "researcher")
+    log_in(page, base, "researcher", DEMO_PASSWORD)
     page.goto(f"{base}/studies/{study.pk}/progress/")
     expect(page.locator("#vetting-count")).to_have_text("0")
     annotator = browser.new_context().new_page()
-    log_in(annotator, base, "annotator")
+    log_in(annotator, base, "annotator", DEMO_PASSWORD)
     annotator.goto(f"{base}/studies/{study.pk}/vet/")
     for n in range(1, 4):
         press(annotator, "1")
@@ -169,7 +155,7 @@ def test_researcher_sees_live_counts(page, live_server, study, browser):
 
 def test_a_lost_connection_is_shown_and_the_verdict_sent_again(page, live_server, study):
     base = live_server.url
-    log_in(page, base, "annotator")
+    log_in(page, base, "annotator", DEMO_PASSWORD)
     failures = {"left": 2}
 
     def flaky(route):
@@ -192,7 +178,7 @@ def test_a_lost_connection_is_shown_and_the_verdict_sent_again(page, live_server
 
 def test_a_server_error_is_retried_with_the_same_key(page, live_server, study):
     base = live_server.url
-    log_in(page, base, "annotator")
+    log_in(page, base, "annotator", DEMO_PASSWORD)
     seen = []
 
     def failing_once(route):
@@ -214,7 +200,7 @@ def test_a_server_error_is_retried_with_the_same_key(page, live_server, study):
 
 def test_an_annotator_cannot_open_the_progress_page(page, live_server, study):
     base = live_server.url
-    log_in(page, base, "annotator")
+    log_in(page, base, "annotator", DEMO_PASSWORD)
     response = page.goto(f"{base}/studies/{study.pk}/progress/")
     assert response.status == 403
     response = page.goto(f"{base}/studies/{study.pk}/survey/")
@@ -223,7 +209,7 @@ def test_an_annotator_cannot_open_the_progress_page(page, live_server, study):
 
 def test_a_verdict_survives_a_session_that_ended(page, live_server, study):
     base = live_server.url
-    log_in(page, base, "annotator")
+    log_in(page, base, "annotator", DEMO_PASSWORD)
     page.goto(f"{base}/studies/{study.pk}/vet/")
     page.context.clear_cookies(name="sessionid")  # the session ran out
     press(page, "1")
@@ -231,7 +217,9 @@ def test_a_verdict_survives_a_session_that_ended(page, live_server, study):
     expect(page.locator("#verdict-form")).to_be_visible()  # the login page was not swapped in
     shot(page, "logged-out")
     other = page.context.new_page()
-    log_in(other, base, "annotator")  # in another tab; this also rotates the CSRF token
+    log_in(
+        other, base, "annotator", DEMO_PASSWORD
+    )  # in another tab; this also rotates the CSRF token
     expect(page.locator("#my-count")).to_have_text("1", timeout=15_000)
     assert Vetting.objects.count() == 1
 
@@ -258,7 +246,7 @@ def test_annotator_rates_texts_by_keyboard_and_the_researcher_sees_the_ratings(
 ):
     _judged_and_imported(study)
     base = live_server.url
-    log_in(page, base, "annotator")
+    log_in(page, base, "annotator", DEMO_PASSWORD)
     page.goto(f"{base}/studies/{study.pk}/")
     page.click("text=Rate texts")
     page.wait_for_url(f"**/studies/{study.pk}/assess/")
@@ -283,7 +271,7 @@ def test_annotator_rates_texts_by_keyboard_and_the_researcher_sees_the_ratings(
     shot(page, "assessment-skipped")
 
     researcher = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    log_in(researcher, base, "researcher")
+    log_in(researcher, base, "researcher", DEMO_PASSWORD)
     researcher.goto(f"{base}/studies/{study.pk}/progress/")
     expect(researcher.locator("#assessment-count")).to_have_text("10")
     researcher.goto(f"{base}/studies/{study.pk}/reports/judge-vs-human/")
@@ -306,7 +294,7 @@ def test_control_items_are_mixed_in_unannounced_and_flag_a_careless_annotator(
 
     base = live_server.url
     golds = list(Perturbation.objects.filter(item__dataset__studies=study).order_by("pk")[:3])
-    log_in(page, base, "researcher")
+    log_in(page, base, "researcher", DEMO_PASSWORD)
     page.goto(f"{base}/studies/{study.pk}/")
     page.click("text=Control items")
     page.wait_for_url(f"**/studies/{study.pk}/controls/")
@@ -326,7 +314,7 @@ def test_control_items_are_mixed_in_unannounced_and_flag_a_careless_annotator(
     shot(page, "controls")
 
     page.context.clear_cookies()
-    log_in(page, base, "annotator")
+    log_in(page, base, "annotator", DEMO_PASSWORD)
     page.goto(f"{base}/studies/{study.pk}/vet/")
     for n in range(1, 9):
         expect(page.locator("body")).not_to_contain_text("control")
@@ -336,7 +324,7 @@ def test_control_items_are_mixed_in_unannounced_and_flag_a_careless_annotator(
     assert served >= 2
 
     page.context.clear_cookies()
-    log_in(page, base, "researcher")
+    log_in(page, base, "researcher", DEMO_PASSWORD)
     page.goto(f"{base}/studies/{study.pk}/progress/")
     row = page.locator("#control-accuracy tbody tr", has_text="annotator")
     expect(row).to_contain_text("below threshold")

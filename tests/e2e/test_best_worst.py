@@ -10,26 +10,13 @@ from apps.annotation.models import BestWorst, BestWorstTuple
 from apps.annotation.services import study_plan_build
 from tests.annotation.factories import study_setup
 from tests.conftest import ARTIFACTS
-from tests.e2e.screens import overflow
-from tests.factories import PASSWORD, PerturbationFactory, SourceItemFactory
+from tests.e2e.screens import log_in, overflow, press
+from tests.factories import PerturbationFactory, SourceItemFactory
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 #: SPEC §10's tuples, and the best and worst of each.
 HAND_CASE = [("abcd", "a", "d"), ("abce", "b", "e"), ("acde", "a", "d")]
-
-
-def log_in(page: Page, base: str, username: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
-
-
-def press(page: Page, key: str) -> None:
-    page.wait_for_selector('body[data-settled="1"]', state="attached")
-    page.keyboard.press(key)
 
 
 def hand_case_study():

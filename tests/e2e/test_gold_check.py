@@ -4,13 +4,13 @@ text good or not good with the keyboard; the researcher's report then shows the 
 the gold label and the annotators' agreement, as computed by hand."""
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from apps.annotation.demo import DEMO_PASSWORD, demo_load
 from apps.annotation.models import GoldCheck
 from apps.judging.loading import judging_load
 from tests.conftest import ARTIFACTS
-from tests.factories import PASSWORD
+from tests.e2e.screens import log_in, press
 from tests.fakes.fixtures import fake_openai_server  # noqa: F401  (a fixture)
 from tests.judging.scripted_search import searched_study
 
@@ -19,19 +19,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 #: Per item, the labels of the three annotators (1 good, 2 not good), as in the hand case of
 #: tests/analysis/test_adversarial_report.py: accuracy 2/4, alpha 7/18.
 KEYS = {"item 0": "111", "item 1": "222", "item 2": "112", "item 3": "221"}
-
-
-def log_in(page: Page, base: str, username: str, password: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", password)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
-
-
-def press(page: Page, key: str) -> None:
-    page.wait_for_selector('body[data-settled="1"]', state="attached")
-    page.keyboard.press(key)
 
 
 def test_three_annotators_label_the_adversarial_texts_by_keyboard(
@@ -48,7 +35,7 @@ def test_three_annotators_label_the_adversarial_texts_by_keyboard(
     for n, person in enumerate(searched.annotators):
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         tab = context.new_page()
-        log_in(tab, base, person.username, PASSWORD)
+        log_in(tab, base, person.username)
         tab.goto(f"{base}/studies/{study.pk}/")
         tab.click("text=Check adversarial texts")
         tab.wait_for_url(f"**/studies/{study.pk}/gold-check/")

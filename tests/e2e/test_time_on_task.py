@@ -9,18 +9,9 @@ from playwright.sync_api import Page, expect
 from apps.annotation.models import JudgementChange
 from tests.annotation.factories import study_setup
 from tests.conftest import ARTIFACTS
-from tests.e2e.screens import overflow
-from tests.factories import PASSWORD
+from tests.e2e.screens import log_in, overflow
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-
-def log_in(page: Page, base: str, username: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
 
 
 def answer(page: Page, done: int) -> None:
