@@ -34,6 +34,7 @@ from apps.annotation.models.judgements import (
     outcome_of,
     vetting_consensus,
 )
+from apps.annotation.models.panel import Panel, PanelLink, Participant
 from apps.annotation.models.study import (
     AssessedTexts,
     CriterionAssignment,
@@ -71,6 +72,9 @@ __all__ = [
     "JudgementChange",
     "LeasedSlot",
     "Outcome",
+    "Panel",
+    "PanelLink",
+    "Participant",
     "Skip",
     "Study",
     "StudyMembership",
