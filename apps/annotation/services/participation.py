@@ -1,6 +1,8 @@
 """A recruited participant's way through their study (docs/annotation.md, "Recruiting a
 panel"): their quota, held in the hand-out itself, which type of work they do next, and when
-they are finished, which is then saved on their `Participant`.
+they are finished, which is then saved on their `Participant`: complete, or screened out by
+the attention check (more failed control items than the panel allows among their first
+units; their answers are kept, and left out of the reports by default).
 
 The quota counts the units a participant answered or holds, control items included: a unit
 put back (skip) or lost to a lapsed lease does not count. Every hand-out of a participant
@@ -22,7 +24,8 @@ from django.utils import timezone
 
 from apps.accounts.models import Role
 from apps.annotation.kinds import work_types
-from apps.annotation.models import ControlServe, Participant, Study
+from apps.annotation.models import ControlServe, Panel, Participant, Study
+from apps.annotation.selectors.panel import screen_failures
 from apps.annotation.services.panel import panel_of
 from apps.annotation.services.work import Work
 
@@ -72,7 +75,10 @@ def participant_hand_out(
             participant = Participant.objects.select_for_update().get(study=study, user=person)
             if participant.finished:
                 return None
-            quota = panel_of(study).items_per_participant
+            panel = panel_of(study)
+            if _screened(panel, participant):
+                return None
+            quota = panel.items_per_participant
             if quota is None:
                 return hand(work, study=study, person=person, now=now, page=page)
             if units_used(study=study, person=person) >= quota and not _holds(work, study, person):
@@ -90,13 +96,14 @@ def participant_next_work(*, study: Study, person, after: str | None = None) -> 
     more for them) that has a unit for the participant; None when they are finished (their
     quota done, or nothing left for them), which is then saved."""
     participant = participant_of(study=study, person=person)
-    if participant.finished:
+    panel = panel_of(study)
+    if participant.finished or _screened(panel, participant):
         return None
     kinds = _kinds(study)
     slugs = [work.slug for work in kinds]
     if after in slugs:
         kinds = kinds[slugs.index(after) + 1 :]
-    quota = panel_of(study).items_per_participant
+    quota = panel.items_per_participant
     spent = quota is not None and units_used(study=study, person=person) >= quota
     now = timezone.now()
     for work in kinds:
@@ -106,6 +113,18 @@ def participant_next_work(*, study: Study, person, after: str | None = None) -> 
             return work
     participant_finish(participant=participant, status=Participant.Status.COMPLETE)
     return None
+
+
+def _screened(panel: Panel, participant: Participant) -> bool:
+    """Whether the attention check stops the participant now (then saved): more failed
+    control items than allowed among their first `screen_items` units."""
+    if not panel.screen_items:
+        return False
+    failed = screen_failures(study=panel.study, person=participant.user, first=panel.screen_items)
+    if failed <= panel.screen_failures:
+        return False
+    participant_finish(participant=participant, status=Participant.Status.SCREENED_OUT)
+    return True
 
 
 def participant_finish(*, participant: Participant, status: str) -> None:
