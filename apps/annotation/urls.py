@@ -63,6 +63,19 @@ urlpatterns = [
     path("studies/<int:pk>/panel/", panel.panel, name="study-panel"),
     path("studies/<int:pk>/panel/settings/", panel.panel_settings, name="study-panel-settings"),
     path("studies/<int:pk>/panel/links/", panel.panel_link_new, name="study-panel-link-new"),
+    path(
+        "studies/<int:pk>/panel/participants/",
+        panel.panel_participants,
+        name="study-panel-participants",
+    ),
+    path(
+        "studies/<int:pk>/panel/participants/<int:participant_pk>/decide/",
+        panel.participant_decision,
+        name="study-panel-decide",
+    ),
+    path(
+        "studies/<int:pk>/panel/decisions.csv", panel.panel_decisions, name="study-panel-decisions"
+    ),
     *[
         path(
             f"studies/<int:pk>/panel/links/<int:link_pk>/{action}/",

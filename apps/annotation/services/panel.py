@@ -162,3 +162,19 @@ def _place_check(panel: Panel, group: int | None) -> None:
 def _username(study: Study) -> str:
     """An account name that says nothing of the person (their platform id is not in it)."""
     return f"p{study.pk}-{secrets.token_hex(5)}"
+
+
+# --- review (the study's researchers) ---------------------------------------------------------
+
+
+def participant_decide(*, participant: Participant, decision: str, reason: str = "") -> None:
+    """Approve or reject a participant's submission (a rejection needs its reason, which
+    the platform shows them); deciding again replaces the decision."""
+    reason = reason.strip()
+    if decision not in (Participant.Decision.APPROVED, Participant.Decision.REJECTED):
+        raise ValueError("the decision is approve or reject")
+    if decision == Participant.Decision.REJECTED and not reason:
+        raise ValueError("a rejection needs its reason (the platform shows it to them)")
+    participant.decision, participant.reason = decision, reason
+    participant.decided_at = timezone.now()
+    participant.save(update_fields=["decision", "reason", "decided_at"])
