@@ -18,10 +18,12 @@ def arrive(client: Client, link: PanelLink, query: str, **extra: Any) -> Any:
 
 
 def vet_next(client: Client, study_pk: int) -> int | None:
-    """The perturbation the participant is handed now, or None: sent to their start page."""
+    """The perturbation the participant is handed now, or None: sent to their start page
+    (followed, as a browser does: it records them finished)."""
     page = client.get(f"/studies/{study_pk}/vet/")
     if page.status_code == 302:
         assert "/participant/" in page["Location"], page["Location"]
+        assert client.get(page["Location"]).status_code == 200
         return None
     assert page.status_code == 200, page.status_code
     # Read from the page, not `page.context`: clients in other threads render meanwhile.

@@ -237,3 +237,8 @@ def test_only_the_studys_researchers_manage_its_panel(client, setup):
     assert client.get(f"/studies/{study.pk}/participant/").status_code == 403
     setup.link.refresh_from_db()
     assert setup.link.open
+
+
+def test_a_researcher_trying_the_link_is_told_it_signs_them_out(client, setup):
+    client.force_login(setup.study.owner)
+    assert b"starting signs you out" in client.get(join_url(setup.link)).content

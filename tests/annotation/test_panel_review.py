@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from datetime import timedelta
 
 import pytest
@@ -119,3 +120,25 @@ def test_only_the_studys_researchers_review(client, setup):
         assert decided.status_code == status
     participant.refresh_from_db()
     assert participant.decision == ""
+
+
+def test_the_raw_data_has_each_participants_time_on_task(client, setup):
+    study = setup.study
+    client.force_login(study.owner)
+    download = client.get(f"/studies/{study.pk}/data/participants.csv")
+    rows = {
+        row["participant_id"]: row
+        for row in csv.DictReader(io.StringIO(b"".join(download.streaming_content).decode()))
+    }
+    assert set(rows) == {"alice-pid", "bob-pid"}
+    assert rows["alice-pid"]["status"] == "complete"
+    assert (rows["alice-pid"]["controls_right"], rows["bob-pid"]["controls_right"]) == ("2", "0")
+    assert rows["alice-pid"]["answered"] == "4"
+    assert (
+        rows["alice-pid"]["annotator"]
+        == Participant.objects.get(external_id="alice-pid").user.username
+    )
+    assert len(json.loads(rows["alice-pid"]["item_seconds"])) == 4
+    jsonl = client.get(f"/studies/{study.pk}/data/participants.jsonl")
+    lines = b"".join(jsonl.streaming_content).decode().splitlines()
+    assert {json.loads(line)["participant_id"] for line in lines} == {"alice-pid", "bob-pid"}

@@ -92,3 +92,18 @@ def test_screened_out_answers_are_left_out_of_reports_unless_counted(setup):
     Panel.objects.filter(study=study).update(report_screened_out=True)
     assert analysed(Vetting, study).filter(annotator=stopped).exists()
     assert excluded_note(study) == ""
+
+
+def test_a_screened_out_participant_gives_back_what_they_hold_and_saves_nothing_more(setup):
+    from apps.annotation.models import VettingSlot
+    from apps.annotation.services import VETTING
+    from apps.annotation.services.participation import participant_finish
+
+    client = Client()
+    arrive(client, setup.link, "PROLIFIC_PID=careless")
+    participant = Participant.objects.get()
+    held = VETTING.next(study=setup.study, person=participant.user).perturbation_id  # a tab
+    participant_finish(participant=participant, status="screened-out")
+    assert not VettingSlot.objects.filter(annotator=participant.user).exists()  # open again
+    assert vet_answer(client, setup.study.pk, held, "valid").status_code == 403
+    assert not Vetting.answers.filter(annotator=participant.user).exists()

@@ -86,7 +86,8 @@ class PanelReview:
 
 def panel_review(study: Study) -> PanelReview:
     """Every participant of the study with their figures (see the module docstring)."""
-    participants = Participant.objects.filter(study=study).order_by("joined_at", "id")
+    participants = Participant.objects.filter(study=study).select_related("user")
+    participants = participants.order_by("joined_at", "id")
     rows = {p.user_id: ParticipantRow(p) for p in participants}
     controls = {c.pk: c for c in ControlItem.objects.filter(study=study)}
     for work in work_types(Role.ANNOTATOR):

@@ -128,8 +128,13 @@ def _screened(panel: Panel, participant: Participant) -> bool:
 
 
 def participant_finish(*, participant: Participant, status: str) -> None:
-    """Record that the participant is done (once: the first reason stands)."""
-    Participant.objects.filter(pk=participant.pk, status=Participant.Status.WORKING).update(
-        status=status, finished_at=timezone.now()
-    )
+    """Record that the participant is done (once: the first reason stands); what they hold
+    and have not answered goes back to the queue at once (a screened-out participant can
+    then save nothing more)."""
+    finished = Participant.objects.filter(
+        pk=participant.pk, status=Participant.Status.WORKING
+    ).update(status=status, finished_at=timezone.now())
     participant.refresh_from_db(fields=["status", "finished_at"])
+    if finished:
+        for work in _kinds(participant.study):
+            work.release(study=participant.study, person=participant.user)
