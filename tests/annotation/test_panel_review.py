@@ -142,3 +142,16 @@ def test_the_raw_data_has_each_participants_time_on_task(client, setup):
     jsonl = client.get(f"/studies/{study.pk}/data/participants.jsonl")
     lines = b"".join(jsonl.streaming_content).decode().splitlines()
     assert {json.loads(line)["participant_id"] for line in lines} == {"alice-pid", "bob-pid"}
+
+
+def test_agreement_with_the_others_on_the_same_units():
+    """Three participants vet the same three units: two say valid throughout, one invalid."""
+    setup = panel_study(perturbations=3, quota=3, vetting_overlap=3)
+    for pid, verdict in (("a", "valid"), ("b", "valid"), ("c", "invalid")):
+        client = Client()
+        arrive(client, setup.link, f"participant={pid}")
+        assert len(vet_until_done(client, setup.study.pk, verdict)) == 3
+    review = {row.participant.external_id: row for row in panel_review(setup.study).rows}
+    assert (review["a"].agreed, review["a"].compared) == (3, 6)
+    assert review["a"].agreement == review["b"].agreement == 0.5
+    assert review["c"].agreement == 0.0

@@ -1,6 +1,9 @@
 """The panel's review page (docs/annotation.md, "Recruiting a panel"): each participant's
-progress, accuracy on control items, time on task and answers, read in bulk (one query per
-type of work, none per participant).
+progress, accuracy on control items, time on task, answers and agreement with the others,
+read in bulk (two queries per type of work, none per participant).
+
+Agreement is pairwise: of every other person's real answer on a unit the participant
+answered (anyone's, recruited or not), the share equal to the participant's.
 
 Time on task is counted from the server's clock: an item's time runs from the participant's
 previous answer (or their joining) to their answer on it; a gap longer than `IDLE_SECONDS`
@@ -9,11 +12,12 @@ previous answer (or their joining) to their answer on it; a gap longer than `IDL
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from statistics import median
+from typing import Any
 
 from apps.accounts.models import Role
 from apps.annotation.kinds import work_types
@@ -39,6 +43,8 @@ class ParticipantRow:
     answered_at: list[datetime] = field(default_factory=list)
     controls: list[bool] = field(default_factory=list)  # right or not, per control answered
     values: Counter[str] = field(default_factory=Counter)  # their real answers
+    agreed: int = 0  # others' answers on their units equal to theirs
+    compared: int = 0  # others' answers on their units
 
     @property
     def answered(self) -> int:
@@ -59,6 +65,10 @@ class ParticipantRow:
     @property
     def accuracy(self) -> float | None:
         return sum(self.controls) / len(self.controls) if self.controls else None
+
+    @property
+    def agreement(self) -> float | None:
+        return self.agreed / self.compared if self.compared else None
 
     @property
     def same_answer(self) -> float | None:
@@ -103,8 +113,23 @@ def panel_review(study: Study) -> PanelReview:
                 row.controls.append(controls[control].is_right(value))
             else:
                 row.values[str(value)] += 1
+    _agreement(study, rows)
     quota = Panel.objects.filter(study=study).values_list("items_per_participant", flat=True)
     return PanelReview(list(rows.values()), quota.first())
+
+
+def _agreement(study: Study, rows: dict[int, ParticipantRow]) -> None:
+    """Count each participant's agreement with the others (see the module docstring)."""
+    by_unit: dict[tuple[Any, ...], list[tuple[int, Any]]] = defaultdict(list)
+    for work in work_types(Role.ANNOTATOR):
+        for unit, person, value in work.agreement_rows(study):
+            by_unit[unit].append((person, value))
+    for answers in by_unit.values():
+        for person, value in answers:
+            if (row := rows.get(person)) is not None:
+                others = [theirs for who, theirs in answers if who != person]
+                row.agreed += sum(theirs == value for theirs in others)
+                row.compared += len(others)
 
 
 def decisions(study: Study) -> list[tuple[str, str, str]]:
