@@ -9,7 +9,7 @@ from django import forms
 
 from apps.accounts.models import Role, User
 from apps.annotation.models import Choice, ControlItem, Study, Verdict
-from apps.annotation.models import Panel as Panel
+from apps.annotation.models import Panel as Panel  # a line of its own (the panel's form, below)
 from apps.annotation.services.studies import CONTROL_FIELDS, SETTINGS_FIELDS, SETUP_FIELDS
 from apps.catalog.choices import criterion_checkboxes, criterion_label, kind_checkboxes
 from apps.catalog.models import Criterion

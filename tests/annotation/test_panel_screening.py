@@ -52,7 +52,7 @@ def test_a_participant_failing_the_attention_check_is_stopped_politely(setup):
     assert f'content="5;url={SCREENED_URL}"' in page
     participant = Participant.objects.get()
     assert participant.status == "screened-out"
-    assert Vetting.objects.filter(annotator=participant.user).exists()  # answers kept
+    assert Vetting.answers.filter(annotator=participant.user).exists()  # answers kept
     assert vet_next(client, setup.study.pk) is None  # and nothing more handed out
 
 
@@ -72,6 +72,9 @@ def test_the_researcher_may_allow_some_failures(setup):
 
 
 def test_screened_out_answers_are_left_out_of_reports_unless_counted(setup):
+    # One failure allowed: the second control of the first four stops them, so they have
+    # given a real answer first (the first block of two holds one control, one real unit).
+    Panel.objects.filter(study=setup.study).update(screen_failures=1)
     careless, careful = Client(), Client()
     arrive(careless, setup.link, "PROLIFIC_PID=careless")
     arrive(careful, setup.link, "PROLIFIC_PID=careful")
