@@ -136,6 +136,8 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # The client address: REMOTE_ADDR, or behind N proxies the one they add to X-Forwarded-For.
 PROXY_COUNT = env.int("DISCERN_PROXY_COUNT", default=0)
+# Participant identities a recruitment link makes per client address and hour (then 429).
+DISCERN_PANEL_JOINS_PER_HOUR = env.int("DISCERN_PANEL_JOINS_PER_HOUR", default=30)
 AXES_IPWARE_PROXY_COUNT = PROXY_COUNT
 AXES_IPWARE_META_PRECEDENCE_ORDER = (
     ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if PROXY_COUNT else ["REMOTE_ADDR"]
@@ -169,7 +171,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "apps.accounts.authentication.TokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
+        "apps.accounts.authentication.SessionAuthentication",  # not participants
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

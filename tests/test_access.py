@@ -9,6 +9,11 @@ or 404), see alpha's data anywhere (no "alpha-private" in any answer), get a 500
 the database. A researcher who belongs to alpha's study (as an expert) may read its data, and
 still changes nothing. A new page or endpoint is covered as soon as it is routed: nobody has to
 remember to add it here. See docs/api.md, "Access".
+
+A participant recruited into alpha's study (docs/annotation.md, "Recruiting a panel") is
+held tighter: outside the pages that declare ``OpenToParticipants`` (their work and their
+completion page) and the public ones, every request is refused, whatever it names, pages and
+API alike.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from drf_spectacular.generators import SchemaGenerator
 
-from apps.annotation.models import ControlItem, Study
+from apps.accounts.permissions import admits_participants
+from apps.annotation.models import ControlItem, Panel, PanelLink, Participant, Study
 from apps.corpus.models import GenerationJob, ImportJob
 from apps.judging.models import (
     AdversarialSearch,
@@ -59,6 +65,7 @@ SECRET = "alpha-private"
 #: (their own token is the check). Still never a 500 nor alpha's data.
 PUBLIC = {"/healthz", "/accounts/login/", "/accounts/logout/", "/api/v1/schema/", "/admin/login/"}
 PUBLIC_PREFIXES = ("/api/v1/auth/", "/accounts/invite/", "/docs/")  # docs: the manual
+PUBLIC_PREFIXES += ("/join/",)  # recruitment links: their secret is the check
 #: Values of path parameters that are not ids.
 VALUES = {
     "file_format": "csv",
@@ -128,6 +135,30 @@ def schema_requests() -> set[tuple[str, str]]:
             ]
             query = "&".join(f"{name}={FOREIGN}" for name in ints)
             found.add((method, concrete + (f"?{query}" if query else "")))
+    return found
+
+
+WORK_PAGES = ("next", "item", "submit", "skip", "recent")
+
+
+def _declares_participants(policy: Any) -> bool:
+    return any(getattr(p, "admits_participants", False) for p in policy)
+
+
+def _named(patterns: list[Any], prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            yield from _named(pattern.url_patterns, prefix + str(pattern.pattern))
+        elif isinstance(pattern, URLPattern):
+            yield prefix + str(pattern.pattern), pattern
+
+
+def participant_paths() -> set[str]:
+    """The paths of the pages open to participants (declared ``OpenToParticipants``)."""
+    found = set()
+    for route, pattern in _named(get_resolver().url_patterns):
+        if admits_participants(getattr(pattern.callback, "access_policy", ())):
+            found.add(_fill(route))
     return found
 
 
@@ -211,7 +242,20 @@ def alpha_world() -> World:
         "researcher in the study": UserFactory(username="gamma", role="researcher"),
     }
     MembershipFactory(study=study, user=others["researcher in the study"], role="expert")
+    others["participant"] = _alpha_participant(study)
     return World(owner=owner, others=others)
+
+
+def _alpha_participant(study) -> Any:
+    """A participant recruited into alpha's study through its link (both with id FOREIGN)."""
+    Panel.objects.create(study=study, consent=f"{SECRET} consent", completion_code="ALPHA-CODE")
+    link = PanelLink.objects.create(pk=FOREIGN, study=study, token=f"{SECRET}-token")
+    user = UserFactory(username="p-foreign", role="participant")
+    MembershipFactory(study=study, user=user, role="annotator")
+    Participant.objects.create(
+        study=study, user=user, link=link, platform="prolific", external_id="PID-ALPHA"
+    )
+    return user
 
 
 def _alpha_search(owner, dataset, item, judge, strategy) -> None:
@@ -293,6 +337,8 @@ def table_digests() -> dict[str, str]:
             column = "t::text"
             if table == "accounts_user":
                 column = "(t.id, t.username, t.password, t.role, t.is_staff, t.is_superuser)::text"
+            if table == "annotation_participant":  # their own finishing is theirs to record
+                column = "(t.id, t.study_id, t.user_id, t.external_id, t.decision, t.reason)::text"
             cursor.execute(f"SELECT string_agg({column}, '|' ORDER BY {column}) FROM \"{table}\" t")
             digests[table] = hashlib.sha256(str(cursor.fetchone()[0]).encode()).hexdigest()
     return digests
@@ -328,6 +374,8 @@ def problem(who: str, method: str, path: str, response: Any) -> str | None:
     status = response.status_code
     if status >= 500:
         return f"{status}"
+    if who == "participant":
+        return participant_problem(path, response)
     body = b"".join(response.streaming_content) if response.streaming else response.content
     if SECRET.encode() in body and who != "researcher in the study":
         return f"{status} showing alpha's data"
@@ -348,6 +396,18 @@ def problem(who: str, method: str, path: str, response: Any) -> str | None:
     if status in (301, 302, 303) and not _is_login_redirect(response) and names_alpha:
         return f"{status} to {response['Location']}: a change to alpha's object went through"
     return None
+
+
+def participant_problem(path: str, response: Any) -> str | None:
+    """A participant of alpha's study may use their work pages (which show the study's name,
+    so alpha's words) and public ones; everything else is refused, whatever it names."""
+    if _public(path) or path.split("?")[0] in participant_paths():
+        return None
+    if _is_login_redirect(response) or response.status_code in READ_STATUSES:
+        return None
+    if path.startswith("/admin/") and response.status_code == 302:
+        return None  # the admin's own way out (it checks staff itself)
+    return f"{response.status_code} for a participant, outside their work"
 
 
 @pytest.fixture
@@ -404,8 +464,30 @@ def test_the_owner_reaches_their_objects(client, world):
         assert client.get(path).status_code == 200, path
 
 
+def test_participants_reach_only_their_work_and_completion_pages():
+    """What the participant role is let into, by name: the work pages (next, one unit,
+    submit, skip, their last answers) and their start and completion page."""
+    names = {
+        pattern.name
+        for _, pattern in _named(get_resolver().url_patterns)
+        if _declares_participants(getattr(pattern.callback, "access_policy", ()))
+    }
+    work = {name for name in names if name.rsplit("-", 1)[-1] in WORK_PAGES}
+    # the vetting page's edits, and the expert survey's page (its study rule refuses them)
+    assert names - work == {"participant-home", "vet-edit", "vet-preview", "survey"}
+    assert {"vet-next", "vet-submit", "assess-next", "compare-next"} <= work
+
+
 @pytest.mark.parametrize(
-    "who", ["anonymous", "annotator", "expert", "other researcher", "researcher in the study"]
+    "who",
+    [
+        "anonymous",
+        "annotator",
+        "expert",
+        "other researcher",
+        "researcher in the study",
+        "participant",
+    ],
 )
 def test_nobody_else_reads_or_changes_alphas_objects(world, who):
     owner_client = Client(raise_request_exception=False)

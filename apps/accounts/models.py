@@ -8,6 +8,9 @@ class Role(models.TextChoices):
     ANNOTATOR = "annotator", "Annotator"
     EXPERT = "expert", "Expert"
     RESEARCHER = "researcher", "Researcher"
+    #: Someone recruited through a study's link (Prolific, MTurk...): an identity of one
+    #: study alone, with no password (apps/annotation/models/panel.py).
+    PARTICIPANT = "participant", "Participant"
 
 
 class User(AbstractUser):
@@ -18,3 +21,7 @@ class User(AbstractUser):
     @property
     def is_researcher(self) -> bool:
         return self.role == Role.RESEARCHER or self.is_superuser
+
+    @property
+    def is_participant(self) -> bool:
+        return self.role == Role.PARTICIPANT and not self.is_superuser

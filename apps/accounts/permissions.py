@@ -12,6 +12,11 @@ what is shared) and ``<things>_owned_by(user)`` (what they may change: the owner
 ``owned_by`` below; superusers all). An object outside them is a 404, exactly as one that does
 not exist. The study rules (owner, member with a role) are in apps.annotation.permissions.
 
+Recruited participants (``Role.PARTICIPANT``, docs/annotation.md, "Recruiting a panel") reach
+only pages that declare ``OpenToParticipants`` (their own work in their one study) and public
+ones: ``allow`` refuses them everywhere else, and the API does not sign them in
+(apps.accounts.authentication).
+
 ``tests/test_policy.py`` fails if a routed view declares nothing.
 """
 
@@ -40,8 +45,10 @@ __all__ = [
     "IsAuthenticated",
     "IsOwnerOrReadOnly",
     "IsResearcher",
+    "OpenToParticipants",
     "ReadOnly",
     "allow",
+    "is_participant",
     "is_researcher",
     "owned_by",
 ]
@@ -56,6 +63,21 @@ View = TypeVar("View", bound=Callable[..., Any])
 
 def is_researcher(user: Any) -> bool:
     return bool(user.is_authenticated and user.is_researcher)
+
+
+def is_participant(user: Any) -> bool:
+    """A recruited participant: an identity of one study, reaching only its own work."""
+    return bool(user.is_authenticated and getattr(user, "is_participant", False))
+
+
+def admits_participants(permissions: tuple[Permission, ...]) -> bool:
+    """Whether a page declared with these permissions is open to participants: a public one,
+    or one that says ``OpenToParticipants``."""
+    return any(p is AllowAny or getattr(p, "admits_participants", False) for p in permissions)
+
+
+#: What a participant is told on any page outside their work.
+PARTICIPANT_REFUSED = "This page is not part of the study you are taking part in."
 
 
 def owned_by(queryset: QuerySet[M], user: Any, field: str = "owner") -> QuerySet[M]:
@@ -100,6 +122,18 @@ class IsOwnerOrReadOnly(BasePermission):
         raise NotFound()
 
 
+class OpenToParticipants(BasePermission):
+    """Declares a page that recruited participants may open: their own work and their
+    completion page. It lets nobody in by itself (it passes everyone): compose it with the
+    study rule that decides, ``allow(IsStudyAnnotator, OpenToParticipants)``. Pages that do
+    not declare it refuse participants (``allow``)."""
+
+    admits_participants = True
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return True
+
+
 # --- pages ------------------------------------------------------------------------------------
 
 
@@ -109,12 +143,18 @@ def allow(*permissions: Permission, message: str | None = None) -> Callable[[Vie
     Someone not logged in is sent to the login page; someone logged in but refused gets a 403
     saying why (``message``, else the refusing permission's); a rule about an object the user
     may not see raises 404. ``allow(AllowAny)`` also opens the page to visitors not logged in.
+    A participant is refused (403) unless the page is public or declares
+    ``OpenToParticipants``.
     """
+
+    open_to_participants = admits_participants(permissions)
 
     def decorate(view: View) -> View:
         @wraps(view)
         def guarded(request: Any, *args: Any, **kwargs: Any) -> Any:
             declared: Any = SimpleNamespace(args=args, kwargs=kwargs, view=view)
+            if not open_to_participants and is_participant(request.user):
+                raise PermissionDenied(PARTICIPANT_REFUSED)
             for permission_class in permissions:
                 permission = permission_class()  # type: ignore[operator]
                 if permission.has_permission(request, declared):

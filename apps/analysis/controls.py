@@ -18,6 +18,7 @@ from django.db.models import QuerySet
 
 from apps.annotation.models import Judgement, Study
 from apps.annotation.selectors.controls import control_answers
+from apps.annotation.selectors.panel import screened_out_people
 
 if TYPE_CHECKING:
     from apps.analysis.stats.intervals import Estimate
@@ -79,10 +80,13 @@ def below_threshold(study: Study, accuracy: float) -> bool:
 
 
 def excluded_people(study: Study) -> set[int]:
-    """Annotators whose answers the reports leave out (none unless the study excludes)."""
+    """Annotators whose answers the reports leave out: below the threshold, if the study
+    excludes them; and recruited participants the attention check stopped, unless the
+    study's panel counts them (docs/annotation.md, "Recruiting a panel")."""
+    stopped = screened_out_people(study)
     if study.control_threshold is None or not study.control_exclude:
-        return set()
-    return {row.user_id for row in control_accuracy(study) if row.excluded}
+        return stopped
+    return stopped | {row.user_id for row in control_accuracy(study) if row.excluded}
 
 
 def analysed(model: type[Judgement], study: Study) -> QuerySet[Any]:
@@ -98,9 +102,16 @@ def analysed(model: type[Judgement], study: Study) -> QuerySet[Any]:
 def excluded_note(study: Study) -> str:
     """A line for a report's notes when the threshold leaves anyone out ("" otherwise)."""
     names = sorted(row.username for row in control_accuracy(study) if row.excluded)
+    stopped = len(screened_out_people(study))
+    screened = (
+        f"{stopped} recruited participant{'s' if stopped != 1 else ''} screened out by the "
+        "attention check left out of every figure (the panel's settings may count them)."
+        if stopped
+        else ""
+    )
     if not names:
-        return ""
+        return screened
     return (
         f"Left out of every figure (accuracy on control items below "
-        f"{study.control_threshold}%, as the study asks): {', '.join(names)}."
-    )
+        f"{study.control_threshold}%, as the study asks): {', '.join(names)}. {screened}"
+    ).strip()

@@ -18,6 +18,7 @@ from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS
 from apps.analysis.reports.base import Report
 from apps.analysis.reports.meanings import with_meanings
 from apps.annotation.models import Study, judgement_types
+from apps.annotation.selectors.panel import screened_out_people
 from apps.judging.models import JudgeCall, JudgeRun, SearchItem
 
 logger = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ def inputs_fingerprint(study: Study, run: JudgeRun | None = None) -> str:
         )
         parts += [agg["n"], str(agg["last"])]
     parts += [study.control_threshold, study.control_exclude]
+    parts.append(sorted(screened_out_people(study)))  # recruited participants left out
     parts.append(HumanRating.objects.filter(item__dataset__studies=study).count())
     runs = JudgeRun.objects.filter(pk=run.pk) if run else JudgeRun.objects.filter(study=study)
     calls = JudgeCall.objects.filter(run__in=runs).aggregate(

@@ -13,6 +13,7 @@ from apps.annotation.models import (
     MOST_ACTIVE_SECONDS,
     Choice,
     ControlItem,
+    Panel,
     Study,
     Verdict,
 )
@@ -298,3 +299,54 @@ def names_from_csv(text: str) -> list[str]:
     if names and names[0].lower() in ("username", "name", "user"):
         names = names[1:]
     return names
+
+
+#: The panel page's settings, in the order the page shows them.
+PANEL_FIELDS = (
+    "consent",
+    "items_per_participant",
+    "participants_per_group",
+    "participants_total",
+    "completion_code",
+    "completion_url",
+    "screen_items",
+    "screen_failures",
+    "screened_out_code",
+    "screened_out_url",
+    "report_screened_out",
+)
+
+
+class HttpsURLField(forms.URLField):
+    """A URL typed without a scheme is taken as https (Django 6's default)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(assume_scheme="https", **kwargs)
+
+
+class PanelSettingsForm(forms.ModelForm):
+    """A study's settings for recruited participants (docs/annotation.md, "Recruiting a
+    panel"): consent, quotas, completion, and the attention check."""
+
+    class Meta:
+        model = Panel
+        fields = PANEL_FIELDS
+        field_classes = {"completion_url": HttpsURLField, "screened_out_url": HttpsURLField}
+        widgets = {"consent": forms.Textarea(attrs={"rows": 5})}
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        items, allowed = data.get("screen_items") or 0, data.get("screen_failures") or 0
+        if items and allowed >= items:
+            self.add_error(
+                "screen_failures",
+                f"Allowing {allowed} failed control items within the first {items} items "
+                f"screens nobody out: allow fewer than {items}.",
+            )
+        if items and not self.instance.study.control_every:
+            self.add_error(
+                "screen_items",
+                "The study mixes in no control items, so nothing can screen: set 'Control "
+                "items: one in' on the control items page first, or use 0 here.",
+            )
+        return data

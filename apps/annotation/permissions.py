@@ -22,7 +22,7 @@ from django.http import Http404
 from rest_framework.permissions import BasePermission, OperandHolder
 
 from apps.accounts.models import Role
-from apps.accounts.permissions import IsResearcher
+from apps.accounts.permissions import IsResearcher, is_participant
 from apps.annotation.selectors.studies import StudyAccess, study_access_for_user
 
 _CACHE = "_study_access"
@@ -89,6 +89,17 @@ class IsStudyResearcher(IsStudyMember):
     """A member with the researcher role (not the owner: compose ``IsStudyOwner |``)."""
 
     roles = (Role.RESEARCHER,)
+
+
+class IsStudyParticipant(IsStudyMember):
+    """A participant recruited into the study (docs/annotation.md, "Recruiting a panel"): the
+    pages of their start and completion, which nobody else uses."""
+
+    admits_participants = True
+    message = "Only the study's recruited participants use this page."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return is_participant(request.user) and super().has_permission(request, view)
 
 
 class CreatesStudies(IsResearcher):

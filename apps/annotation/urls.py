@@ -7,6 +7,8 @@ from apps.annotation.views import (
     controls,
     gold_checks,
     members,
+    panel,
+    participants,
     progress,
     setup,
     studies,
@@ -55,4 +57,32 @@ urlpatterns = [
         controls.control_delete,
         name="study-control-delete",
     ),
+    # A study's recruited panel (views/panel.py, views/participants.py).
+    path("join/<str:token>/", participants.join, name="panel-join"),
+    path("studies/<int:pk>/participant/", participants.participant_home, name="participant-home"),
+    path("studies/<int:pk>/panel/", panel.panel, name="study-panel"),
+    path("studies/<int:pk>/panel/settings/", panel.panel_settings, name="study-panel-settings"),
+    path("studies/<int:pk>/panel/links/", panel.panel_link_new, name="study-panel-link-new"),
+    path(
+        "studies/<int:pk>/panel/participants/",
+        panel.panel_participants,
+        name="study-panel-participants",
+    ),
+    path(
+        "studies/<int:pk>/panel/participants/<int:participant_pk>/decide/",
+        panel.participant_decision,
+        name="study-panel-decide",
+    ),
+    path(
+        "studies/<int:pk>/panel/decisions.csv", panel.panel_decisions, name="study-panel-decisions"
+    ),
+    *[
+        path(
+            f"studies/<int:pk>/panel/links/<int:link_pk>/{action}/",
+            panel.panel_link_change,
+            {"action": action},
+            name=f"study-panel-link-{action}",
+        )
+        for action in ("rotate", "close")
+    ],
 ]

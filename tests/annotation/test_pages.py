@@ -301,13 +301,14 @@ def test_progress_page_counts_in_few_queries(client, django_assert_max_num_queri
         client.force_login(annotator)
         client.post(url(setup.study, f"vet/{slot.perturbation_id}/verdict/"), verdict())
     client.force_login(setup.study.owner)
-    # One a kind of work (does the study ask for it), and one for time on task.
-    with django_assert_max_num_queries(32):
+    # One a kind of work (does the study ask for it), one for time on task, and one for the
+    # recruited participants the attention check screened out (left out of the agreement).
+    with django_assert_max_num_queries(33):
         page = client.get(url(setup.study, "progress/"))
     assert page.status_code == 200
     assert '<dd id="vetting-count">6</dd>' in page.text
     assert page.text.count("s-annotator-") >= 6
-    with django_assert_max_num_queries(32):
+    with django_assert_max_num_queries(33):
         live = client.get(url(setup.study, "progress/"), **HTMX)
     assert live.text.lstrip().startswith('<div id="live"')
 

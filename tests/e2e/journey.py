@@ -267,7 +267,8 @@ class Journey:
     def raw_data(self, page: Page) -> None:
         page.goto(self.study_url())
         links = page.locator("#raw-data a[download]")
-        assert links.count() == 12  # six tables, CSV and JSONL each (best-worst's two too)
+        # seven tables, CSV and JSONL each (best-worst's two, the recruited participants too)
+        assert links.count() == 14
         assert page.locator("#raw-data a[href$='data/best-worst-scores.csv']").count() == 1
         for n in range(links.count()):
             href = links.nth(n).get_attribute("href")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from apps.analysis.raw_data import human
+from apps.analysis.raw_data import human, panel
 from apps.annotation.models import Study
 from apps.csv_cells import csv_lines
 from apps.judging import exporting
@@ -66,6 +66,13 @@ TABLES = {
         "appearances and its counting score.",
         human.BEST_WORST_SCORE_COLUMNS,
         human.best_worst_score_rows,
+    ),
+    "participants": Table(
+        "Recruited participants",
+        "Every participant of the study's panel: platform id, status, answers, control items "
+        "right, active time in all and per item, decision.",
+        panel.PARTICIPANT_COLUMNS,
+        panel.participant_rows,
     ),
     "judge-calls": Table(
         "Judge calls",

@@ -36,6 +36,7 @@ from apps.annotation.models.judgements import (
     outcome_of,
     vetting_consensus,
 )
+from apps.annotation.models.panel import Panel, PanelLink, Participant
 from apps.annotation.models.study import (
     AssessedTexts,
     CriterionAssignment,
@@ -75,6 +76,9 @@ __all__ = [
     "JudgementChange",
     "LeasedSlot",
     "Outcome",
+    "Panel",
+    "PanelLink",
+    "Participant",
     "Skip",
     "Study",
     "StudyMembership",

@@ -36,6 +36,7 @@ from apps.annotation.models import (
     StudyMembership,
     Verdict,
 )
+from apps.annotation.services.participation import participant_hand_out
 from apps.annotation.services.work import Unit, Work, served_control
 from apps.catalog.models import Criterion
 from apps.corpus.models import Perturbation, SourceItem
@@ -59,10 +60,20 @@ def hand_out(
 ) -> Any | None:
     """The unit this person should do now: a control item when one is due (a `ControlServe`,
     which reads like a slot), else the type's own `next`. What the pages and API call
-    (`page`: a page, see `Work.next`)."""
+    (`page`: a page, see `Work.next`). A recruited participant's is held to their quota
+    (services/participation.py)."""
     if study.archived:
         return None
     now = now or timezone.now()
+    if getattr(person, "is_participant", False):  # within their quota
+        return participant_hand_out(
+            work, study=study, person=person, now=now, page=page, hand=_handed
+        )
+    return _handed(work, study=study, person=person, now=now, page=page)
+
+
+def _handed(work: Work, *, study: Study, person, now: datetime, page: bool) -> Any | None:
+    """`hand_out` for anyone: a control item when one is due, else the type's `next`."""
     if study.control_every and work.slug in CONTROL_UNITS:
         try:
             served = _control_now(work, study, person, now)

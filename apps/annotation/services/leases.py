@@ -153,12 +153,16 @@ class PooledWork(Work):
         return self.slot_model._default_manager.filter(study=study, annotator=person)
 
     def skip(self, *, study: Study, person, unit: Unit) -> None:
-        """Put the unit back: the slot opens for others; this annotator sees it again last."""
+        """Put the unit back: the slot opens for others; this annotator sees it again last.
+        A unit they do not hold is left as it is (nothing to put back)."""
         with transaction.atomic():
-            self.slot_model._default_manager.filter(
+            released = self.slot_model._default_manager.filter(
                 study=study, annotator=person, done_at__isnull=True, **unit
             ).update(annotator=None, leased_until=None)
-            self.skip_model._default_manager.update_or_create(study=study, annotator=person, **unit)
+            if released:
+                self.skip_model._default_manager.update_or_create(
+                    study=study, annotator=person, **unit
+                )
 
     def slot_figures(self, study: Study) -> list[Figure]:
         slots = self.slot_model._default_manager.filter(study=study)

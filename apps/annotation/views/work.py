@@ -19,8 +19,9 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
-from apps.accounts.permissions import allow
+from apps.accounts.permissions import OpenToParticipants, allow, is_participant
 from apps.accounts.requests import AuthedRequest
 from apps.annotation.kinds import annotator_progress, work_types
 from apps.annotation.models import Study, unit_of
@@ -69,8 +70,8 @@ class WorkPage:
     @property
     def allowed(self) -> Callable[[Any], Any]:
         """Who may use these pages: the members with the work's role (404 for outsiders,
-        403 for other roles)."""
-        return allow(does_work(self.work.role))
+        403 for other roles), recruited participants among them."""
+        return allow(does_work(self.work.role), OpenToParticipants)
 
     def urls(self) -> list[URLPattern]:
         base = f"studies/<int:pk>/{self.prefix}/"
@@ -93,6 +94,8 @@ class WorkPage:
 
     def next_page(self, request: AuthedRequest, study: Study) -> HttpResponse:
         slot = hand_out(self.work, study=study, person=request.user, page=True)
+        if slot is None and is_participant(request.user):
+            return participant_redirect(request, study, after=self.work.slug)
         if slot is None:
             return self.unit_page(request, study, None)
         item = self.work.handed_item(study=study, person=request.user, slot=slot)
@@ -128,6 +131,19 @@ class WorkPage:
 
     def _url(self, page: str, study: Study, unit: list[Any]) -> str:
         return reverse(f"{self.prefix}-{page}", args=[study.pk, *unit])
+
+
+def page_of(slug: str) -> WorkPage:
+    """The pages of a type of work, by its slug."""
+    return _PAGES[slug]
+
+
+def participant_redirect(request: AuthedRequest, study: Study, after: str) -> HttpResponse:
+    """A recruited participant with nothing more of one type of work goes to their start
+    page (views/participants.py), which finds them the next type or shows their completion
+    code (htmx: the whole page goes)."""
+    url = f"{reverse('participant-home', args=[study.pk])}?after={after}"
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 def work_next(request: AuthedRequest, pk: int, *, page: WorkPage) -> HttpResponse:

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0011_best_worst_scaling'),
+        ('annotation', '0012_recruited_panel'),
     ]
 
     operations = [

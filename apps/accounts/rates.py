@@ -1,0 +1,34 @@
+"""Limits per client address, counted in Django's cache (docs/annotation.md, "Recruiting a
+panel": making participant identities)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+
+
+def client_address(request: Any) -> str:
+    """The client's address: REMOTE_ADDR, or behind `PROXY_COUNT` proxies the one the
+    outermost of ours added to X-Forwarded-For (the same rule as the API's throttles)."""
+    proxies = settings.PROXY_COUNT
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    if proxies and forwarded:
+        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+        if hops:
+            return hops[-min(proxies, len(hops))]
+    return str(request.META.get("REMOTE_ADDR", ""))
+
+
+def over_limit(scope: str, address: str, *, limit: int, seconds: int) -> bool:
+    """Count one more use of `scope` by `address` in a window of `seconds`; True once that
+    makes more than `limit`."""
+    key = f"rate:{scope}:{address}"
+    cache.add(key, 0, seconds)
+    try:
+        used = cache.incr(key)
+    except ValueError:  # the window ended between the two calls
+        cache.set(key, 1, seconds)
+        used = 1
+    return used > limit
