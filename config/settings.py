@@ -228,12 +228,16 @@ CELERY_TASK_IGNORE_RESULT = True
 # database: a cache in each process's memory would let a session logged out in one process
 # live on in another.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# "shared": what every web process must see alike (limits per client address): Redis when
+# there is one, else this process's memory (the embedded default runs one web process).
+CACHES["shared"] = CACHES["default"]
 if REDIS_URL:
     CACHES["sessions"] = {
         "BACKEND": "config.redis_cache.KeptClientRedisCache",  # one client per pool
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "discern",
     }
+    CACHES["shared"] = CACHES["sessions"]
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
     SESSION_CACHE_ALIAS = "sessions"
 

@@ -156,10 +156,17 @@ def pytest_collection_modifyitems(config, items) -> None:
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> Iterator[None]:
     """Each test starts with an empty local cache (the pages' shared counts): ids repeat from
-    test to test on SQLite, so a count cached by one would be read by the next."""
+    test to test on SQLite, so a count cached by one would be read by the next; and with no
+    limit per client address counted yet (the `shared` cache: Redis, when the tests have it)."""
     from django.core.cache import caches
+    from django.core.cache.backends.redis import RedisCache
 
-    caches["default"].clear()
+    caches["default"].clear()  # "shared" too, without Redis: the same memory
+    shared = caches["shared"]
+    if isinstance(shared, RedisCache):  # only the limits' keys (the broker lives there too)
+        client = shared._cache.get_client(write=True)
+        for key in client.scan_iter(match=shared.make_key("rate:*")):
+            client.delete(key)
     yield
 
 

@@ -1,4 +1,5 @@
-"""Limits per client address, counted in Django's cache (docs/annotation.md, "Recruiting a
+"""Limits per client address, counted in the cache every web process shares (`shared`: Redis
+when there is one; docs/annotation.md, "Recruiting a
 panel": making participant identities)."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
 
 
 def client_address(request: Any) -> str:
@@ -25,6 +26,7 @@ def over_limit(scope: str, address: str, *, limit: int, seconds: int) -> bool:
     """Count one more use of `scope` by `address` in a window of `seconds`; True once that
     makes more than `limit`."""
     key = f"rate:{scope}:{address}"
+    cache = caches["shared"]
     cache.add(key, 0, seconds)
     try:
         used = cache.incr(key)

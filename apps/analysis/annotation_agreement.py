@@ -16,6 +16,13 @@ from apps.annotation.services import work_types
 
 def annotator_agreement(study: Study | int) -> dict[int, str]:
     """{user id: "0.83 (n=40)"} for every annotator with a unit shared with someone."""
+    return {
+        person: f"{share:.2f} (n={n})" for person, (share, n) in agreement_shares(study).items()
+    }
+
+
+def agreement_shares(study: Study | int) -> dict[int, tuple[float, int]]:
+    """{user id: (share of their answers matching the others' plurality, units compared)}."""
     from apps.analysis.stats.agreement import leave_one_out_agreement  # numpy: only here
 
     if not isinstance(study, Study):
@@ -26,6 +33,5 @@ def annotator_agreement(study: Study | int) -> dict[int, str]:
         row for work in works for row in work.agreement_rows(study) if row[1] not in excluded
     ]
     return {
-        int(str(rater)): f"{share:.2f} (n={n})"
-        for rater, (share, n) in leave_one_out_agreement(rows).items()
+        int(str(rater)): (share, n) for rater, (share, n) in leave_one_out_agreement(rows).items()
     }

@@ -18,9 +18,11 @@ from apps.annotation.selectors.time_on_task import item_seconds
 
 
 def duration(seconds: float) -> str:
-    """Seconds as people read them: "45 s", "3 min 05 s", "1 h 02 min"."""
+    """Seconds as people read them: "2.5 s", "45 s", "3 min 05 s", "1 h 02 min"."""
     if math.isnan(seconds):
         return "—"
+    if seconds < 9.95:
+        return f"{seconds:.1f} s"
     whole = round(seconds)
     if whole < 60:
         return f"{whole} s"
@@ -32,11 +34,12 @@ def duration(seconds: float) -> str:
 
 
 def shown(estimate: Estimate) -> str:
-    """A median with its interval, as a duration: "12 s [9 s, 15 s]" (no interval: "—")."""
+    """A median with its interval, as a duration: "12 s [9 s, 15 s]"; "[—]" when the values
+    are too few for a 95% interval (fewer than 6); "—" when there are none."""
     if estimate.n == 0:
         return "—"
     low, high = estimate.ci_low, estimate.ci_high
-    interval = "no interval below 6" if math.isnan(low) else f"{duration(low)}, {duration(high)}"
+    interval = "—" if math.isnan(low) else f"{duration(low)}, {duration(high)}"
     return f"{duration(estimate.value)} [{interval}]"
 
 

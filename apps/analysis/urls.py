@@ -3,6 +3,7 @@ from django.urls import path
 from apps.analysis import (
     card_views,
     docs_views,
+    panel_views,
     progress_views,
     study_views,
     threshold_views,
@@ -14,6 +15,11 @@ urlpatterns = [
     path("docs/<slug:page>/", docs_views.docs_page, name="docs-page"),
     path("studies/<int:pk>/", study_views.study_detail, name="study-detail"),
     path("studies/<int:pk>/progress/", progress_views.progress, name="study-progress"),
+    path(
+        "studies/<int:pk>/panel/participants/",
+        panel_views.panel_participants,
+        name="study-panel-participants",
+    ),
     path("studies/<int:pk>/thresholds/", threshold_views.study_thresholds, name="study-thresholds"),
     path(
         "studies/<int:pk>/data/<slug:table>.<str:file_format>",

@@ -63,11 +63,7 @@ urlpatterns = [
     path("studies/<int:pk>/panel/", panel.panel, name="study-panel"),
     path("studies/<int:pk>/panel/settings/", panel.panel_settings, name="study-panel-settings"),
     path("studies/<int:pk>/panel/links/", panel.panel_link_new, name="study-panel-link-new"),
-    path(
-        "studies/<int:pk>/panel/participants/",
-        panel.panel_participants,
-        name="study-panel-participants",
-    ),
+    # The review of the participants, with its figures, is in apps/analysis/urls.py.
     path(
         "studies/<int:pk>/panel/participants/<int:participant_pk>/decide/",
         panel.participant_decision,

@@ -35,7 +35,8 @@ def vet_next(client: Client, study_pk: int) -> int | None:
 def vet_answer(client: Client, study_pk: int, perturbation: int, verdict: str = "valid") -> Any:
     return client.post(
         f"/studies/{study_pk}/vet/{perturbation}/verdict/",
-        {"idempotency_key": str(uuid.uuid4()), "verdict": verdict},
+        # 5 s of time on task, as a page measures and sends it
+        {"idempotency_key": str(uuid.uuid4()), "verdict": verdict, "active_seconds": "5"},
     )
 
 

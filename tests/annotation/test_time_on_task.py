@@ -52,7 +52,8 @@ def test_time_on_task_of_a_hand_case():
     assert figures.people[2].per_item.n == 1 and 3 not in figures.people
     assert figures.per_item.value == 25 and figures.per_item.n == 4  # 10, 20, 30, 60
     assert figures.per_person.value == 60 and figures.per_person.n == 2  # 60 and 60
-    assert [duration(s) for s in (44.6, 185, 3720, math.nan)] == [
+    assert [duration(s) for s in (2.54, 44.6, 185, 3720, math.nan)] == [
+        "2.5 s",
         "45 s",
         "3 min 05 s",
         "1 h 02 min",

@@ -18,23 +18,10 @@ from apps.annotation.models import Participant, Vetting
 from tests.annotation.factories import study_setup
 from tests.annotation.test_controls import vetting_controls
 from tests.conftest import ARTIFACTS
-from tests.factories import PASSWORD
+from tests.e2e.screens import log_in, overflow, press
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 QUOTA = 4
-
-
-def log_in(page: Page, base: str, username: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
-
-
-def press(page: Page, key: str) -> None:
-    page.wait_for_selector('body[data-settled="1"]', state="attached")
-    page.keyboard.press(key)
 
 
 def set_up_panel(page: Page, base: str, study) -> str:
@@ -56,16 +43,25 @@ def set_up_panel(page: Page, base: str, study) -> str:
     return url
 
 
-def take_part(browser, link: str, pid: str, controls: set[int], careful: bool) -> Page:
+def shot(tab: Page, name: str) -> None:
+    width = tab.viewport_size["width"] if tab.viewport_size else 0
+    tab.screenshot(path=str(ARTIFACTS / f"panel-{name}-{width}.png"), full_page=True)
+    assert overflow(tab) == 0, f"{name} at {width} px: the page is wider than the window"
+
+
+def take_part(browser, link: str, pid: str, controls: set[int], careful: bool, width: int) -> Page:
     """A participant arrives from Prolific, agrees and vets until they are sent away: the
     careful ones answer the control items right (invalid), the careless one never does."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport={"width": width, "height": 900})
     tab = context.new_page()
     tab.set_default_timeout(10_000)
     tab.goto(f"{link}?PROLIFIC_PID={pid}&STUDY_ID=prolific-study&SESSION_ID=s-{pid}")
     expect(tab.locator("#join")).to_contain_text("Your answers are kept for research.")
+    shot(tab, "join")
     tab.check("input[name=consent]")
     tab.click("text=Start")
+    tab.wait_for_selector("#verdict-form")
+    shot(tab, "work")
     for _ in range(QUOTA):
         tab.wait_for_selector("#verdict-form, #complete, #screened-out")
         if tab.locator("#verdict-form").count() == 0:
@@ -89,15 +85,20 @@ def test_three_participants_two_complete_one_screened_out_and_the_decisions(
     base = live_server.url
     link = set_up_panel(page, base, study)
 
-    for pid, careful in (("AAA111", True), ("BBB222", False), ("CCC333", True)):
-        tab = take_part(browser, link, pid, controls, careful)
+    for pid, careful, width in (
+        ("AAA111", True, 1280),
+        ("BBB222", False, 1280),
+        ("CCC333", True, 390),
+    ):
+        tab = take_part(browser, link, pid, controls, careful, width)
         if careful:
+            shot(tab, "complete")
             expect(tab.locator("#code")).to_have_text("C0DE")
             tab.wait_for_url(f"{base}/healthz?cc=C0DE", timeout=15_000)  # back to Prolific
         else:
             expect(tab.locator("#screened-out")).to_contain_text("not a good fit")
             expect(tab.locator("#code")).to_have_text("SCR33N")
-            tab.screenshot(path=str(ARTIFACTS / "panel-screened-out.png"), full_page=True)
+            shot(tab, "screened-out")
         tab.context.close()
     statuses = dict(Participant.objects.values_list("external_id", "status"))
     assert statuses == {"AAA111": "complete", "BBB222": "screened-out", "CCC333": "complete"}
@@ -105,8 +106,13 @@ def test_three_participants_two_complete_one_screened_out_and_the_decisions(
         user = Participant.objects.get(external_id=pid).user
         assert Vetting.answers.filter(annotator=user).count() == QUOTA
 
+    shot(page, "settings")
     page.click("#review-link")
     expect(page.locator("#participants")).to_contain_text("AAA111")
+    # Time on task, as their pages measured it: every careful participant has some.
+    for pid in ("AAA111", "CCC333"):
+        expect(page.locator("tr", has_text=pid)).to_contain_text(f"N={QUOTA}")
+    expect(page.locator("#time-medians")).to_contain_text("Median active time per person")
     row = page.locator("tr", has_text="AAA111")
     row.locator("button[value=approved]").click()
     expect(page.locator("tr", has_text="AAA111").locator(".decision")).to_have_text("Approved")
@@ -116,6 +122,9 @@ def test_three_participants_two_complete_one_screened_out_and_the_decisions(
     expect(page.locator("tr", has_text="BBB222").locator(".decision")).to_contain_text(
         "Rejected: Failed the attention checks"
     )
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        shot(page, "participants")
     with page.expect_download() as got:
         page.click("#decisions-csv")
     rows = list(csv.reader(io.StringIO(Path(got.value.path()).read_text(encoding="utf-8"))))

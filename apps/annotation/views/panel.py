@@ -1,7 +1,8 @@
 """The study's panel pages (its researchers, docs/annotation.md, "Recruiting a panel"): the
 settings for recruited participants, the secret recruitment links, made, rotated and closed
-here; and the review of the participants (progress, control accuracy, time on task), with
-approve / reject and the decisions as the platforms import them (CSV)."""
+here; approve / reject of the participants, and the decisions as the platforms import them
+(CSV). The review page, which shows figures, is the analysis app's
+(apps/analysis/panel_views.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from apps.annotation.forms import PanelSettingsForm
 from apps.annotation.models import PanelLink, Participant, Study
 from apps.annotation.permissions import STUDY_RESEARCHERS, study_access
 from apps.annotation.selectors.panel import panel_links
-from apps.annotation.selectors.panel_review import decisions, panel_review
+from apps.annotation.selectors.panel_review import decisions
 from apps.annotation.services.panel import (
     panel_link_close,
     panel_link_open,
@@ -88,14 +89,6 @@ def panel_link_change(request: AuthedRequest, pk: int, link_pk: int, action: str
         panel_link_close(link=link)
         messages.success(request, "Link closed: nobody new joins through it.")
     return redirect("study-panel", pk=study.pk)
-
-
-@allow(STUDY_RESEARCHERS)
-def panel_participants(request: AuthedRequest, pk: int) -> HttpResponse:
-    """Every participant with their progress, accuracy, time and decision."""
-    study = study_access(request, pk).study
-    context = {"study": study, "review": panel_review(study)}
-    return render(request, "annotation/panel_participants.html", context)
 
 
 @allow(STUDY_RESEARCHERS)
