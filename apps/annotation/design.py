@@ -18,7 +18,7 @@ type the annotator already has (so types spread out). No Django imports.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -46,23 +46,42 @@ class Share(Generic[A, C]):
     criteria: list[C] = field(default_factory=list)
 
 
-def groups_split(annotators: Sequence[A], groups: int) -> list[list[A]]:
-    """Deal the annotators round-robin into `groups` groups (sizes differ by at most one)."""
+def groups_split(
+    annotators: Sequence[A], groups: int, placed: Mapping[A, int] | None = None
+) -> list[list[A]]:
+    """The annotators in `groups` groups: those `placed` in theirs (a recruited panel's places
+    in a group), the others dealt in order, each to the smallest group then (round-robin when
+    none is placed: sizes differ by at most one)."""
+    placed = placed or {}
     if groups < 1:
         raise PlanError("a study needs at least one group")
     if len(annotators) < groups:
         raise PlanError(f"{groups} groups need at least {groups} annotators, not {len(annotators)}")
-    return [list(annotators[g::groups]) for g in range(groups)]
+    split: list[list[A]] = [[] for _ in range(groups)]
+    for annotator in annotators:
+        if annotator in placed:
+            if not 0 <= placed[annotator] < groups:
+                raise PlanError(f"a place in group {placed[annotator] + 1} of {groups}")
+            split[placed[annotator]].append(annotator)
+    for annotator in annotators:
+        if annotator not in placed:
+            min(split, key=len).append(annotator)
+    return split
 
 
 def criteria_plan(
-    *, annotators: Sequence[A], groups: int, criteria: Sequence[CriterionSpec[C]]
+    *,
+    annotators: Sequence[A],
+    groups: int,
+    criteria: Sequence[CriterionSpec[C]],
+    placed: Mapping[A, int] | None = None,
 ) -> list[Share[A, C]]:
-    """One `Share` per annotator (in the order given); see the module docstring."""
+    """One `Share` per annotator (in the order given); see the module docstring. `placed`:
+    annotators whose group is fixed (see `groups_split`)."""
     if len(set(annotators)) != len(annotators):
         raise PlanError("an annotator is listed twice")
     shares: list[Share[A, C]] = []
-    for number, members in enumerate(groups_split(annotators, groups)):
+    for number, members in enumerate(groups_split(annotators, groups, placed)):
         shares.extend(_group_plan(members, number, criteria))
     order = {a: i for i, a in enumerate(annotators)}
     return sorted(shares, key=lambda s: order[s.annotator])

@@ -36,7 +36,7 @@ from apps.annotation.models.judgements import (
     outcome_of,
     vetting_consensus,
 )
-from apps.annotation.models.panel import Panel, PanelLink, Participant
+from apps.annotation.models.panel import Panel, PanelLink, PanelSeat, Participant
 from apps.annotation.models.study import (
     AssessedTexts,
     CriterionAssignment,
@@ -78,6 +78,7 @@ __all__ = [
     "Outcome",
     "Panel",
     "PanelLink",
+    "PanelSeat",
     "Participant",
     "Skip",
     "Study",

@@ -4,7 +4,9 @@
 codes); a `PanelLink` is a secret link to the study (or one group of it) that the researcher
 gives a recruitment platform; a `Participant` is one person who arrived through it: an
 account of their own with the participant role and no password, a member of this study
-alone, found again by their platform id when they come back.
+alone, found again by their platform id when they come back. A `PanelSeat` is a place in a
+group of the comparison design, made with its account before anyone arrives (so the criteria
+design holds it from the start); a participant of that group's link takes a free one.
 """
 
 from __future__ import annotations
@@ -181,3 +183,23 @@ class Participant(models.Model):
     @property
     def finished(self) -> bool:
         return self.status != self.Status.WORKING
+
+
+class PanelSeat(models.Model):
+    """A place in one group of the study's comparison design, for a participant of that
+    group's link: its account (participant role, no password, an annotator member of the
+    study) is made with the seat, so the criteria design gives it its criteria before anyone
+    arrives; the first participant to take the seat becomes that account
+    (services/panel.py, `participant_join`)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="panel_seats")
+    group = models.PositiveSmallIntegerField()
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="panel_seat"
+    )
+
+    class Meta:
+        ordering = ["study", "group", "id"]
+
+    def __str__(self) -> str:
+        return f"seat in group {self.group + 1} of {self.study}"

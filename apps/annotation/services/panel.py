@@ -6,6 +6,11 @@ they get an account of their own: the participant role, no password, a member of
 alone (as an annotator, so the work pages take them); coming back with the same id finds it
 again. The study's and the group's places are counted under a lock of the study's panel, so
 two arrivals at once never both take the last one.
+
+When the study asks for comparisons, a group's link needs its number of places (participants
+per group): its seats are made with their accounts when the link opens, and the plan is
+built again, so the criteria design gives each seat its criteria in its group before anyone
+arrives (Hu et al.'s groups, filled in turn); an arrival through the link takes a free seat.
 """
 
 from __future__ import annotations
@@ -19,7 +24,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import Role, User
-from apps.annotation.models import Panel, PanelLink, Participant, Study, StudyMembership
+from apps.annotation.models import (
+    Panel,
+    PanelLink,
+    PanelSeat,
+    Participant,
+    Study,
+    StudyMembership,
+)
 from apps.annotation.models.panel import new_token
 
 #: The platforms, by the parameter carrying the participant's id, with the other
@@ -77,12 +89,54 @@ def panel_link_open(*, study: Study, group: int | None = None) -> PanelLink:
     """The study's (or the group's) link, made now or opened again with a new secret."""
     if group is not None and not 0 <= group < study.comparison_groups:
         raise ValueError(f"the study has {study.comparison_groups} groups: 1 to that")
-    Panel.objects.get_or_create(study=study)
+    panel, _ = Panel.objects.get_or_create(study=study)
+    if group is not None and _seated(study) and panel.participants_per_group is None:
+        raise ValueError(
+            "set the participants per group first: the study asks for comparisons, and each "
+            "of a group's participants takes a place in its criteria design, made in advance"
+        )
     link, made = PanelLink.objects.select_for_update().get_or_create(study=study, group=group)
     if not made and link.closed_at is not None:
         link.token, link.closed_at = new_token(), None
         link.save(update_fields=["token", "closed_at"])
+    panel_seats_sync(study=study)
     return link
+
+
+def _seated(study: Study) -> bool:
+    """Whether a group's participants take seats: the study asks for comparisons."""
+    return study.criteria.exists()
+
+
+def panel_seats_sync(*, study: Study) -> int:
+    """Make the seats each group with a link is missing (participants per group in all),
+    with their accounts, and build the plan again when any was made (so the criteria design
+    holds them); the seats made. Seats are never taken away (a taken one has answers)."""
+    from apps.annotation.services.plan import study_plan_request  # the plan reads every kind
+
+    panel = panel_of(study)
+    if not _seated(study) or panel.participants_per_group is None:
+        return 0
+    links = PanelLink.objects.filter(study=study, group__isnull=False)
+    groups = [group for group in links.values_list("group", flat=True) if group is not None]
+    made = 0
+    for group in groups:
+        have = PanelSeat.objects.filter(study=study, group=group).count()
+        for _ in range(panel.participants_per_group - have):
+            PanelSeat.objects.create(study=study, group=group, user=_account(study))
+            made += 1
+    if made:
+        study_plan_request(study=study)
+    return made
+
+
+def _account(study: Study) -> User:
+    """A participant's account: the participant role, no password, an annotator of the study."""
+    user = User(username=_username(study), role=Role.PARTICIPANT)
+    user.set_unusable_password()
+    user.save()
+    StudyMembership.objects.create(study=study, user=user, role=Role.ANNOTATOR)
+    return user
 
 
 def panel_link_rotate(*, link: PanelLink) -> PanelLink:
@@ -130,10 +184,7 @@ def participant_join(*, link: PanelLink, arrival: Arrival) -> tuple[Participant,
     if found is not None:
         return found, False
     _place_check(panel, link.group)
-    user = User(username=_username(study), role=Role.PARTICIPANT)
-    user.set_unusable_password()
-    user.save()
-    StudyMembership.objects.create(study=study, user=user, role=Role.ANNOTATOR)
+    user = _free_seat(study, link.group) or _account(study)
     participant = Participant.objects.create(
         study=study,
         user=user,
@@ -144,6 +195,20 @@ def participant_join(*, link: PanelLink, arrival: Arrival) -> tuple[Participant,
         platform_params=arrival.params,
     )
     return participant, True
+
+
+def _free_seat(study: Study, group: int | None) -> User | None:
+    """The account of the group's first seat nobody took yet (None: the group has no seats,
+    or no link of a group). All taken: the group is full."""
+    if group is None:
+        return None
+    seats = PanelSeat.objects.filter(study=study, group=group)
+    if not seats.exists():
+        return None
+    free = seats.filter(user__participant__isnull=True).select_related("user").first()
+    if free is None:
+        raise PanelFull("This group of the study has all the participants it needs.")
+    return free.user
 
 
 def _place_check(panel: Panel, group: int | None) -> None:

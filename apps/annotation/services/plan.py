@@ -27,6 +27,7 @@ from apps.annotation.models import (
     ACCEPTED_VERDICTS,
     ComparisonSlot,
     CriterionAssignment,
+    PanelSeat,
     Study,
     StudyMembership,
     StudyPerturbation,
@@ -157,9 +158,11 @@ def criteria_design_sync(study: Study) -> str:
     if not specs:
         CriterionAssignment.objects.filter(study=study).delete()
         return ""
+    # A recruited panel's seats are in their group (services/panel.py).
+    placed = dict(PanelSeat.objects.filter(study=study).values_list("user_id", "group"))
     try:
         shares = criteria_plan(
-            annotators=annotators, groups=study.comparison_groups, criteria=specs
+            annotators=annotators, groups=study.comparison_groups, criteria=specs, placed=placed
         )
     except PlanError as exc:
         return str(exc)

@@ -25,6 +25,7 @@ from apps.annotation.services.panel import (
     panel_link_open,
     panel_link_rotate,
     panel_of,
+    panel_seats_sync,
     participant_decide,
 )
 from apps.csv_cells import safe_writer
@@ -57,6 +58,7 @@ def panel_settings(request: AuthedRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         return _page(request, study, form, status=400)
     form.save()
+    panel_seats_sync(study=study)  # more places per group: more seats in the design
     messages.success(request, "Panel settings saved.")
     return redirect("study-panel", pk=study.pk)
 

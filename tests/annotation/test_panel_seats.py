@@ -1,0 +1,87 @@
+"""A recruited panel fills the groups of the comparison design in turn (Hu et al.'s 4 groups;
+docs/annotation.md, "Recruiting a panel"): a group's link comes with its seats, placed in that
+group by the criteria design before anyone arrives; each participant of the link takes one
+and compares the pairs of its criteria."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from django.test import Client
+
+from apps.annotation.design import groups_split
+from apps.annotation.models import (
+    ComparisonSlot,
+    CriterionAssignment,
+    Panel,
+    PanelSeat,
+    Participant,
+)
+from apps.annotation.services.panel import panel_link_open
+from tests.annotation.factories import study_setup
+from tests.annotation.panel_calls import arrive
+
+pytestmark = pytest.mark.django_db
+
+
+def test_placed_annotators_keep_their_group_and_the_others_fill_the_smallest():
+    assert groups_split([1, 2, 3, 4, 5], 2) == [[1, 3, 5], [2, 4]]  # none placed: round-robin
+    assert groups_split([1, 2, 3, 4, 5], 2, {4: 0, 5: 0}) == [[4, 5, 3], [1, 2]]
+
+
+def comparison_panel(per_group: int | None = 2):
+    """Two groups, two aspects (two criteria), comparisons open without vetting."""
+    setup = study_setup(
+        perturbations=3,
+        annotators=0,
+        aspects=2,
+        comparison_groups=2,
+        comparisons_need_vetting=False,
+    )
+    Panel.objects.create(study=setup.study, participants_per_group=per_group)
+    return setup
+
+
+def test_each_groups_link_brings_its_seats_into_the_design_and_arrivals_take_them():
+    setup = comparison_panel()
+    study = setup.study
+    links = [panel_link_open(study=study, group=g) for g in (0, 1)]
+    seats = dict(PanelSeat.objects.filter(study=study).values_list("user_id", "group"))
+    assert sorted(Counter(seats.values()).items()) == [(0, 2), (1, 2)]
+    design = list(
+        CriterionAssignment.objects.filter(study=study).values_list(
+            "annotator_id", "group", "criterion_id"
+        )
+    )
+    assert {(annotator, group) for annotator, group, _ in design} <= set(seats.items())
+    for group in (0, 1):  # every criterion once in each group, split between its two seats
+        criteria = [c for _, g, c in design if g == group]
+        assert sorted(criteria) == sorted(c.pk for c in setup.criteria)
+    slots = ComparisonSlot.objects.filter(study=study)
+    assert slots.count() == 3 * 2 * 2  # pairs x criteria x groups
+
+    for pid in ("g2-a", "g2-b"):
+        assert arrive(Client(), links[1], f"PROLIFIC_PID={pid}").status_code == 302
+    taken = Participant.objects.filter(study=study)
+    assert {seats[p.user_id] for p in taken} == {1}  # both in group 2's seats
+    for participant in taken:
+        mine = slots.filter(annotator=participant.user)
+        assert mine.exists() and set(mine.values_list("group", flat=True)) == {1}
+    full = arrive(Client(), links[1], "PROLIFIC_PID=g2-c")
+    assert full.status_code == 409 and b"full" in full.content
+    first = Client()
+    assert arrive(first, links[0], "PROLIFIC_PID=g1-a").status_code == 302
+    assert seats[Participant.objects.get(external_id="g1-a").user_id] == 0
+    page = first.get(f"/studies/{study.pk}/compare/")  # their criteria's pairs, to compare
+    assert page.status_code == 200 and b'name="choice"' in page.content
+
+
+def test_a_groups_link_needs_its_places_when_the_study_compares(client):
+    setup = comparison_panel(per_group=None)
+    with pytest.raises(ValueError, match="participants per group"):
+        panel_link_open(study=setup.study, group=0)
+    client.force_login(setup.study.owner)
+    page = client.post(f"/studies/{setup.study.pk}/panel/links/", {"group": "1"}, follow=True)
+    assert b"set the participants per group first" in page.content
+    assert not PanelSeat.objects.exists() and not setup.study.panel_links.exists()
