@@ -18,6 +18,7 @@ from apps.annotation.models import (
     PanelSeat,
     Participant,
 )
+from apps.annotation.services import study_plan_build
 from apps.annotation.services.panel import panel_link_open
 from tests.annotation.factories import study_setup
 from tests.annotation.panel_calls import arrive
@@ -85,3 +86,18 @@ def test_a_groups_link_needs_its_places_when_the_study_compares(client):
     page = client.post(f"/studies/{setup.study.pk}/panel/links/", {"group": "1"}, follow=True)
     assert b"set the participants per group first" in page.content
     assert not PanelSeat.objects.exists() and not setup.study.panel_links.exists()
+
+
+def test_the_study_wide_links_participants_stay_out_of_the_design():
+    """They do pooled work: a plan built after they joined gives them no criteria."""
+    setup = comparison_panel()
+    study = setup.study
+    panel_link_open(study=study, group=0)
+    panel_link_open(study=study, group=1)
+    everyone = panel_link_open(study=study)
+    assert arrive(Client(), everyone, "participant=walk-in").status_code == 302
+    walk_in = Participant.objects.get(external_id="walk-in").user
+    study_plan_build(study=study)
+    assert not CriterionAssignment.objects.filter(study=study, annotator=walk_in).exists()
+    seats = set(PanelSeat.objects.filter(study=study).values_list("user_id", flat=True))
+    assert set(CriterionAssignment.objects.values_list("annotator_id", flat=True)) == seats

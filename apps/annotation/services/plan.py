@@ -144,11 +144,12 @@ def _perturbations_sync(study: Study) -> None:
 def criteria_design_sync(study: Study) -> str:
     """Persist the criteria design; on a design that cannot be met, keep the old one and
     return why."""
-    annotators = list(
-        StudyMembership.objects.filter(study=study, role=Role.ANNOTATOR)
-        .order_by("id")
-        .values_list("user_id", flat=True)
+    # Recruited participants are in the design through a seat of a group alone (services/
+    # panel.py): the study-wide link's do pooled work, and never take criteria from others.
+    members = StudyMembership.objects.filter(study=study, role=Role.ANNOTATOR).exclude(
+        user__role=Role.PARTICIPANT, user__panel_seat__isnull=True
     )
+    annotators = list(members.order_by("id").values_list("user_id", flat=True))
     specs = [
         CriterionSpec(id=cid, aspect=aspect, description_type=dtype)
         for cid, aspect, dtype in study.criteria.order_by("id").values_list(
