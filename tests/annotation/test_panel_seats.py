@@ -5,6 +5,8 @@ and compares the pairs of its criteria."""
 
 from __future__ import annotations
 
+import re
+import uuid
 from collections import Counter
 
 import pytest
@@ -12,6 +14,7 @@ from django.test import Client
 
 from apps.annotation.design import groups_split
 from apps.annotation.models import (
+    Comparison,
     ComparisonSlot,
     CriterionAssignment,
     Panel,
@@ -20,6 +23,7 @@ from apps.annotation.models import (
 )
 from apps.annotation.services import study_plan_build
 from apps.annotation.services.panel import panel_link_open
+from apps.annotation.services.participation import participant_finish
 from tests.annotation.factories import study_setup
 from tests.annotation.panel_calls import arrive
 
@@ -101,3 +105,40 @@ def test_the_study_wide_links_participants_stay_out_of_the_design():
     assert not CriterionAssignment.objects.filter(study=study, annotator=walk_in).exists()
     seats = set(PanelSeat.objects.filter(study=study).values_list("user_id", flat=True))
     assert set(CriterionAssignment.objects.values_list("annotator_id", flat=True)) == seats
+
+
+def test_a_screened_out_participants_seat_goes_to_the_next_arrival_with_its_work():
+    setup = comparison_panel(per_group=1)
+    study = setup.study
+    link = panel_link_open(study=study, group=0)
+    panel_link_open(study=study, group=1)
+    first = Client()
+    assert arrive(first, link, "participant=careless").status_code == 302
+    careless = Participant.objects.get(external_id="careless")
+    page = first.get(f"/studies/{study.pk}/compare/")
+    unit = re.search(rb"/compare/(\d+)/(\d+)/choice/", page.content)
+    assert unit is not None
+    answered = first.post(
+        f"/studies/{study.pk}/compare/{int(unit[1])}/{int(unit[2])}/choice/",
+        {"idempotency_key": uuid.uuid4(), "choice": "A", "original_first": "1"},
+    )
+    assert answered.status_code == 302
+    criteria = set(
+        CriterionAssignment.objects.filter(annotator=careless.user).values_list(
+            "criterion", flat=True
+        )
+    )
+    assert arrive(Client(), link, "participant=waiting").status_code == 409  # the seat is taken
+
+    participant_finish(participant=careless, status=Participant.Status.SCREENED_OUT)
+    seat = PanelSeat.objects.get(study=study, group=0)
+    assert seat.user_id != careless.user_id
+    moved = CriterionAssignment.objects.filter(annotator=seat.user)
+    assert set(moved.values_list("criterion", flat=True)) == criteria
+    slots = ComparisonSlot.objects.filter(study=study, group=0)
+    assert set(slots.values_list("annotator", flat=True)) == {seat.user_id}
+    assert not slots.filter(done_at__isnull=False).exists()  # the answered one is open again
+    assert Comparison.answers.filter(annotator=careless.user).count() == 1  # theirs, kept
+
+    assert arrive(Client(), link, "participant=next").status_code == 302
+    assert Participant.objects.get(external_id="next").user_id == seat.user_id

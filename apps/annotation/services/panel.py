@@ -25,6 +25,8 @@ from django.utils import timezone
 
 from apps.accounts.models import Role, User
 from apps.annotation.models import (
+    ComparisonSlot,
+    CriterionAssignment,
     Panel,
     PanelLink,
     PanelSeat,
@@ -130,6 +132,21 @@ def panel_seats_sync(*, study: Study) -> int:
     return made
 
 
+def panel_seat_refill(*, user: User) -> None:
+    """The seat of a participant the attention check screened out goes to a new account, with
+    the seat's criteria and every comparison of them opened again (their answers stay theirs,
+    and no report counts them), so the next arrival of the group does that work."""
+    seat = PanelSeat.objects.select_for_update().filter(user=user).first()
+    if seat is None:
+        return
+    fresh = _account(seat.study)
+    mine = {"study": seat.study, "annotator": user}
+    CriterionAssignment.objects.filter(**mine).update(annotator=fresh)
+    ComparisonSlot.objects.filter(**mine).update(annotator=fresh, done_at=None, skipped=False)
+    seat.user = fresh
+    seat.save(update_fields=["user"])
+
+
 def _account(study: Study) -> User:
     """A participant's account: the participant role, no password, an annotator of the study."""
     user = User(username=_username(study), role=Role.PARTICIPANT)
@@ -212,7 +229,11 @@ def _free_seat(study: Study, group: int | None) -> User | None:
 
 
 def _place_check(panel: Panel, group: int | None) -> None:
-    joined = Participant.objects.filter(study=panel.study_id)
+    """Refuse an arrival when the study, or the group, has all its participants: those the
+    attention check screened out free their place (their seat goes to a new account)."""
+    joined = Participant.objects.filter(study=panel.study_id).exclude(
+        status=Participant.Status.SCREENED_OUT
+    )
     if panel.participants_total is not None and joined.count() >= panel.participants_total:
         raise PanelFull("This study has all the participants it needs.")
     per_group = panel.participants_per_group

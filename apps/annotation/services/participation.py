@@ -26,7 +26,7 @@ from apps.accounts.models import Role
 from apps.annotation.kinds import work_types
 from apps.annotation.models import ControlServe, Panel, Participant, Study
 from apps.annotation.selectors.panel import screen_failures
-from apps.annotation.services.panel import panel_of
+from apps.annotation.services.panel import panel_of, panel_seat_refill
 from apps.annotation.services.work import Work
 
 #: The hand-out a participant's is wrapped around (services/controls.py, `hand_out`).
@@ -138,3 +138,5 @@ def participant_finish(*, participant: Participant, status: str) -> None:
     if finished:
         for work in _kinds(participant.study):
             work.release(study=participant.study, person=participant.user)
+        if status == Participant.Status.SCREENED_OUT:
+            panel_seat_refill(user=participant.user)  # a seat of a group: for the next one
