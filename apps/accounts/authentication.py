@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS
+from drf_spectacular.authentication import SessionScheme
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
@@ -62,3 +63,10 @@ class SessionAuthentication(authentication.SessionAuthentication):
         if found is not None and found[0].is_participant:
             return None
         return found
+
+
+class ParticipantlessSessionScheme(SessionScheme):
+    """The API docs' cookie scheme for `SessionAuthentication` above (drf-spectacular knows
+    DRF's own class only)."""
+
+    target_class = "apps.accounts.authentication.SessionAuthentication"

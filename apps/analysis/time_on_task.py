@@ -11,10 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from apps.analysis.stats.intervals import Estimate, median_interval
 from apps.annotation.models import Study
 from apps.annotation.selectors.time_on_task import item_seconds
+
+if TYPE_CHECKING:
+    from apps.analysis.stats.intervals import Estimate
 
 
 def duration(seconds: float) -> str:
@@ -87,6 +90,8 @@ class StudyTime:
 
 def time_on_task(seconds: Mapping[int, Sequence[float]]) -> StudyTime:
     """The figures of {person: the active seconds of each unit they answered}."""
+    from apps.analysis.stats.intervals import median_interval  # scipy: only here
+
     people = {
         person: PersonTime(float(sum(units)), median_interval(units))
         for person, units in seconds.items()
