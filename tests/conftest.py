@@ -157,16 +157,18 @@ def pytest_collection_modifyitems(config, items) -> None:
 def _fresh_cache() -> Iterator[None]:
     """Each test starts with an empty local cache (the pages' shared counts): ids repeat from
     test to test on SQLite, so a count cached by one would be read by the next; and with no
-    limit per client address counted yet (the `shared` cache: Redis, when the tests have it)."""
+    limit per client address counted yet (in the `shared` cache: Redis, when the tests have
+    it, clearing only the limits' keys: the Celery broker lives there too)."""
     from django.core.cache import caches
     from django.core.cache.backends.redis import RedisCache
 
     caches["default"].clear()  # "shared" too, without Redis: the same memory
     shared = caches["shared"]
-    if isinstance(shared, RedisCache):  # only the limits' keys (the broker lives there too)
+    if isinstance(shared, RedisCache):
         client = shared._cache.get_client(write=True)
-        for key in client.scan_iter(match=shared.make_key("rate:*")):
-            client.delete(key)
+        for pattern in ("rate:*", "throttle_*"):
+            for key in client.scan_iter(match=shared.make_key(pattern)):
+                client.delete(key)
     yield
 
 

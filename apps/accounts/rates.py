@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import caches
+from rest_framework.throttling import ScopedRateThrottle
 
 
 def client_address(request: Any) -> str:
@@ -34,3 +35,12 @@ def over_limit(scope: str, address: str, *, limit: int, seconds: int) -> bool:
         cache.set(key, 1, seconds)
         used = 1
     return used > limit
+
+
+class SharedScopedRateThrottle(ScopedRateThrottle):
+    """DRF's scoped throttle, counted in the `shared` cache: one count for every web process
+    (DRF's own counts in each process's memory, so N processes would allow N times the rate)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cache = caches["shared"]

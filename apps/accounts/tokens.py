@@ -1,8 +1,9 @@
 """`POST /api/v1/auth/token/`: a user's API token, throttled.
 
 Two limits (docs/deployment.md): DRF's scoped throttle caps requests per address
-(`DISCERN_TOKEN_RATE`), and django-axes locks a user name at one address out after too many
-wrong passwords, as on the login page.
+(`DISCERN_TOKEN_RATE`, counted for every web process together: apps/accounts/rates.py), and
+django-axes locks a user name at one address out after too many wrong passwords, as on the
+login page.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
+
+from apps.accounts.rates import SharedScopedRateThrottle
 
 
 def locked_out_message() -> str:
@@ -26,7 +28,7 @@ def locked_out_message() -> str:
 
 class TokenView(ObtainAuthToken):
     permission_classes = [AllowAny]  # the username and password are the check
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [SharedScopedRateThrottle]
     throttle_scope = "token"
 
     def post(self, request, *args, **kwargs):
