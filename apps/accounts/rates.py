@@ -6,21 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.core.cache import caches
-from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 
 
 def client_address(request: Any) -> str:
-    """The client's address: REMOTE_ADDR, or behind `PROXY_COUNT` proxies the one the
-    outermost of ours added to X-Forwarded-For (the same rule as the API's throttles)."""
-    proxies = settings.PROXY_COUNT
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-    if proxies and forwarded:
-        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
-        if hops:
-            return hops[-min(proxies, len(hops))]
-    return str(request.META.get("REMOTE_ADDR", ""))
+    """The client's address, by the API throttles' own rule (`NUM_PROXIES`, set from
+    `DISCERN_PROXY_COUNT`): REMOTE_ADDR, or behind N proxies the address N back in
+    X-Forwarded-For."""
+    return str(BaseThrottle().get_ident(request) or "")
 
 
 def over_limit(scope: str, address: str, *, limit: int, seconds: int) -> bool:
