@@ -18,7 +18,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from apps.annotation.models import BestWorst
+from apps.annotation.models.best_worst import BestWorst
 from apps.corpus.models import Perturbation, SourceItem
 
 #: A text: (item id, perturbation id), None for the original.

@@ -16,7 +16,6 @@ from apps.accounts.models import Role
 from apps.analysis.reports import STUDY_REPORTS, TITLES
 from apps.annotation.models import (
     AssessmentSlot,
-    BestWorstSlot,
     ComparisonSlot,
     ExpertVote,
     GoldCheckSlot,
@@ -25,6 +24,7 @@ from apps.annotation.models import (
     StudyPerturbation,
     VettingSlot,
 )
+from apps.annotation.models.best_worst import BestWorstSlot
 from apps.catalog.models import KindFamily
 from apps.corpus.models import SourceItem
 from apps.judging.models import JudgeRun, RunStatus

@@ -16,7 +16,7 @@ from django.db import transaction
 
 from apps.accounts.models import Role, User
 from apps.annotation.models import Study, StudyMembership
-from apps.annotation.services import study_plan_build
+from apps.annotation.services import study_plan_build, work_types
 from apps.catalog.models import Aspect, Criterion, DescriptionType, PerturbationKind
 from apps.corpus.generation.jobs import generation_job_run_here, generation_job_start
 from apps.corpus.importing import items_import
@@ -33,8 +33,6 @@ DEMO_SLUG = "demo"
 DEMO_USERS = {"researcher": Role.RESEARCHER, "annotator": Role.ANNOTATOR, "expert": Role.EXPERT}
 #: The criteria the demo's texts are rated under (direct assessment).
 DEMO_RATED = ("discern-coherence-default", "discern-fluency-default")
-#: The criterion the demo's best-worst tuples (each item's texts) are answered under.
-DEMO_SCALED = ("discern-coherence-default",)
 
 
 @transaction.atomic
@@ -68,7 +66,8 @@ def demo_load(*, audit_texts: bool = False) -> Study:
         study.kinds.set(PerturbationKind.objects.filter(id__in=kind_ids))
     study.criteria.set(_demo_criteria())
     study.assessment_criteria.set(Criterion.objects.filter(key__in=DEMO_RATED))
-    study.best_worst_criteria.set(Criterion.objects.filter(key__in=DEMO_SCALED))
+    for work in work_types():
+        work.demo(study)  # what a kind with its own settings asks of the demo
     for name, role in DEMO_USERS.items():
         if role != Role.RESEARCHER:
             StudyMembership.objects.update_or_create(

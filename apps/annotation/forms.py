@@ -17,7 +17,13 @@ from apps.annotation.models import (
     Study,
     Verdict,
 )
-from apps.annotation.services.studies import CONTROL_FIELDS, SETTINGS_FIELDS, SETUP_FIELDS
+from apps.annotation.models.study import KIND_SETUP_FIELDS
+from apps.annotation.services.studies import (
+    CONTROL_FIELDS,
+    RELATIONS,
+    SETTINGS_FIELDS,
+    SETUP_FIELDS,
+)
 from apps.catalog.choices import criterion_checkboxes, criterion_label, kind_checkboxes
 from apps.catalog.models import Criterion
 from apps.corpus.selectors import datasets_attachable
@@ -59,13 +65,6 @@ class GoldCheckForm(AnswerForm):
     )
 
 
-class BestWorstForm(AnswerForm):
-    """Places in the tuple, 0 for its first text."""
-
-    best = forms.IntegerField(min_value=0)
-    worst = forms.IntegerField(min_value=0)
-
-
 class EditForm(forms.Form):
     text = forms.CharField(strip=False, max_length=1_000_000)
     note = forms.CharField(required=False, max_length=2000)
@@ -77,11 +76,11 @@ class VoteForm(AnswerForm):
 
 
 class KeepsUnsent(forms.ModelForm):
-    """Direct assessment's and best-worst scaling's settings may be left out of a post (a form
-    or a script from before they existed): then they keep the study's value (a new study's:
-    the default)."""
+    """Direct assessment's settings and each kind's own (`study_settings`) may be left out of a
+    post (a form or a script from before they existed): then they keep the study's value (a new
+    study's: the default)."""
 
-    OPTIONAL = ("assessment_overlap", "assessment_texts", "best_worst_size", "best_worst_overlap")
+    OPTIONAL = ("assessment_overlap", "assessment_texts", *KIND_SETUP_FIELDS)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -155,6 +154,14 @@ def _rated_label(criterion: Criterion) -> str:
     return f"{criterion_label(criterion)}, rated {criterion.scale_min} to {criterion.scale_max}"
 
 
+def _setup_field(db_field: Any, **kwargs: Any) -> Any:
+    """A set-up field's form field: criteria (a many-to-many to `Criterion`, a kind's own
+    included) are offered as the catalogue's criteria, grouped by aspect."""
+    if db_field.many_to_many and db_field.related_model is Criterion:
+        kwargs.setdefault("widget", criterion_checkboxes())
+    return db_field.formfield(**kwargs)
+
+
 class StudyForm(KeepsUnsent):
     """A study's set-up; the datasets offered are the researcher's own. On the edit page
     (one long page) every group of kinds and criteria starts closed, its heading counting the
@@ -165,14 +172,13 @@ class StudyForm(KeepsUnsent):
     class Meta:
         model = Study
         fields = SETUP_FIELDS
+        formfield_callback = _setup_field
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 6}),
             "datasets": forms.CheckboxSelectMultiple,
             "kinds": kind_checkboxes(),
-            "criteria": criterion_checkboxes(),
             "assessment_criteria": criterion_checkboxes(label_of=_rated_label),
-            "best_worst_criteria": criterion_checkboxes(),
         }
         help_texts = {
             "guidelines": "Shown to annotators on every work page (key g).",
@@ -182,19 +188,17 @@ class StudyForm(KeepsUnsent):
             "assessment_criteria": "Direct assessment: annotators rate each text (blind to "
             "whether it was perturbed) under each of these criteria, on its scale. None: the "
             "study does not rate texts.",
-            "best_worst_criteria": "Best-worst scaling: annotators see tuples of an item's "
-            "texts (its original and perturbed texts) and pick the best and the worst under "
-            "each of these criteria. None: no best-worst scaling.",
         }
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         fields: Any = self.fields
         fields["datasets"].queryset = datasets_attachable(user, self.instance)
-        for name in ("criteria", "assessment_criteria", "best_worst_criteria"):
-            fields[name].queryset = Criterion.objects.select_related("aspect")
-        for name in ("kinds", "criteria", "assessment_criteria", "best_worst_criteria"):
-            fields[name].widget.open_chosen = self.open_chosen
+        for name in RELATIONS:
+            if fields[name].queryset.model is Criterion:
+                fields[name].queryset = Criterion.objects.select_related("aspect")
+            if name != "datasets":
+                fields[name].widget.open_chosen = self.open_chosen
 
 
 def _usernames_field(role: str) -> forms.CharField:

@@ -9,7 +9,6 @@ from apps.annotation.models import (
     ACTIVE_HELP,
     MOST_ACTIVE_SECONDS,
     Assessment,
-    BestWorst,
     Choice,
     Comparison,
     ExpertVote,
@@ -85,13 +84,20 @@ class NewAccountSerializer(serializers.Serializer):
 STATE = ["archived_at", "plan_built_at", "plan_queued_at", "plan_problem", "created_at"]
 
 
-class StudySerializer(serializers.ModelSerializer):
+class CriteriaByKey(serializers.ModelSerializer):
+    """A study's criteria (every many-to-many to `Criterion`, a kind's own included) by key."""
+
+    def build_relational_field(self, field_name: str, relation_info: Any) -> Any:
+        field_class, kwargs = super().build_relational_field(field_name, relation_info)
+        if relation_info.related_model is Criterion:
+            return serializers.SlugRelatedField, {**kwargs, "slug_field": "key"}
+        return field_class, kwargs
+
+
+class StudySerializer(CriteriaByKey):
     owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
     datasets = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
     kinds = serializers.SlugRelatedField(slug_field="slug", many=True, read_only=True)
-    criteria = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
-    assessment_criteria = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
-    best_worst_criteria = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
     members = MembershipSerializer(source="memberships", many=True, read_only=True)
 
     class Meta:
@@ -100,7 +106,7 @@ class StudySerializer(serializers.ModelSerializer):
         read_only_fields = STATE
 
 
-class StudyWriteSerializer(serializers.ModelSerializer):
+class StudyWriteSerializer(CriteriaByKey):
     """Create or change a study: datasets by name (yours), kinds by slug, criteria by key."""
 
     datasets = serializers.SlugRelatedField(
@@ -108,23 +114,6 @@ class StudyWriteSerializer(serializers.ModelSerializer):
     )
     kinds = serializers.SlugRelatedField(
         slug_field="slug", many=True, required=False, queryset=PerturbationKind.objects.all()
-    )
-    criteria = serializers.SlugRelatedField(
-        slug_field="key", many=True, required=False, queryset=Criterion.objects.all()
-    )
-    assessment_criteria = serializers.SlugRelatedField(
-        slug_field="key",
-        many=True,
-        required=False,
-        queryset=Criterion.objects.all(),
-        help_text="Direct assessment: criteria each text is rated under (none: no rating).",
-    )
-    best_worst_criteria = serializers.SlugRelatedField(
-        slug_field="key",
-        many=True,
-        required=False,
-        queryset=Criterion.objects.all(),
-        help_text="Best-worst scaling: criteria tuples are answered under (none: none).",
     )
     archived = serializers.BooleanField(required=False, help_text="Archive or bring back.")
 
@@ -206,19 +195,6 @@ class AssessmentItemSerializer(serializers.Serializer):
     based_on = serializers.IntegerField(help_text="Your rating's version (0: none yet).")
 
 
-class BestWorstItemSerializer(serializers.Serializer):
-    """One tuple of an item's texts under one criterion, in the order shown (which one is the
-    original is not said). Answer with places in `texts`, 0 first."""
-
-    unit = serializers.IntegerField(source="unit.pk")
-    criterion = serializers.CharField(source="unit.criterion.key")
-    criterion_text = serializers.CharField()
-    source = serializers.CharField(source="unit.item.source")
-    texts = serializers.ListField(child=serializers.CharField())
-    text_name = serializers.CharField()
-    based_on = serializers.IntegerField(help_text="Your answer's version (0: none yet).")
-
-
 class GoldCheckItemSerializer(serializers.Serializer):
     """One adversarial text to label good or not good (the judges' scores are not shown)."""
 
@@ -273,12 +249,6 @@ class ComparisonInSerializer(AnswerSerializer):
 class AssessmentInSerializer(AnswerSerializer):
     unit = serializers.IntegerField()
     score = serializers.IntegerField(help_text="On the criterion's scale.")
-
-
-class BestWorstInSerializer(AnswerSerializer):
-    unit = serializers.IntegerField()
-    best = serializers.IntegerField(min_value=0, help_text="The best text's place, 0 first.")
-    worst = serializers.IntegerField(min_value=0, help_text="The worst text's place, 0 first.")
 
 
 class GoldCheckInSerializer(AnswerSerializer):
@@ -384,33 +354,6 @@ class AssessmentSerializer(serializers.ModelSerializer):
             "score",
             "scale_min",
             "scale_max",
-            "created_at",
-            "updated_at",
-        ]
-
-
-class BestWorstSerializer(serializers.ModelSerializer):
-    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    item = serializers.IntegerField(source="unit.item_id", read_only=True)
-    texts = serializers.JSONField(
-        source="unit.texts", read_only=True, help_text="Perturbation ids shown; null: original."
-    )
-    criterion = serializers.SlugRelatedField(
-        source="unit.criterion", slug_field="key", read_only=True
-    )
-
-    class Meta:
-        model = BestWorst
-        fields = [
-            "id",
-            "study",
-            "unit",
-            "item",
-            "texts",
-            "criterion",
-            "annotator",
-            "best",
-            "worst",
             "created_at",
             "updated_at",
         ]

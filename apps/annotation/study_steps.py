@@ -8,7 +8,7 @@ shows the first wrong section with its errors. The edit page shows the same sect
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -16,6 +16,7 @@ from django.forms import BoundField
 from django.http import QueryDict
 
 from apps.annotation.forms import StudyNewForm
+from apps.annotation.kinds import work_types
 from apps.annotation.selectors.plan_preview import PlanPreview, plan_preview
 from apps.annotation.services.studies import SETUP_FIELDS
 
@@ -158,4 +159,14 @@ class StudySteps:
             return None
         data = {k: v for k, v in self.form.cleaned_data.items() if v is not None}
         people = data.pop("annotators", None) or ()
-        return plan_preview(**data, annotators=len(people))
+        return study_preview(data, annotators=len(people))
+
+
+def study_preview(choices: dict[str, Any], *, annotators: int) -> PlanPreview:
+    """The counts of the plan these choices make (`plan_preview`), with the rows of the kinds of
+    work that count their own (`Work.preview`)."""
+    kinds = (work.preview(choices) for work in work_types())
+    return replace(
+        plan_preview(**choices, annotators=annotators),
+        kinds=tuple(kind for kind in kinds if kind is not None),
+    )

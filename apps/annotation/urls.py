@@ -1,11 +1,7 @@
 from django.urls import path
 
 from apps.annotation.views import (
-    assessing,
-    best_worst,
-    comparing,
     controls,
-    gold_checks,
     members,
     panel,
     participants,
@@ -15,6 +11,7 @@ from apps.annotation.views import (
     survey,
     vetting,
 )
+from apps.annotation.views.work import work_page_urls
 
 VET = "studies/<int:pk>/vet/<int:perturbation_pk>/"
 MEMBER = "studies/<int:pk>/members/<int:member_pk>/"
@@ -32,16 +29,12 @@ urlpatterns = [
     path("studies/<int:pk>/members/create/", members.members_create, name="study-members-create"),
     path(f"{MEMBER}role/", members.member_role, name="study-member-role"),
     path(f"{MEMBER}remove/", members.member_remove, name="study-member-remove"),
-    # The work pages (views/work.py): next, one unit, submit, skip.
-    *vetting.PAGE.urls(),
+    # Every type of work's pages (views/work.py: next, one unit, submit, skip), each made in
+    # its own module.
+    *work_page_urls(),
     path(f"{VET}edit/", vetting.vet_edit, name="vet-edit"),
     path(f"{VET}preview/", vetting.vet_preview, name="vet-preview"),
-    *comparing.PAGE.urls(),
-    *assessing.PAGE.urls(),
-    *best_worst.PAGE.urls(),
-    *gold_checks.PAGE.urls(),
     path("studies/<int:pk>/survey/", survey.survey, name="survey"),
-    *survey.PAGE.urls(),
     path("studies/<int:pk>/settings/", progress.study_settings, name="study-settings"),
     path("studies/<int:pk>/plan/", progress.plan_build, name="study-plan"),
     path("studies/<int:pk>/controls/", controls.controls, name="study-controls"),

@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from apps.analysis.reports import human_agreement, judge_vs_human
 from apps.analysis.stats.bws import TOO_FEW
-from apps.annotation.models import BestWorst, BestWorstTuple
+from apps.annotation.models.best_worst import BestWorst, BestWorstTuple
 from apps.catalog.models import Criterion
 from tests.analysis.builders import annotators, judge_run, score, study_with_items
 from tests.factories import PerturbationFactory

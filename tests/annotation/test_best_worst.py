@@ -8,15 +8,10 @@ import pytest
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from apps.annotation.models import (
-    BestWorst,
-    BestWorstSlot,
-    BestWorstTuple,
-    JudgementChange,
-    Study,
-    StudyPerturbation,
-)
-from apps.annotation.services import BEST_WORST, study_plan_build
+from apps.annotation.models import JudgementChange, Study, StudyPerturbation
+from apps.annotation.models.best_worst import BestWorst, BestWorstSlot, BestWorstTuple
+from apps.annotation.services import study_plan_build
+from apps.annotation.services.best_worst import BEST_WORST
 from apps.corpus.models import Perturbation
 from tests.annotation.factories import study_setup
 from tests.factories import (

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apps.annotation.bws_design import BwsDesignSize, bws_design_size, bws_tuples
+from apps.annotation.models.best_worst import BwsDesignSize, bws_design_size, bws_tuples
 
 
 def appearances(tuples):

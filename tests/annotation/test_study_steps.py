@@ -10,7 +10,7 @@ from apps.annotation.models import Study, StudyMembership
 from apps.annotation.selectors.plan_preview import plan_preview
 from apps.annotation.services.plan import study_plan_build
 from apps.annotation.services.studies import SETUP_FIELDS, study_create
-from apps.annotation.study_steps import SECTIONS, STEPS
+from apps.annotation.study_steps import SECTIONS, STEPS, study_preview
 from tests.factories import (
     AspectFactory,
     CriterionFactory,
@@ -64,13 +64,14 @@ def _scripted(owner):
 def test_the_counts_equal_the_plan_the_study_then_gets(researcher, need_vetting):
     choices = {**_scripted(researcher), "comparisons_need_vetting": need_vetting}
     people = [UserFactory(role="annotator") for _ in range(2)]
-    preview = plan_preview(**choices, annotators=len(people))
+    preview = study_preview(choices, annotators=len(people))
     assert (preview.perturbations, preview.vettings, preview.gold_checks) == (6, 12, 3)
     assert preview.comparisons == 6 * 3 * 1 and preview.ratings == (3 + 6) * 1 * 2
     assert preview.comparisons_now == (0 if need_vetting else 18)
     assert preview.per_annotator == {"vettings": 6, "comparisons": 12, "ratings": 9}
     # best-worst: items of 3 and 4 texts, one tuple each (the third item has 2 texts) x 2
-    assert (preview.tuples, preview.best_worst_answers) == (2, 4)
+    (scaled,) = preview.kinds
+    assert (scaled.count, scaled.detail) == (4, "2 tuples × 1 criterion × 2 per tuple")
     study = study_create(owner=researcher, name="Scripted", annotators=people, **choices)
     summary = study_plan_build(study=study)
     assert summary.perturbations == preview.perturbations and not summary.problem

@@ -6,7 +6,7 @@ c 0, d -1, e -1/2 and the split-half reliability (1: both annotators answered al
 import pytest
 from playwright.sync_api import Page, expect
 
-from apps.annotation.models import BestWorst, BestWorstTuple
+from apps.annotation.models.best_worst import BestWorst, BestWorstTuple
 from apps.annotation.services import study_plan_build
 from tests.annotation.factories import study_setup
 from tests.conftest import ARTIFACTS

@@ -18,8 +18,6 @@ from apps.analysis.best_worst import answers_by_criterion, text_names
 from apps.analysis.models import HumanRating
 from apps.annotation.models import (
     Assessment,
-    BestWorst,
-    BestWorstTuple,
     Comparison,
     ExpertVote,
     JudgementChange,
@@ -27,6 +25,7 @@ from apps.annotation.models import (
     Vetting,
     judgement_types,
 )
+from apps.annotation.models.best_worst import BestWorst, BestWorstTuple
 from apps.corpus.models import PerturbationVersion
 
 CHUNK = 2000

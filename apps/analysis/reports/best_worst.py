@@ -22,7 +22,8 @@ from apps.analysis.stats.bws import (
     split_half_reliability,
 )
 from apps.analysis.stats.intervals import Estimate
-from apps.annotation.models import BestWorst, Study
+from apps.annotation.models import Study
+from apps.annotation.models.best_worst import BestWorst, scaled
 from apps.judging.models import JudgeRun
 
 TITLE = "Best-worst scaling"
@@ -83,7 +84,7 @@ def study_answers(study: Study) -> dict[str, CriterionAnswers]:
 
 
 def asks(study: Study) -> bool:
-    return study.best_worst_criteria.exists()
+    return scaled(study).best_worst_criteria.exists()
 
 
 def counting_scores(group: CriterionAnswers) -> dict[Text, BwsScore]:

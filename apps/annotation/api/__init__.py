@@ -3,7 +3,6 @@
 from apps.annotation.api.studies import StudyViewSet
 from apps.annotation.api.types import (
     AssessmentAPI,
-    BestWorstAPI,
     ComparisonAPI,
     GoldCheckAPI,
     PerturbationEditView,
@@ -13,7 +12,6 @@ from apps.annotation.api.types import (
 
 __all__ = [
     "AssessmentAPI",
-    "BestWorstAPI",
     "ComparisonAPI",
     "GoldCheckAPI",
     "PerturbationEditView",

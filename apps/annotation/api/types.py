@@ -13,7 +13,6 @@ from apps.annotation import serializers as s
 from apps.annotation.api.work import WorkAPI, refusals, valid, work_api
 from apps.annotation.models import Study
 from apps.annotation.permissions import IsStudyAnnotator, study_access
-from apps.annotation.selectors.best_worst import best_worst_item
 from apps.annotation.selectors.work import (
     assessment_brief,
     comparison_brief,
@@ -22,7 +21,6 @@ from apps.annotation.selectors.work import (
 )
 from apps.annotation.services import (
     ASSESSMENT,
-    BEST_WORST,
     COMPARISON,
     GOLD_CHECK,
     SURVEY,
@@ -47,12 +45,6 @@ class _AssessmentAPI(WorkAPI):
         return assessment_brief(study=study, annotator=self.request.user, slot=slot)
 
 
-class _BestWorstAPI(WorkAPI):
-    def brief(self, study: Study, slot: Any) -> Any:
-        user = self.request.user
-        return best_worst_item(study=study, annotator=user, unit_id=slot.unit_id, held=True)
-
-
 class _GoldCheckAPI(WorkAPI):
     def brief(self, study: Study, slot: Any) -> Any:
         return gold_check_brief(study=study, annotator=self.request.user, slot=slot)
@@ -60,6 +52,9 @@ class _GoldCheckAPI(WorkAPI):
 
 VettingAPI = work_api(
     VETTING,
+    answers="vettings",
+    next="vetting/next",
+    skip="vetting/skip",
     judgement=s.VettingSerializer,
     answer=s.VettingInSerializer,
     item=s.VettingItemSerializer,
@@ -68,6 +63,9 @@ VettingAPI = work_api(
 )
 ComparisonAPI = work_api(
     COMPARISON,
+    answers="comparisons",
+    next="comparisons/next",
+    skip="comparisons/skip",
     judgement=s.ComparisonSerializer,
     answer=s.ComparisonInSerializer,
     item=s.ComparisonItemSerializer,
@@ -76,12 +74,16 @@ ComparisonAPI = work_api(
 )
 SurveyAPI = work_api(
     SURVEY,
+    answers="expert-votes",
     judgement=s.ExpertVoteSerializer,
     answer=s.ExpertVoteInSerializer,
     related=("task", "kind", "metric"),
 )
 AssessmentAPI = work_api(
     ASSESSMENT,
+    answers="assessments",
+    next="assessments/next",
+    skip="assessments/skip",
     judgement=s.AssessmentSerializer,
     answer=s.AssessmentInSerializer,
     item=s.AssessmentItemSerializer,
@@ -89,17 +91,11 @@ AssessmentAPI = work_api(
     related=("unit__criterion",),
     base=_AssessmentAPI,
 )
-BestWorstAPI = work_api(
-    BEST_WORST,
-    judgement=s.BestWorstSerializer,
-    answer=s.BestWorstInSerializer,
-    item=s.BestWorstItemSerializer,
-    unit=s.AssessmentUnitSerializer,
-    related=("unit__criterion",),
-    base=_BestWorstAPI,
-)
 GoldCheckAPI = work_api(
     GOLD_CHECK,
+    answers="gold-checks",
+    next="gold-checks/next",
+    skip="gold-checks/skip",
     judgement=s.GoldCheckSerializer,
     answer=s.GoldCheckInSerializer,
     item=s.GoldCheckItemSerializer,

@@ -185,9 +185,16 @@ class WorkAPI(viewsets.GenericViewSet):
         return True
 
 
+#: Every type's API with its paths (`work_api`), in the order made: what `work_api_urls` serves.
+_APIS: list[tuple[type[WorkAPI], str, str, str]] = []
+
+
 def work_api(
     work: Work,
     *,
+    answers: str,
+    next: str = "",
+    skip: str = "",
     judgement: type[serializers.Serializer],
     answer: type[serializers.Serializer],
     item: type[serializers.Serializer] | None = None,
@@ -195,7 +202,8 @@ def work_api(
     related: tuple[str, ...] = (),
     base: type[WorkAPI] = WorkAPI,
 ) -> type[WorkAPI]:
-    """The API of one type of work, its schema documented from its serializers."""
+    """The API of one type of work, its schema documented from its serializers, served at
+    `studies/<pk>/<answers>/` and, when the type hands out units, `<next>/` and `<skip>/`."""
     schemas: dict[str, Any] = {
         "list": extend_schema(responses=judgement(many=True)),
         "create": extend_schema(request=answer, responses={201: judgement, 200: judgement}),
@@ -224,13 +232,18 @@ def work_api(
         "related": related,
         "__doc__": f"{work.name} (docs/annotation.md).",
     }
-    api = type(f"{type(work).__name__}API", (base,), attrs)
-    return extend_schema_view(**schemas)(api)
+    api = extend_schema_view(**schemas)(type(f"{type(work).__name__}API", (base,), attrs))
+    _APIS.append((api, answers, next, skip))
+    return api
 
 
-def work_urls(api: type[WorkAPI], *, answers: str, next: str = "", skip: str = "") -> list:
-    """`studies/<pk>/<answers>/` (GET list, POST submit), and `<next>/`, `<skip>/` when the
-    type hands out units."""
+def work_api_urls() -> list[URLPattern]:
+    """The URLs of every type's API (each type's module made it with `work_api`)."""
+    return [url for api, *paths in _APIS for url in _work_urls(api, *paths)]
+
+
+def _work_urls(api: type[WorkAPI], answers: str, next: str, skip: str) -> list[URLPattern]:
+    """`studies/<pk>/<answers>/` (GET list, POST submit), and `<next>/`, `<skip>/` if given."""
     study = "studies/<int:pk>/"
     name = api.work.slug
     urls: list[URLPattern] = [

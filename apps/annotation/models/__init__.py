@@ -1,4 +1,9 @@
-"""Annotation models: studies and their plan, work slots, and human judgements."""
+"""Annotation models: studies and their plan, work slots, and human judgements.
+
+Every module of this package is imported here, so a kind of work's models (its own module) are
+known without naming them; then the history gets its link to each type of judgement. The
+models other layers use everywhere are named below.
+"""
 
 from apps.annotation.models.assessment import (
     Assessment,
@@ -6,12 +11,13 @@ from apps.annotation.models.assessment import (
     AssessmentSlot,
     AssessmentUnit,
 )
-from apps.annotation.models.base import Judgement, LeasedSlot, Skip, judgement_types, unit_of
-from apps.annotation.models.best_worst import (
-    BestWorst,
-    BestWorstSkip,
-    BestWorstSlot,
-    BestWorstTuple,
+from apps.annotation.models.base import (
+    Judgement,
+    LeasedSlot,
+    Skip,
+    judgement_links,
+    judgement_types,
+    unit_of,
 )
 from apps.annotation.models.controls import CONTROL_UNITS, ControlItem, ControlServe
 from apps.annotation.models.gold import (
@@ -46,6 +52,10 @@ from apps.annotation.models.study import (
     StudyQuerySet,
 )
 from apps.annotation.models.work import ComparisonSlot, VettingSkip, VettingSlot
+from apps.discovery import import_submodules
+
+import_submodules(__name__, __path__)
+judgement_links(JudgementChange)
 
 __all__ = [
     "ACCEPTED_VERDICTS",
@@ -58,10 +68,6 @@ __all__ = [
     "AssessmentSkip",
     "AssessmentSlot",
     "AssessmentUnit",
-    "BestWorst",
-    "BestWorstSkip",
-    "BestWorstSlot",
-    "BestWorstTuple",
     "Choice",
     "Comparison",
     "ComparisonSlot",

@@ -100,6 +100,7 @@ class Assessment(Judgement):
     scale_max = models.SmallIntegerField()
 
     judgement_kind = change_field = "assessment"
+    judgement_label = "Direct assessment"
     unit_fields = ("unit",)
     answer_fields = ("score",)
     value_field = "score"

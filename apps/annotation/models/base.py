@@ -31,8 +31,9 @@ class Judgement(models.Model):
     A subclass says what identifies its unit (`unit_fields`, e.g. the perturbation, or the
     perturbation and the criterion), what an answer records (`answer_fields`: saved, before
     and after, in each `JudgementChange`), which field agreement compares (`value_field`),
-    and its link in the history (`judgement_kind`, and `change_field`: its foreign key on
-    `JudgementChange`). `objects` leaves control items' answers out; `answers` has them.
+    and its link in the history (`judgement_kind` and `judgement_label`, and `change_field`:
+    its foreign key on `JudgementChange`, added by `judgement_links`). `objects` leaves control
+    items' answers out; `answers` has them.
     """
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="%(class)ss")
@@ -51,6 +52,7 @@ class Judgement(models.Model):
     )
 
     judgement_kind: ClassVar[str]
+    judgement_label: ClassVar[str]
     change_field: ClassVar[str]
     unit_fields: ClassVar[tuple[str, ...]]
     answer_fields: ClassVar[tuple[str, ...]]
@@ -79,6 +81,25 @@ def unit_of(row: Any, fields: tuple[str, ...]) -> dict[str, Any]:
 def judgement_types() -> list[type[Judgement]]:
     """Every concrete type of judgement (their models are all imported by models/__init__)."""
     return [model for model in Judgement.__subclasses__() if not model._meta.abstract]
+
+
+def judgement_choices() -> list[tuple[str, str]]:
+    """`JudgementChange.judgement`'s choices: every type's kind and label (a callable, so a new
+    type needs no migration of the history)."""
+    return [(model.judgement_kind, model.judgement_label) for model in judgement_types()]
+
+
+def judgement_links(change: type[models.Model]) -> None:
+    """Give the history (`change`, `JudgementChange`) its foreign key to each type of judgement
+    (`change_field`, reverse `changes`), once every type's module is imported (models/__init__):
+    a type declares only itself."""
+    have = {field.name for field in change._meta.local_fields}
+    for model in judgement_types():
+        if model.change_field not in have:
+            link = models.ForeignKey(
+                model, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
+            )
+            change.add_to_class(model.change_field, link)
 
 
 class LeasedSlot(models.Model):

@@ -65,6 +65,7 @@ class GoldCheck(Judgement):
     good = models.BooleanField()
 
     judgement_kind, change_field = "gold-check", "gold_check"
+    judgement_label = "Gold validation"
     unit_fields = ("perturbation",)
     answer_fields = ("good",)
     value_field = "good"

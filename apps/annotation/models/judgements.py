@@ -13,9 +13,6 @@ from django.db import models
 from django.db.models import Q
 
 from apps.annotation.models import base
-from apps.annotation.models.assessment import Assessment
-from apps.annotation.models.best_worst import BestWorst
-from apps.annotation.models.gold import GoldCheck
 from apps.annotation.models.study import Study
 from apps.catalog.models import Criterion, Metric, PerturbationKind, Task
 from apps.corpus.models import Perturbation, PerturbationVersion
@@ -102,6 +99,7 @@ class Vetting(base.Judgement):
     )
 
     judgement_kind = change_field = "vetting"
+    judgement_label = "Vetting"
     unit_fields = ("perturbation",)
     answer_fields = ("verdict", "note", "edited_version")
     value_field = "verdict"
@@ -130,6 +128,7 @@ class Comparison(base.Judgement):
     outcome = models.CharField(max_length=10, choices=Outcome.choices)
 
     judgement_kind = change_field = "comparison"
+    judgement_label = "Comparison"
     unit_fields = ("perturbation", "criterion")
     answer_fields = ("group", "original_first", "choice", "outcome")
     value_field = "outcome"
@@ -169,6 +168,7 @@ class ExpertVote(base.Judgement):
     metric = models.ForeignKey(Metric, on_delete=models.PROTECT, related_name="+")
 
     judgement_kind, change_field = "expert-vote", "expert_vote"
+    judgement_label = "Expert vote"
     unit_fields = ("task", "kind")
     answer_fields = ("metric",)
     value_field = "metric"
@@ -202,35 +202,9 @@ class JudgementChange(models.Model):
     submit finds its change here and is answered without saving again.
     """
 
-    class Judgement(models.TextChoices):
-        VETTING = "vetting", "Vetting"
-        COMPARISON = "comparison", "Comparison"
-        EXPERT_VOTE = "expert-vote", "Expert vote"
-        ASSESSMENT = "assessment", "Direct assessment"
-        GOLD_CHECK = "gold-check", "Gold validation"
-        BEST_WORST = "best-worst", "Best-worst scaling"
-
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judgement_changes")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    judgement = models.CharField(max_length=12, choices=Judgement.choices)
-    vetting = models.ForeignKey(
-        Vetting, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
-    )
-    comparison = models.ForeignKey(
-        Comparison, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
-    )
-    expert_vote = models.ForeignKey(
-        ExpertVote, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
-    )
-    assessment = models.ForeignKey(
-        Assessment, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
-    )
-    gold_check = models.ForeignKey(
-        GoldCheck, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
-    )
-    best_worst = models.ForeignKey(
-        BestWorst, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
-    )
+    judgement = models.CharField(max_length=12, choices=base.judgement_choices)
     idempotency_key = models.UUIDField(unique=True)
     before = models.JSONField(null=True, blank=True, help_text="Empty when the save created it.")
     after = models.JSONField()

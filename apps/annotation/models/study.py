@@ -106,29 +106,6 @@ class Study(models.Model):
         help_text="Direct assessment: the originals, the perturbed texts, or both "
         "(annotators are not told which a text is).",
     )
-    best_worst_criteria = models.ManyToManyField(
-        Criterion,
-        blank=True,
-        related_name="best_worst_in",
-        verbose_name="Best-worst scaling criteria",
-        help_text="Annotators pick the best and the worst of tuples of an item's texts (its "
-        "original and its perturbed texts) under each of these criteria; none: no best-worst "
-        "scaling.",
-    )
-    best_worst_size = models.PositiveSmallIntegerField(
-        default=4,
-        validators=[MinValueValidator(3), MaxValueValidator(6)],
-        verbose_name="Texts per tuple",
-        help_text="Best-worst scaling: texts shown together (4 is the standard design; an item "
-        "with fewer texts shows them all in one tuple).",
-    )
-    best_worst_overlap = models.PositiveSmallIntegerField(
-        default=2,
-        validators=[MinValueValidator(1)],
-        verbose_name="Answers per tuple",
-        help_text="Best-worst scaling: annotators who answer each tuple (split-half reliability "
-        "needs 2 or more).",
-    )
     control_every = models.PositiveSmallIntegerField(
         default=0,
         validators=[validate_control_every],
@@ -174,10 +151,6 @@ class Study(models.Model):
             models.CheckConstraint(
                 condition=Q(assessment_overlap__gte=1), name="study_assessment_overlap_positive"
             ),
-            models.CheckConstraint(
-                condition=Q(best_worst_overlap__gte=1, best_worst_size__gte=3),
-                name="study_best_worst_positive",
-            ),
         ]
 
     def __str__(self) -> str:
@@ -186,6 +159,29 @@ class Study(models.Model):
     @property
     def archived(self) -> bool:
         return self.archived_at is not None
+
+
+#: The settings kinds of work add to the study (`study_settings`), in the order declared: the
+#: set-up page and the API show them after the core ones (services/studies.py).
+KIND_SETUP_FIELDS: list[str] = []
+#: Of them, those the progress page (and `PATCH settings/`) changes.
+KIND_PROGRESS_FIELDS: list[str] = []
+
+
+def study_settings(
+    fields: dict[str, models.Field],
+    *,
+    progress: tuple[str, ...] = (),
+    constraints: tuple[models.BaseConstraint, ...] = (),
+) -> None:
+    """A kind of work's own settings, declared in its models module: `fields` join `Study`
+    (a many-to-many to `Criterion` is offered as the catalogue's criteria), `progress` names
+    those its progress page changes, `constraints` check them in the database."""
+    for name, field in fields.items():
+        Study.add_to_class(name, field)
+        KIND_SETUP_FIELDS.append(name)
+    KIND_PROGRESS_FIELDS.extend(progress)
+    Study._meta.constraints = [*Study._meta.constraints, *constraints]
 
 
 class StudyMembership(models.Model):

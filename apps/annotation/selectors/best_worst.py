@@ -11,13 +11,8 @@ from dataclasses import dataclass, field
 from django.http import Http404
 
 from apps.annotation.kinds import AnnotatorProgress, annotator_progress
-from apps.annotation.models import (
-    BestWorst,
-    BestWorstSlot,
-    BestWorstTuple,
-    Study,
-    judgement_version,
-)
+from apps.annotation.models import Study, judgement_version
+from apps.annotation.models.best_worst import BestWorst, BestWorstSlot, BestWorstTuple
 from apps.annotation.selectors.work import text_name
 from apps.corpus.models import Perturbation
 

@@ -11,10 +11,8 @@ The rules are the plan's (services/plan.py and each `Work.plan`), as counts:
   them once every perturbation may be compared, `comparisons_now` what the plan makes at once;
 * direct assessment: one unit per rated text (originals, perturbed texts or both) x
   assessment criterion, `assessment_overlap` slots each;
-* best-worst scaling: per item with N >= 3 texts (its original and its perturbations), the
-  standard design's tuples (`bws_design_size`; one tuple when N is at most the tuple's size)
-  x best-worst criterion, `best_worst_overlap` slots each;
-* gold validation: `GOLD_CHECK_OVERLAP` slots per adversarial perturbation.
+* gold validation: `GOLD_CHECK_OVERLAP` slots per adversarial perturbation;
+* a kind of work with its own settings counts its own (`Work.preview`, a `KindPreview` row).
 """
 
 from __future__ import annotations
@@ -24,9 +22,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count
-
-from apps.annotation.bws_design import bws_design_size
 from apps.annotation.design import CriterionSpec, PlanError, criteria_plan
 from apps.annotation.models import GOLD_CHECK_OVERLAP, AssessedTexts
 from apps.catalog.models import Criterion, KindFamily
@@ -47,14 +42,12 @@ class PlanPreview:
     assessment_criteria: int
     assessment_overlap: int
     annotators: int
-    #: Best-worst tuples of one criterion (over every item), criteria, and answers per tuple.
-    tuples: int
-    best_worst_criteria: int
-    best_worst_overlap: int
     #: Why comparisons cannot be handed out yet (the criteria design cannot be met), if so.
     problem: str
     #: The most criteria one annotator compares under (0 without a design).
     most_criteria: int
+    #: What kinds of work with their own settings add (`Work.preview`).
+    kinds: tuple[KindPreview, ...] = ()
 
     @property
     def vettings(self) -> int:
@@ -79,10 +72,6 @@ class PlanPreview:
         return self.texts * self.ratings_per_text
 
     @property
-    def best_worst_answers(self) -> int:
-        return self.tuples * self.best_worst_criteria * self.best_worst_overlap
-
-    @property
     def gold_checks(self) -> int:
         return self.adversarial * GOLD_CHECK_OVERLAP
 
@@ -93,8 +82,8 @@ class PlanPreview:
             "vetting": self.vettings,
             "comparison": self.comparisons_now,
             "assessment": self.ratings,
-            "best_worst": self.best_worst_answers,
             "gold_check": self.gold_checks,
+            **{kind.slug: kind.count for kind in self.kinds},
         }
 
     @property
@@ -111,8 +100,27 @@ class PlanPreview:
         }
 
 
-def _ids(objects: Iterable[Any] | None) -> list[int]:
+@dataclass(frozen=True)
+class KindPreview:
+    """A row of the preview for a kind of work with its own settings: `count` answers (`label`,
+    "Best-worst answers"; `slug` its plan key), `detail` how they come about."""
+
+    slug: str
+    label: str
+    count: int
+    detail: str
+
+
+def planned_ids(objects: Iterable[Any] | None) -> list[int]:
+    """Chosen objects (or ids) as ids."""
     return [int(getattr(obj, "pk", obj)) for obj in objects or ()]
+
+
+def planned_perturbations(datasets: Iterable[Any] | None, kinds: Iterable[Any] | None) -> Any:
+    """The plan's perturbations: those of the chosen kinds on the items of the chosen datasets."""
+    return Perturbation.objects.filter(
+        item__dataset__in=planned_ids(datasets), kind__in=planned_ids(kinds)
+    )
 
 
 def plan_preview(
@@ -126,51 +134,35 @@ def plan_preview(
     comparisons_need_vetting: bool = True,
     assessment_overlap: int = 1,
     assessment_texts: str = AssessedTexts.BOTH,
-    best_worst_criteria: Iterable[Any] = (),
-    best_worst_size: int = 4,
-    best_worst_overlap: int = 2,
     annotators: int = 0,
     **_: Any,
 ) -> PlanPreview:
     """The counts of a plan for these choices (objects or ids; other set-up fields are
     ignored), with `annotators` annotators. Nothing is saved."""
-    dataset_ids, kind_ids = _ids(datasets), _ids(kinds)
-    plan = Perturbation.objects.filter(item__dataset__in=dataset_ids, kind__in=kind_ids)
+    dataset_ids = planned_ids(datasets)
+    plan = planned_perturbations(datasets, kinds)
     perturbations = plan.count()
     texts = 0
     if assessment_texts in (AssessedTexts.BOTH, AssessedTexts.ORIGINALS):
         texts += SourceItem.objects.filter(dataset__in=dataset_ids).count()
     if assessment_texts in (AssessedTexts.BOTH, AssessedTexts.PERTURBED):
         texts += perturbations
-    problem, most = _design(_ids(criteria), comparison_groups, annotators)
+    problem, most = _design(planned_ids(criteria), comparison_groups, annotators)
     return PlanPreview(
         perturbations=perturbations,
         validated=plan.filter(item__dataset__publisher_validated=True).count(),
         adversarial=plan.filter(kind__family=KindFamily.ADVERSARIAL).count(),
         vetting_overlap=vetting_overlap,
-        criteria=len(set(_ids(criteria))),
+        criteria=len(set(planned_ids(criteria))),
         groups=comparison_groups,
         comparisons_need_vetting=comparisons_need_vetting,
         texts=texts,
-        assessment_criteria=len(set(_ids(assessment_criteria))),
+        assessment_criteria=len(set(planned_ids(assessment_criteria))),
         assessment_overlap=assessment_overlap,
         annotators=annotators,
-        tuples=_tuples(plan, best_worst_size) if best_worst_criteria else 0,
-        best_worst_criteria=len(set(_ids(best_worst_criteria))),
-        best_worst_overlap=best_worst_overlap,
         problem=problem,
         most_criteria=most,
     )
-
-
-def _tuples(plan: Any, size: int) -> int:
-    """The best-worst tuples of one criterion: each item's original and its perturbations."""
-    tuples = 0
-    for n in plan.values("item_id").annotate(n=Count("id")).values_list("n", flat=True):
-        texts = n + 1
-        if texts >= 3:
-            tuples += 1 if texts <= size else bws_design_size(texts, size=size).tuples
-    return tuples
 
 
 def _design(criterion_ids: list[int], groups: int, annotators: int) -> tuple[str, int]:

@@ -1,13 +1,13 @@
 """Annotation services: the plan, handing out work, and saving judgements exactly once.
 
-Each type of human work is a `Work` (services/work.py) registered by its module below:
-importing this package makes every type known to the plan, the pages and the API.
+Each type of human work is a `Work` (services/work.py) registered by its own module: importing
+this package imports every module of it, so every type is known to the plan, the pages and the
+API without being named here.
 """
 
 from apps.annotation.kinds import work_type, work_types
 from apps.annotation.models import original_shown_first
 from apps.annotation.services.assessing import ASSESSMENT
-from apps.annotation.services.best_worst import BEST_WORST
 from apps.annotation.services.comparing import COMPARISON
 from apps.annotation.services.errors import KeyReused, StaleJudgement, WorkRefused
 from apps.annotation.services.gold_checks import GOLD_CHECK, gold_check_submit
@@ -15,10 +15,12 @@ from apps.annotation.services.plan import PlanSummary, study_plan_build, study_p
 from apps.annotation.services.vetting import VETTING, may_vet, perturbation_edit
 from apps.annotation.services.votes import SURVEY, expert_vote_submit
 from apps.annotation.services.work import Saved, Work
+from apps.discovery import import_submodules
+
+import_submodules(__name__, __path__)
 
 __all__ = [
     "ASSESSMENT",
-    "BEST_WORST",
     "COMPARISON",
     "GOLD_CHECK",
     "SURVEY",

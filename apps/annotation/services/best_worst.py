@@ -3,7 +3,7 @@ answers per tuple of an item's texts x criterion.
 
 A study opts in by choosing criteria (`Study.best_worst_criteria`). The texts of an item are
 its original and the study's perturbed texts of it; an item with N >= 3 texts gets the
-standard design over them (apps/annotation/bws_design.py: about 2N tuples of
+standard design over them (models/best_worst.py, `bws_tuples`: about 2N tuples of
 `best_worst_size`, each text in the same number of tuples; an item with no more texts than a
 tuple holds gets one tuple of them all), seeded by the study, item and criterion so a rebuilt
 plan makes the same tuples. When an item's texts change, its unanswered tuples go and a new
@@ -17,22 +17,26 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import Exists, Max, OuterRef
+from django.db.models import Count, Exists, Max, OuterRef
+from django.template.defaultfilters import pluralize
 
-from apps.annotation.bws_design import bws_tuples
 from apps.annotation.kinds import register
-from apps.annotation.models import (
+from apps.annotation.models import Study, StudyPerturbation
+from apps.annotation.models.best_worst import (
     BestWorst,
     BestWorstSkip,
     BestWorstSlot,
     BestWorstTuple,
-    Study,
-    StudyPerturbation,
+    bws_design_size,
+    bws_tuples,
+    scaled,
 )
 from apps.annotation.selectors.best_worst import NOT_YOURS, best_worst_item
+from apps.annotation.selectors.plan_preview import KindPreview, planned_ids, planned_perturbations
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import BATCH, PooledWork
 from apps.annotation.services.work import PlanPart, Unit
+from apps.catalog.models import Criterion
 
 #: An item needs this many texts for best and worst to say something (a pair is a comparison).
 FEWEST_TEXTS = 3
@@ -51,10 +55,36 @@ class BestWorstWork(PooledWork):
     recent_related = ("unit__criterion__aspect",)
 
     def opted_in(self, study: Study) -> bool:
-        return study.best_worst_criteria.exists()
+        return scaled(study).best_worst_criteria.exists()
+
+    def preview(self, choices: Mapping[str, Any]) -> KindPreview | None:
+        """Per item with N >= 3 texts (its original and its perturbations), the standard
+        design's tuples (one when N is at most the tuple's size) x criterion x overlap."""
+        criteria = len(set(planned_ids(choices.get("best_worst_criteria"))))
+        if not criteria:
+            return None
+        size = choices.get("best_worst_size") or 4
+        overlap = choices.get("best_worst_overlap") or 2
+        plan = planned_perturbations(choices.get("datasets"), choices.get("kinds"))
+        tuples = 0
+        for n in plan.values("item_id").annotate(n=Count("id")).values_list("n", flat=True):
+            if n + 1 >= FEWEST_TEXTS:
+                tuples += 1 if n + 1 <= size else bws_design_size(n + 1, size=size).tuples
+        detail = (
+            f"{tuples:,} tuple{pluralize(tuples)} × {criteria} "
+            f"criteri{pluralize(criteria, 'on,a')} × {overlap} per tuple"
+        )
+        if not tuples:
+            detail += " (no item has 3 texts: its original and 2 perturbations)"
+        return KindPreview(self.slug, "Best-worst answers", tuples * criteria * overlap, detail)
+
+    def demo(self, study: Study) -> None:
+        scaled(study).best_worst_criteria.set(
+            Criterion.objects.filter(key="discern-coherence-default")
+        )
 
     def overlap(self, study: Study) -> int:
-        return study.best_worst_overlap
+        return scaled(study).best_worst_overlap
 
     def plan(self, *, study: Study) -> PlanPart:
         _tuples_sync(study)
@@ -101,7 +131,7 @@ BEST_WORST = register(BestWorstWork())
 
 def _tuples_sync(study: Study) -> None:
     """The tuples of every wanted item x criterion (see the module docstring)."""
-    criteria = list(study.best_worst_criteria.values_list("id", flat=True))
+    criteria = list(scaled(study).best_worst_criteria.values_list("id", flat=True))
     texts = _texts(study)
     wanted = {
         (item, c): shown
@@ -158,7 +188,7 @@ def _retire(tuples: Any, pks: list[int]) -> None:
 def _design(texts: list[Any], study: Study, item: int, criterion: int) -> list[tuple[Any, ...]]:
     """The tuples of one item's texts: the standard design, or one tuple of them all."""
     seed = random.Random(f"{study.pk}:{item}:{criterion}").getrandbits(32)
-    size = study.best_worst_size
+    size = scaled(study).best_worst_size
     if len(texts) <= size:
         shown = list(texts)
         random.Random(seed).shuffle(shown)

@@ -11,6 +11,7 @@ from django.utils.text import slugify
 
 from apps.accounts.models import Role
 from apps.annotation.models import Study, StudyMembership
+from apps.annotation.models.study import KIND_PROGRESS_FIELDS, KIND_SETUP_FIELDS
 from apps.annotation.services.plan import study_plan_request
 
 #: What a researcher sets on a study, in the order the set-up page and the API show it.
@@ -27,18 +28,16 @@ SETUP_FIELDS = (
     "assessment_criteria",
     "assessment_overlap",
     "assessment_texts",
-    "best_worst_criteria",
-    "best_worst_size",
-    "best_worst_overlap",
+    *KIND_SETUP_FIELDS,  # each kind's own (models/study.py, `study_settings`)
     "lease_minutes",
     "vetted_only_default",
 )
 #: Control items: how often they come, and what a low accuracy does (the controls page and
 #: the API; services/controls.py).
 CONTROL_FIELDS = ("control_every", "control_threshold", "control_exclude")
-#: What a study works on (many-to-many): its datasets, kinds, criteria (compared under) and
-#: the criteria its texts are rated under (direct assessment) and those of best-worst scaling.
-RELATIONS = ("datasets", "kinds", "criteria", "assessment_criteria", "best_worst_criteria")
+#: What a study works on (many-to-many): its datasets, kinds, criteria (compared under), the
+#: criteria its texts are rated under (direct assessment) and those of each kind's settings.
+RELATIONS = tuple(field.name for field in Study._meta.many_to_many if field.name in SETUP_FIELDS)
 #: Study fields a researcher sets (besides its relations).
 STUDY_FIELDS = tuple(name for name in (*SETUP_FIELDS, *CONTROL_FIELDS) if name not in RELATIONS)
 #: The annotation settings the progress page (and `PATCH settings/`) changes.
@@ -47,7 +46,7 @@ SETTINGS_FIELDS = (
     "comparison_groups",
     "comparisons_need_vetting",
     "assessment_overlap",
-    "best_worst_overlap",
+    *KIND_PROGRESS_FIELDS,
     "lease_minutes",
     "guidelines",
     "confirm_above_requests",

@@ -38,6 +38,7 @@ from apps.annotation.models import (
     judgement_version,
     unit_of,
 )
+from apps.annotation.selectors.plan_preview import KindPreview
 from apps.annotation.services.errors import StaleJudgement, WorkRefused
 from apps.annotation.services.saving import (
     KEY_SEEN,
@@ -130,6 +131,16 @@ class Work:
         """Bring this work's slots up to date with the study (inside the plan's transaction,
         after the study's perturbations are); None for work without slots."""
         return None
+
+    def preview(self, choices: Mapping[str, Any]) -> KindPreview | None:
+        """What the plan of these unsaved set-up choices would hand out of this work, when it
+        is the kind's own (its settings, `study_settings`); None: the plan preview counts it
+        (selectors/plan_preview.py) or the choices do not ask for it."""
+        return None
+
+    def demo(self, study: Study) -> None:
+        """Ask the demo study (apps/annotation/demo.py) for this work, where the kind's own
+        settings decide whether it is asked for."""
 
     # --- handing out -----------------------------------------------------------------------
 

@@ -133,6 +133,11 @@ class WorkPage:
         return reverse(f"{self.prefix}-{page}", args=[study.pk, *unit])
 
 
+def work_page_urls() -> list[URLPattern]:
+    """The pages of every type of work (each made its `WorkPage` in its own module)."""
+    return [url for page in _PAGES.values() for url in page.urls()]
+
+
 def page_of(slug: str) -> WorkPage:
     """The pages of a type of work, by its slug."""
     return _PAGES[slug]
