@@ -45,6 +45,9 @@ def scaled(study: Study) -> Scaled:
     return cast(Scaled, study)
 
 
+#: The settings' defaults: texts per tuple (the standard design's), answers per tuple.
+DEFAULT_SIZE, DEFAULT_OVERLAP = 4, 2
+
 study_settings(
     {
         "best_worst_criteria": models.ManyToManyField(
@@ -57,14 +60,14 @@ study_settings(
             "criteria. None: no best-worst scaling.",
         ),
         "best_worst_size": models.PositiveSmallIntegerField(
-            default=4,
+            default=DEFAULT_SIZE,
             validators=[MinValueValidator(3), MaxValueValidator(6)],
             verbose_name="Texts per tuple",
             help_text="Best-worst scaling: texts shown together (4 is the standard design; an "
             "item with fewer texts shows them all in one tuple).",
         ),
         "best_worst_overlap": models.PositiveSmallIntegerField(
-            default=2,
+            default=DEFAULT_OVERLAP,
             validators=[MinValueValidator(1)],
             verbose_name="Answers per tuple",
             help_text="Best-worst scaling: annotators who answer each tuple (split-half "

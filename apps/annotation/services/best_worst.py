@@ -23,6 +23,8 @@ from django.template.defaultfilters import pluralize
 from apps.annotation.kinds import register
 from apps.annotation.models import Study, StudyPerturbation
 from apps.annotation.models.best_worst import (
+    DEFAULT_OVERLAP,
+    DEFAULT_SIZE,
     BestWorst,
     BestWorstSkip,
     BestWorstSlot,
@@ -63,8 +65,8 @@ class BestWorstWork(PooledWork):
         criteria = len(set(planned_ids(choices.get("best_worst_criteria"))))
         if not criteria:
             return None
-        size = choices.get("best_worst_size") or 4
-        overlap = choices.get("best_worst_overlap") or 2
+        size = choices.get("best_worst_size") or DEFAULT_SIZE
+        overlap = choices.get("best_worst_overlap") or DEFAULT_OVERLAP
         plan = planned_perturbations(choices.get("datasets"), choices.get("kinds"))
         tuples = 0
         for n in plan.values("item_id").annotate(n=Count("id")).values_list("n", flat=True):
