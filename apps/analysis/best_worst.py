@@ -1,5 +1,7 @@
-"""Best-worst scaling answers as the statistics read them (SPEC §10, apps/analysis/stats/bws.py),
-for the Human agreement and Judge vs human reports and the raw-data downloads.
+"""Best-worst scaling in the analysis (apps/analysis/kinds.py): its answers as the statistics
+read them (SPEC §10, apps/analysis/stats/bws.py), for the Human agreement and Judge vs human
+reports (apps/analysis/reports/best_worst.py), its raw-data tables and its stage of the study's
+pipeline.
 
 Per criterion, each answer is ``(texts shown, best, worst, annotator)`` with every text keyed as
 judge scores are, ``(item id, perturbation id)``, ``None`` for the item's original
@@ -18,7 +20,11 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from apps.annotation.models.best_worst import BestWorst
+from apps.analysis.pipeline import WorkStage, stage_register
+from apps.analysis.raw_data import Table, table_register
+from apps.analysis.raw_data.human import SAVES, judgement_base
+from apps.annotation.models import Study
+from apps.annotation.models.best_worst import BestWorst, BestWorstSlot, BestWorstTuple
 from apps.corpus.models import Perturbation, SourceItem
 
 #: A text: (item id, perturbation id), None for the original.
@@ -107,3 +113,123 @@ def _rows(rows: QuerySet[Any], pks: set[int], fields: tuple[str, ...]) -> Iterat
     ordered = sorted(pks)
     for start in range(0, len(ordered), CHUNK):
         yield from rows.filter(pk__in=ordered[start : start + CHUNK]).values_list(*fields)
+
+
+# --- raw data ----------------------------------------------------------------------------
+
+ANSWER_COLUMNS = [
+    "id",
+    "study",
+    "annotator",
+    "created_at",
+    "updated_at",
+    "saves",
+    "active_seconds",
+    "dataset",
+    "item",
+    "tuple",
+    "criterion",
+    "aspect",
+    "texts",
+    "best",
+    "worst",
+    "best_text",
+    "worst_text",
+]
+
+SCORE_COLUMNS = [
+    "study",
+    "criterion",
+    "aspect",
+    "dataset",
+    "item",
+    "text",
+    "kind",
+    "best",
+    "worst",
+    "appearances",
+    "score",
+]
+
+
+def answer_rows(study: Study) -> Iterator[dict[str, Any]]:
+    """Best-worst answers, one per annotator and tuple: the texts in the order shown
+    ("original" or the perturbed text's id), and the best and the worst as places in that list
+    (0 first) and as texts."""
+    shown = BestWorstTuple.objects.filter(study=study).values_list("item_id", "texts")
+    names = text_names((item, text) for item, texts in shown.iterator() for text in texts)
+    rows = (
+        BestWorst.objects.filter(study=study)
+        .select_related("annotator", "unit__item__dataset", "unit__criterion__aspect")
+        .annotate(**SAVES)
+        .order_by("id")
+    )
+    for b in rows.iterator(chunk_size=CHUNK):
+        unit = b.unit
+        texts = [names[key].text for key in unit.text_keys()]
+        yield {
+            **judgement_base(BestWorst.judgement_kind, b, study, b.annotator),
+            "dataset": unit.item.dataset.name,
+            "item": unit.item.external_id,
+            "tuple": unit.pk,
+            "criterion": unit.criterion.key,
+            "aspect": unit.criterion.aspect.slug,
+            "texts": texts,
+            "best": b.best,
+            "worst": b.worst,
+            "best_text": texts[b.best],
+            "worst_text": texts[b.worst],
+        }
+
+
+def score_rows(study: Study) -> Iterator[dict[str, Any]]:
+    """The counting score of every text a best-worst answer showed, per criterion, highest
+    first, from every real answer (as the other tables, with the annotators a control
+    threshold leaves out of the reports)."""
+    from apps.analysis.reports.best_worst import counting_scores, ranked  # numpy: only here
+
+    groups = answers_by_criterion(BestWorst.objects.filter(study=study))
+    scored = {criterion: counting_scores(group) for criterion, group in groups.items()}
+    names = text_names(text for scores in scored.values() for text in scores)
+    for criterion, scores in scored.items():
+        for text, score in ranked(scores):
+            name = names[text]
+            yield {
+                "study": study.slug,
+                "criterion": criterion,
+                "aspect": groups[criterion].aspect,
+                "dataset": name.dataset,
+                "item": name.item,
+                "text": name.text,
+                "kind": name.kind,
+                "best": score.best,
+                "worst": score.worst,
+                "appearances": score.appearances,
+                "score": score.score,
+            }
+
+
+table_register(
+    "best-worst",
+    Table(
+        "Best-worst answers",
+        "Every best-worst answer: the texts of the tuple in the order shown, the best and the "
+        "worst.",
+        ANSWER_COLUMNS,
+        answer_rows,
+    ),
+)
+table_register(
+    "best-worst-scores",
+    Table(
+        "Best-worst counting scores",
+        "Every text a best-worst answer showed, per criterion: picked best, picked worst, "
+        "appearances and its counting score.",
+        SCORE_COLUMNS,
+        score_rows,
+    ),
+)
+
+# --- the study's pipeline ---------------------------------------------------------------
+
+stage_register(WorkStage("best-worst", "Best-worst scaling", "best_worst_criteria", BestWorstSlot))

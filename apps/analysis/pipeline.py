@@ -1,18 +1,21 @@
 """A study's pipeline in order, for its page: data, perturbations, vetting, comparisons,
-direct assessment, best-worst scaling (when the study asks for it), gold labels (when the plan
-holds adversarial texts), expert votes, judge runs, reports. Each stage has its counts and the next
+direct assessment, the stages kinds of work register (`stage_register`, shown when the study
+asks for the work), gold labels (when the plan holds adversarial texts), expert votes, judge
+runs, reports. Each stage has its counts and the next
 thing to do; the whole is read in a fixed number of queries, whatever the study's size
 (docs/annotation.md)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlencode
 
 from django.db.models import Count, Q
 from django.urls import reverse
 
 from apps.accounts.models import Role
+from apps.analysis.kinds import kind_modules
 from apps.analysis.reports import STUDY_REPORTS, TITLES
 from apps.annotation.models import (
     AssessmentSlot,
@@ -24,7 +27,6 @@ from apps.annotation.models import (
     StudyPerturbation,
     VettingSlot,
 )
-from apps.annotation.models.best_worst import BestWorstSlot
 from apps.catalog.models import KindFamily
 from apps.corpus.models import SourceItem
 from apps.judging.models import JudgeRun, RunStatus
@@ -53,6 +55,51 @@ class Stage:
     problem: str = ""
 
 
+@dataclass(frozen=True)
+class WorkStage:
+    """The stage of a type of work a study asks for by choosing criteria for it, registered
+    by the kind's analysis module (apps/analysis/kinds.py)."""
+
+    key: str  # the stage's key; its "done" figure's id is "<key>-done"
+    title: str
+    criteria: str  # the study's relation of the criteria it asks the work under
+    slot_model: Any  # the work's slots: done when `done_at` is set
+    noun: str = "answers"  # what its figures count: "answers done", "answers planned"
+
+
+@dataclass(frozen=True)
+class WorkCounts:
+    criteria: int = 0
+    slots: int = 0
+    done: int = 0
+
+
+_STAGES: dict[str, WorkStage] = {}
+
+
+def stage_register(stage: WorkStage) -> WorkStage:
+    """Add a kind of work's stage, shown after direct assessment's."""
+    _STAGES[stage.key] = stage
+    return stage
+
+
+def work_stages() -> list[WorkStage]:
+    """The registered stages, in the order of the pipeline."""
+    kind_modules("apps.analysis")
+    return list(_STAGES.values())
+
+
+def _work_counts(study: Study, stage: WorkStage, relations: dict[str, int]) -> WorkCounts:
+    """The stage's criteria and slots: one query, none when the study chose no criteria."""
+    criteria = relations[stage.criteria]
+    if not criteria:
+        return WorkCounts()
+    slots = stage.slot_model.objects.filter(study=study).aggregate(
+        n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
+    )
+    return WorkCounts(criteria, slots["n"], slots["done"])
+
+
 @dataclass
 class Counts:
     datasets: int
@@ -70,19 +117,18 @@ class Counts:
     assessment_criteria: int
     assessment_slots: int
     assessment_done: int
-    best_worst_criteria: int
-    best_worst_slots: int
-    best_worst_done: int
     gold_slots: int
     gold_done: int
     votes: int
     runs: int
     runs_done: int
+    #: Each registered stage's counts, by its key.
+    work: dict[str, WorkCounts] = field(default_factory=dict)
 
 
 def study_counts(study: Study) -> Counts:
     """Every figure of the pipeline: nine aggregate queries (one more with adversarial texts,
-    one more with best-worst scaling)."""
+    one more per registered stage the study asks for)."""
     relations = Study.objects.filter(pk=study.pk).aggregate(
         # first: the aggregates below name relations, and "kinds" then names the count
         adversarial_kinds=Count(
@@ -92,7 +138,7 @@ def study_counts(study: Study) -> Counts:
         kinds=Count("kinds", distinct=True),
         criteria=Count("criteria", distinct=True),
         assessment_criteria=Count("assessment_criteria", distinct=True),
-        best_worst_criteria=Count("best_worst_criteria", distinct=True),
+        **{stage.criteria: Count(stage.criteria, distinct=True) for stage in work_stages()},
     )
     roles = dict(
         StudyMembership.objects.filter(study=study)
@@ -112,11 +158,6 @@ def study_counts(study: Study) -> Counts:
     rating = AssessmentSlot.objects.filter(study=study).aggregate(
         n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
     )
-    scaling = {"n": 0, "done": 0}
-    if relations["best_worst_criteria"]:
-        scaling = BestWorstSlot.objects.filter(study=study).aggregate(
-            n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
-        )
     gold = {"n": 0, "done": 0}  # gold labels exist for adversarial texts only
     if relations["adversarial_kinds"]:
         gold = GoldCheckSlot.objects.filter(study=study).aggregate(
@@ -141,14 +182,12 @@ def study_counts(study: Study) -> Counts:
         assessment_criteria=relations["assessment_criteria"],
         assessment_slots=rating["n"],
         assessment_done=rating["done"],
-        best_worst_criteria=relations["best_worst_criteria"],
-        best_worst_slots=scaling["n"],
-        best_worst_done=scaling["done"],
         gold_slots=gold["n"],
         gold_done=gold["done"],
         votes=ExpertVote.objects.filter(study=study).count(),
         runs=runs["n"],
         runs_done=runs["done"],
+        work={stage.key: _work_counts(study, stage, relations) for stage in work_stages()},
     )
 
 
@@ -160,7 +199,7 @@ def study_pipeline(study: Study, counts: Counts) -> list[Stage]:
         _vetting(study, counts),
         _comparisons(study, counts),
         _assessment(study, counts),
-        _best_worst(study, counts),
+        *(_work_stage(study, counts, stage) for stage in work_stages()),
         _gold(study, counts),
         _votes(study, counts),
         _judging(study, counts),
@@ -261,24 +300,25 @@ def _assessment(study: Study, c: Counts) -> Stage:
     return stage
 
 
-def _best_worst(study: Study, c: Counts) -> Stage | None:
-    """Best-worst scaling: only when the study chose criteria for it."""
-    if not c.best_worst_criteria:
+def _work_stage(study: Study, c: Counts, stage: WorkStage) -> Stage | None:
+    """A registered stage: only when the study chose criteria for its work."""
+    work = c.work[stage.key]
+    if not work.criteria:
         return None
     figures = _figures(
-        ("criteria", c.best_worst_criteria),
-        Figure("answers done", c.best_worst_done, "best-worst-done"),
-        ("answers planned", c.best_worst_slots),
+        ("criteria", work.criteria),
+        Figure(f"{stage.noun} done", work.done, f"{stage.key}-done"),
+        (f"{stage.noun} planned", work.slots),
     )
-    done = c.best_worst_slots > 0 and c.best_worst_done == c.best_worst_slots
-    stage = Stage("best-worst", "Best-worst scaling", figures, done)
+    done = work.slots > 0 and work.done == work.slots
+    out = Stage(stage.key, stage.title, figures, done)
     if c.annotators == 0:
-        stage.next_label, stage.next_url = "Add annotators", _url("study-members", study.pk)
-    elif not c.best_worst_slots:
-        stage.next_label, stage.next_url = "Build the plan", _url("study-progress", study.pk)
+        out.next_label, out.next_url = "Add annotators", _url("study-members", study.pk)
+    elif not work.slots:
+        out.next_label, out.next_url = "Build the plan", _url("study-progress", study.pk)
     else:
-        stage.next_label, stage.next_url = "Watch progress", _url("study-progress", study.pk)
-    return stage
+        out.next_label, out.next_url = "Watch progress", _url("study-progress", study.pk)
+    return out
 
 
 def _gold(study: Study, c: Counts) -> Stage | None:

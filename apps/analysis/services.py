@@ -17,6 +17,7 @@ from apps.analysis.models import HumanRating, ReportSnapshot
 from apps.analysis.reports import RUN_REPORTS, STUDY_REPORTS
 from apps.analysis.reports.base import Report
 from apps.analysis.reports.meanings import with_meanings
+from apps.analysis.reports.sections import section_names
 from apps.annotation.models import Study, judgement_types
 from apps.annotation.selectors.panel import screened_out_people
 from apps.judging.models import JudgeCall, JudgeRun, SearchItem
@@ -25,16 +26,15 @@ logger = logging.getLogger(__name__)
 
 #: Runs with more scored calls than this are built in the worker, with a progress page.
 BACKGROUND_CALLS = 50_000
-#: Part of every fingerprint: raise it when what reports compute changes, so snapshots built
-#: by the previous code are rebuilt (2: calibrated combined p, intervals, new tables; 3: every
-#: figure defined once, intervals over texts, a section of what the figures mean; 4: tables
-#: that fit the page; 5: best-worst scaling).
+#: Part of every fingerprint: raise it when what the reports compute changes, so snapshots
+#: built by the previous code are rebuilt. A kind of work's sections need no raise: their names
+#: are part of the fingerprint too (`section_names`), so adding or removing a kind rebuilds.
 REPORT_FORMAT = 5
 
 
 def inputs_fingerprint(study: Study, run: JudgeRun | None = None) -> str:
     """Changes whenever anything a report of this study (and run) reads changes."""
-    parts: list[object] = [REPORT_FORMAT]
+    parts: list[object] = [REPORT_FORMAT, section_names()]
     for model in judgement_types():  # every type of human work (docs/annotation.md)
         agg = model._default_manager.filter(study=study).aggregate(
             n=Count("id"), last=Max("updated_at")

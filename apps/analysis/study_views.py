@@ -10,7 +10,7 @@ from apps.accounts.models import Role
 from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
 from apps.analysis.pipeline import study_counts, study_pipeline
-from apps.analysis.raw_data import FORMATS, TABLES
+from apps.analysis.raw_data import FORMATS, tables
 from apps.annotation.demo import DEMO_SLUG
 from apps.annotation.permissions import IsStudyMember, IsStudyOwner, study_access
 from apps.annotation.selectors import study_overview
@@ -31,7 +31,7 @@ def study_detail(request: AuthedRequest, pk: int) -> HttpResponse:
         context.update(
             counts=counts,
             pipeline=study_pipeline(study, counts),
-            tables=TABLES,
+            tables=tables(),
             formats=list(FORMATS),
         )
     else:

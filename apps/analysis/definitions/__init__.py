@@ -1,20 +1,21 @@
 """Every figure's meaning, declared once (see ``base``): ``definition(key)``, ``label(key)``.
 
-Each module declares the figures of one part of the product and registers them on import.
+Each module of the package declares the figures of one part of the product (a kind of work's
+among them, apps/analysis/kinds.py) and registers them on import; every module is imported
+here, and the ``LABELS`` of each that has some are merged.
 """
 
 from __future__ import annotations
 
-from apps.analysis.definitions import adversarial, best_worst, human, judges, reliability
+from apps.analysis.definitions import judges
 from apps.analysis.definitions.base import Better, Definition, registry
+from apps.discovery import import_submodules
 
+_MODULES = import_submodules(__name__, __path__)
 DEFINITIONS = registry()
 #: Words for the columns of these parts' tables that are not figures.
 LABELS: dict[str, str] = {
-    **best_worst.LABELS,
-    **reliability.LABELS,
-    **adversarial.LABELS,
-    **human.LABELS,
+    key: words for module in _MODULES for key, words in getattr(module, "LABELS", {}).items()
 }
 
 

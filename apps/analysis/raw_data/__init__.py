@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from apps.analysis.kinds import kind_modules
 from apps.analysis.raw_data import human, panel
 from apps.annotation.models import Study
 from apps.csv_cells import csv_lines
@@ -34,7 +35,8 @@ class Table:
     rows: Rows
 
 
-TABLES = {
+#: The human judgements' tables, listed first.
+_HUMAN = {
     "judgements": Table(
         "Human judgements",
         "Vettings, comparisons (with the order shown), expert votes and imported ratings.",
@@ -53,20 +55,11 @@ TABLES = {
         human.VERSION_COLUMNS,
         human.version_rows,
     ),
-    "best-worst": Table(
-        "Best-worst answers",
-        "Every best-worst answer: the texts of the tuple in the order shown, the best and the "
-        "worst.",
-        human.BEST_WORST_COLUMNS,
-        human.best_worst_rows,
-    ),
-    "best-worst-scores": Table(
-        "Best-worst counting scores",
-        "Every text a best-worst answer showed, per criterion: picked best, picked worst, "
-        "appearances and its counting score.",
-        human.BEST_WORST_SCORE_COLUMNS,
-        human.best_worst_score_rows,
-    ),
+}
+#: Each kind of work's tables (`table_register`), listed after the judgements'.
+_KINDS: dict[str, Table] = {}
+#: The panel's and the judges' tables, listed last.
+_OTHERS = {
     "participants": Table(
         "Recruited participants",
         "Every participant of the study's panel: platform id, status, answers, control items "
@@ -81,12 +74,25 @@ TABLES = {
         judge_call_rows,
     ),
 }
+
+
+def table_register(slug: str, table: Table) -> None:
+    """Add a kind of work's table (from its analysis module, apps/analysis/kinds.py)."""
+    _KINDS[slug] = table
+
+
+def tables() -> dict[str, Table]:
+    """Every table by its slug, in the order they are listed."""
+    kind_modules("apps.analysis")
+    return {**_HUMAN, **_KINDS, **_OTHERS}
+
+
 FORMATS = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
 
 
 def raw_data_lines(study: Study, table: str, file_format: str) -> Iterator[str]:
     """The table's rows as CSV (formula-safe, see apps/corpus/safe_csv.py) or JSON lines."""
-    spec = TABLES[table]
+    spec = tables()[table]
     rows = spec.rows(study)
     if file_format == "csv":
         return csv_lines(spec.columns, rows)

@@ -2,9 +2,8 @@
 
 Vettings, comparisons, expert votes and ratings (direct assessment) made in the study, and the
 ratings released with its datasets; `history` is every save of a judgement (before and after),
-`versions` every edit of a perturbed text; `best-worst` every best-worst answer and
-`best-worst-scores` the counting score of every text they showed. Each query streams; no query
-per row.
+`versions` every edit of a perturbed text (each kind of work may add its own tables: see
+apps/analysis/kinds.py). Each query streams; no query per row.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from typing import Any
 
 from django.db.models import Count, Sum
 
-from apps.analysis.best_worst import answers_by_criterion, text_names
 from apps.analysis.models import HumanRating
 from apps.annotation.models import (
     Assessment,
@@ -25,7 +23,6 @@ from apps.annotation.models import (
     Vetting,
     judgement_types,
 )
-from apps.annotation.models.best_worst import BestWorst, BestWorstTuple
 from apps.corpus.models import PerturbationVersion
 
 CHUNK = 2000
@@ -75,40 +72,6 @@ HISTORY_COLUMNS = [
     "active_seconds",
 ]
 
-BEST_WORST_COLUMNS = [
-    "id",
-    "study",
-    "annotator",
-    "created_at",
-    "updated_at",
-    "saves",
-    "active_seconds",
-    "dataset",
-    "item",
-    "tuple",
-    "criterion",
-    "aspect",
-    "texts",
-    "best",
-    "worst",
-    "best_text",
-    "worst_text",
-]
-
-BEST_WORST_SCORE_COLUMNS = [
-    "study",
-    "criterion",
-    "aspect",
-    "dataset",
-    "item",
-    "text",
-    "kind",
-    "best",
-    "worst",
-    "appearances",
-    "score",
-]
-
 VERSION_COLUMNS = [
     "perturbation",
     "item",
@@ -125,7 +88,7 @@ def _time(value) -> str | None:
     return value.isoformat() if value else None
 
 
-def _base(kind: str, row: Any, study: Study, person: Any) -> dict[str, Any]:
+def judgement_base(kind: str, row: Any, study: Study, person: Any) -> dict[str, Any]:
     return {
         "judgement": kind,
         "id": row.pk,
@@ -158,7 +121,7 @@ def vetting_rows(study: Study) -> Iterator[dict[str, Any]]:
     )
     for v in rows.iterator(chunk_size=CHUNK):
         yield {
-            **_base("vetting", v, study, v.annotator),
+            **judgement_base("vetting", v, study, v.annotator),
             **_perturbation(v.perturbation),
             "verdict": v.verdict,
             "note": v.note,
@@ -177,7 +140,7 @@ def comparison_rows(study: Study) -> Iterator[dict[str, Any]]:
     )
     for c in rows.iterator(chunk_size=CHUNK):
         yield {
-            **_base("comparison", c, study, c.annotator),
+            **judgement_base("comparison", c, study, c.annotator),
             **_perturbation(c.perturbation),
             "criterion": c.criterion.key,
             "aspect": c.criterion.aspect.slug,
@@ -197,7 +160,7 @@ def vote_rows(study: Study) -> Iterator[dict[str, Any]]:
     )
     for v in rows.iterator(chunk_size=CHUNK):
         yield {
-            **_base("expert-vote", v, study, v.expert),
+            **judgement_base("expert-vote", v, study, v.expert),
             "kind": v.kind.slug,
             "task": v.task.slug,
             "metric": v.metric.slug,
@@ -220,7 +183,7 @@ def assessment_rows(study: Study) -> Iterator[dict[str, Any]]:
     for a in rows.iterator(chunk_size=CHUNK):
         unit, p = a.unit, a.unit.perturbation
         yield {
-            **_base("assessment", a, study, a.annotator),
+            **judgement_base("assessment", a, study, a.annotator),
             "dataset": unit.item.dataset.name,
             "item": unit.item.external_id,
             "perturbation": (p.external_id or p.pk) if p else None,
@@ -258,63 +221,6 @@ def rating_rows(study: Study) -> Iterator[dict[str, Any]]:
             "scale_min": r.scale_min,
             "scale_max": r.scale_max,
         }
-
-
-def best_worst_rows(study: Study) -> Iterator[dict[str, Any]]:
-    """Best-worst answers, one per annotator and tuple: the texts in the order shown
-    ("original" or the perturbed text's id), and the best and the worst as places in that list
-    (0 first) and as texts."""
-    shown = BestWorstTuple.objects.filter(study=study).values_list("item_id", "texts")
-    names = text_names((item, text) for item, texts in shown.iterator() for text in texts)
-    rows = (
-        BestWorst.objects.filter(study=study)
-        .select_related("annotator", "unit__item__dataset", "unit__criterion__aspect")
-        .annotate(**SAVES)
-        .order_by("id")
-    )
-    for b in rows.iterator(chunk_size=CHUNK):
-        unit = b.unit
-        texts = [names[key].text for key in unit.text_keys()]
-        yield {
-            **_base(BestWorst.judgement_kind, b, study, b.annotator),
-            "dataset": unit.item.dataset.name,
-            "item": unit.item.external_id,
-            "tuple": unit.pk,
-            "criterion": unit.criterion.key,
-            "aspect": unit.criterion.aspect.slug,
-            "texts": texts,
-            "best": b.best,
-            "worst": b.worst,
-            "best_text": texts[b.best],
-            "worst_text": texts[b.worst],
-        }
-
-
-def best_worst_score_rows(study: Study) -> Iterator[dict[str, Any]]:
-    """The counting score of every text a best-worst answer showed, per criterion, highest
-    first, from every real answer (as the other tables, with the annotators a control
-    threshold leaves out of the reports)."""
-    from apps.analysis.reports.best_worst import counting_scores, ranked  # numpy: only here
-
-    groups = answers_by_criterion(BestWorst.objects.filter(study=study))
-    scored = {criterion: counting_scores(group) for criterion, group in groups.items()}
-    names = text_names(text for scores in scored.values() for text in scores)
-    for criterion, scores in scored.items():
-        for text, score in ranked(scores):
-            name = names[text]
-            yield {
-                "study": study.slug,
-                "criterion": criterion,
-                "aspect": groups[criterion].aspect,
-                "dataset": name.dataset,
-                "item": name.item,
-                "text": name.text,
-                "kind": name.kind,
-                "best": score.best,
-                "worst": score.worst,
-                "appearances": score.appearances,
-                "score": score.score,
-            }
 
 
 def judgement_rows(study: Study) -> Iterator[dict[str, Any]]:

@@ -11,15 +11,15 @@ from rest_framework.views import APIView
 from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
 from apps.analysis.permissions import READS_RAW_DATA
-from apps.analysis.raw_data import FORMATS, TABLES, raw_data_lines
+from apps.analysis.raw_data import FORMATS, raw_data_lines, tables
 from apps.annotation.permissions import study_access
 
 
 def _download(request, pk: int, table: str, file_format: str) -> StreamingHttpResponse:
     """Researchers of the study only: 404 for outsiders, 403 for annotators and experts."""
     study = study_access(request, pk).study
-    if table not in TABLES or file_format not in FORMATS:
-        raise Http404(f"Tables: {', '.join(TABLES)}; formats: {', '.join(FORMATS)}.")
+    if table not in tables() or file_format not in FORMATS:
+        raise Http404(f"Tables: {', '.join(tables())}; formats: {', '.join(FORMATS)}.")
     response = StreamingHttpResponse(
         raw_data_lines(study, table, file_format), content_type=FORMATS[file_format]
     )
@@ -42,7 +42,7 @@ class RawDataView(APIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("table", str, OpenApiParameter.PATH, enum=list(TABLES)),
+            OpenApiParameter("table", str, OpenApiParameter.PATH, enum=list(tables())),
             OpenApiParameter("file_format", str, OpenApiParameter.PATH, enum=list(FORMATS)),
         ],
         responses={

@@ -15,6 +15,7 @@ from typing import cast
 from apps.analysis.best_worst import CriterionAnswers, Text, answers_by_criterion, text_names
 from apps.analysis.controls import analysed
 from apps.analysis.reports.base import Section, Table, rounded
+from apps.analysis.reports.sections import section_register
 from apps.analysis.stats.bws import (
     BwsScore,
     bws_rank_correlation,
@@ -98,6 +99,7 @@ def ranked(scores: dict[Text, BwsScore]) -> list[tuple[Text, BwsScore]]:
     return sorted(scores.items(), key=lambda kv: -kv[1].score)
 
 
+@section_register("human-agreement")
 def human_section(study: Study) -> Section | None:
     """The Human agreement report's section: split-half reliability per criterion and the
     counting scores of every text; None when the study neither asks for best-worst scaling
@@ -199,6 +201,7 @@ TOO_FEW = "fewer than 3 texts scored by both"
 CONSTANT = "the judge's or the counting scores never vary"
 
 
+@section_register("judge-vs-human")
 def judge_section(
     study: Study,
     runs: list[JudgeRun],

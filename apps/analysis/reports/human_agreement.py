@@ -1,6 +1,5 @@
 """Human agreement: vetting verdicts and pairwise comparisons of one study (methods §2, §3, §8),
-ratings of texts, and best-worst scaling's counting scores and their split-half reliability
-(reports/best_worst.py).
+ratings of texts, and the sections kinds of work add to it (reports/sections.py).
 
 Consistency is computed on choices normalized to the original-first reading (A: the original
 is better, i.e. the perturbed text is worse; B: the perturbed is better; C: same; D:
@@ -14,7 +13,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from apps.analysis.controls import analysed, control_accuracy, excluded_note
-from apps.analysis.reports import best_worst, figures
+from apps.analysis.reports import figures
 from apps.analysis.reports.base import Report, Section, Table, rounded
 from apps.analysis.reports.imported_agreement import (
     BOOTSTRAP,
@@ -25,6 +24,7 @@ from apps.analysis.reports.imported_agreement import (
 )
 from apps.analysis.reports.judge_vs_human import labelled, rating_sources
 from apps.analysis.reports.rater_quality import rater_checks, rater_section, warnings_of
+from apps.analysis.reports.sections import kind_sections
 from apps.analysis.stats.agreement import cohen_kappa_with_ci
 from apps.analysis.stats.comparisons import (
     AFFECTED,
@@ -126,8 +126,9 @@ def build(study: Study) -> Report:
     report.sections.extend(_comparison_sections(comparisons))
     report.sections.append(imported_section(study))
     report.sections.append(collected_section(study))
-    if (scaled := best_worst.human_section(study)) is not None:
-        report.sections.append(scaled)
+    for section in kind_sections("human-agreement"):  # each kind's, given the study
+        if (built := section(study)) is not None:
+            report.sections.append(built)
     if checks:
         report.sections.append(rater_section(checks))
     report.sections.append(controls_section(study))

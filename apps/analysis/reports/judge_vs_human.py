@@ -1,8 +1,7 @@
 """Judge vs human (methods §5): ordinal alpha between each run and the human ratings, human
 consistency, Pearson r per criterion description type (methods §1), judge consistency across
-prompting techniques, and the misleading-cue match share per criterion; where people scored
-texts by best-worst scaling, each run's rank correlation with their counting scores
-(reports/best_worst.py).
+prompting techniques, and the misleading-cue match share per criterion; and the sections kinds
+of work add to it (reports/sections.py).
 
 Human ratings are the imported ones (released with a dataset) and those collected in the
 study (direct assessment); each statistic is computed for each, side by side, labelled.
@@ -19,7 +18,7 @@ import numpy as np
 
 from apps.analysis.controls import analysed
 from apps.analysis.models import HumanRating
-from apps.analysis.reports import best_worst, description_types, prompting_strategies
+from apps.analysis.reports import description_types, prompting_strategies
 from apps.analysis.reports.base import Report, Section, Table, rounded
 from apps.analysis.reports.imported_agreement import (
     BOOTSTRAP,
@@ -31,6 +30,7 @@ from apps.analysis.reports.imported_agreement import (
 )
 from apps.analysis.reports.judge_data import RunScores, run_scores
 from apps.analysis.reports.rater_quality import rater_checks, rater_section, warnings_of
+from apps.analysis.reports.sections import kind_sections
 from apps.analysis.reports.sentiment import sentiment_section
 from apps.analysis.stats.agreement import Level, alpha_with_ci
 from apps.annotation.models import Assessment, Study
@@ -123,8 +123,9 @@ def build(study: Study) -> Report:
     checks = rater_checks(labelled(sources))
     report.warnings.extend(warnings_of(checks))
     report.sections.append(judge_human_section(runs, means, sources))
-    if (scaled := best_worst.judge_section(study, runs, means, _run_label)) is not None:
-        report.sections.append(scaled)
+    for section in kind_sections("judge-vs-human"):  # each kind's, given what runs scored
+        if (built := section(study, runs, means, _run_label)) is not None:
+            report.sections.append(built)
     report.sections.append(_human_consistency(sources))
     report.sections.append(rater_section(checks))
     for run in runs:

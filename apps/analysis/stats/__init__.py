@@ -1,10 +1,11 @@
 """Statistics for Discern as pure functions over plain sequences and numpy arrays.
 
 No Django and no ORM in here: report builders fetch data in bulk and call these. One concept
-per module, named after the sections of docs/methods.md:
+per module; a kind of work's own statistics are its module, which its docstring describes
+(apps/analysis/kinds.py). The methods shared by every study, named after the sections of
+docs/methods.md:
 
 - ``agreement``    Krippendorff's alpha, percent agreement, Cohen's kappa, bootstrap CIs (§8)
-- ``bws``          best-worst scaling: counting scores, split-half reliability, judges vs BWS
 - ``comparisons``  human pairwise comparisons: consistency, cell verdicts, match rate (§2)
 - ``deltas``       score deltas, S_T / S_F cells, aspect confusion matrix (§1)
 - ``fbi``          FBI judge metrics: single-answer, pairwise, reference-guided (§3)
