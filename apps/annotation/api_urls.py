@@ -1,9 +1,10 @@
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
-from apps.annotation import api, views  # noqa: F401 (views: every kind's page and API)
+from apps.annotation import api
 from apps.annotation.api.controls import ControlDetailView, ControlImportView, ControlListView
 from apps.annotation.api.work import work_api_urls
+from apps.annotation.views import vetting  # the package makes every kind's page and API
 
 router = SimpleRouter()
 router.register("studies", api.StudyViewSet, basename="study")
@@ -12,7 +13,7 @@ urlpatterns = [
     path("", include(router.urls)),
     path(
         "studies/<int:pk>/perturbations/<int:perturbation_pk>/edit/",
-        api.PerturbationEditView.as_view(),
+        vetting.PerturbationEditView.as_view(),
         name="api-perturbation-edit",
     ),
     path("studies/<int:pk>/controls/", ControlListView.as_view(), name="api-controls"),

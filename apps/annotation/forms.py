@@ -1,5 +1,6 @@
-"""Forms of the annotation pages (each judgement carries the idempotency key of its page)
-and of a study's set-up by its researcher."""
+"""Forms of a study's set-up by its researcher, and what every work page's answer form carries
+(`AnswerForm`: each kind of work declares its answer form in its page module,
+apps/annotation/views/<kind>.py)."""
 
 import csv
 import io
@@ -11,11 +12,9 @@ from apps.accounts.models import Role, User
 from apps.annotation.models import (
     ACTIVE_HELP,
     MOST_ACTIVE_SECONDS,
-    Choice,
     ControlItem,
     Panel,
     Study,
-    Verdict,
 )
 from apps.annotation.models.study import KIND_SETUP_FIELDS
 from apps.annotation.services.studies import (
@@ -41,38 +40,6 @@ class AnswerForm(forms.Form):
     active_seconds = forms.FloatField(
         required=False, min_value=0, max_value=MOST_ACTIVE_SECONDS, help_text=ACTIVE_HELP
     )
-
-
-class VerdictForm(AnswerForm):
-    verdict = forms.ChoiceField(choices=Verdict.choices)
-    note = forms.CharField(required=False, max_length=5000)
-
-
-class ChoiceForm(AnswerForm):
-    choice = forms.ChoiceField(choices=Choice.choices)
-    original_first = forms.TypedChoiceField(
-        choices=[("1", "original first"), ("0", "perturbed first")], coerce=lambda v: v == "1"
-    )
-
-
-class RatingForm(AnswerForm):
-    score = forms.IntegerField()
-
-
-class GoldCheckForm(AnswerForm):
-    good = forms.TypedChoiceField(
-        choices=[("1", "good"), ("0", "not good")], coerce=lambda value: value == "1"
-    )
-
-
-class EditForm(forms.Form):
-    text = forms.CharField(strip=False, max_length=1_000_000)
-    note = forms.CharField(required=False, max_length=2000)
-
-
-class VoteForm(AnswerForm):
-    kind = forms.IntegerField()
-    metric = forms.IntegerField()
 
 
 class KeepsUnsent(forms.ModelForm):

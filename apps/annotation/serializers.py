@@ -1,4 +1,6 @@
-"""API shapes of studies, work items and judgements. Validation only: the services decide."""
+"""API shapes of studies and their members, and what every kind of work's shapes share (each
+kind declares its own in its page module, apps/annotation/views/<kind>.py). Validation only:
+the services decide."""
 
 from typing import Any
 
@@ -8,15 +10,8 @@ from apps.accounts.models import Role
 from apps.annotation.models import (
     ACTIVE_HELP,
     MOST_ACTIVE_SECONDS,
-    Assessment,
-    Choice,
-    Comparison,
-    ExpertVote,
-    GoldCheck,
     Study,
     StudyMembership,
-    Verdict,
-    Vetting,
 )
 from apps.annotation.services.studies import CONTROL_FIELDS, SETTINGS_FIELDS, SETUP_FIELDS
 from apps.catalog.models import Criterion, PerturbationKind
@@ -143,7 +138,7 @@ class PlanSummarySerializer(serializers.Serializer):
     problem = serializers.CharField(help_text="Why the criteria design could not be built.")
 
 
-# --- work handed out -------------------------------------------------------------------------
+# --- what kinds of work share ----------------------------------------------------------------
 
 
 class KindBriefSerializer(serializers.Serializer):
@@ -151,64 +146,6 @@ class KindBriefSerializer(serializers.Serializer):
     name = serializers.CharField()
     description = serializers.CharField()
     target_aspect = serializers.CharField(source="target_aspect.slug", default=None)
-
-
-class VettingItemSerializer(serializers.Serializer):
-    """One perturbation to vet, with the word-level diff (see apps/corpus/diff.py)."""
-
-    perturbation = serializers.IntegerField(source="perturbation.pk")
-    kind = KindBriefSerializer(source="perturbation.kind")
-    source = serializers.CharField(source="perturbation.item.source")
-    original = serializers.CharField(source="perturbation.item.original")
-    text = serializers.CharField(source="perturbation.text")
-    explanation = serializers.CharField(source="perturbation.explanation")
-    text_name = serializers.CharField()
-    version = serializers.IntegerField()
-    diff = serializers.JSONField(source="perturbation.diff.ops")
-    leased_until = serializers.DateTimeField(allow_null=True)
-
-
-class ComparisonItemSerializer(serializers.Serializer):
-    """One pair x criterion; `first` and `second` in the recorded order."""
-
-    perturbation = serializers.IntegerField(source="perturbation.pk")
-    criterion = serializers.IntegerField(source="criterion.pk")
-    criterion_text = serializers.CharField()
-    source = serializers.CharField(source="perturbation.item.source")
-    first = serializers.CharField(source="first_text")
-    second = serializers.CharField(source="second_text")
-    original_first = serializers.BooleanField()
-
-
-class AssessmentItemSerializer(serializers.Serializer):
-    """One text to rate under one criterion (whether it is an original or a perturbed text is
-    not said: raters are blind to it)."""
-
-    unit = serializers.IntegerField(source="unit.pk")
-    criterion = serializers.CharField(source="unit.criterion.key")
-    criterion_text = serializers.CharField()
-    source = serializers.CharField(source="unit.item.source")
-    text = serializers.CharField()
-    text_name = serializers.CharField()
-    scale_min = serializers.IntegerField(source="unit.criterion.scale_min")
-    scale_max = serializers.IntegerField(source="unit.criterion.scale_max")
-    based_on = serializers.IntegerField(help_text="Your rating's version (0: none yet).")
-
-
-class GoldCheckItemSerializer(serializers.Serializer):
-    """One adversarial text to label good or not good (the judges' scores are not shown)."""
-
-    perturbation = serializers.IntegerField(source="perturbation.pk")
-    task = serializers.CharField(source="task_name")
-    task_description = serializers.CharField()
-    source = serializers.CharField(source="perturbation.item.source")
-    criterion_text = serializers.CharField()
-    text = serializers.CharField(source="perturbation.text")
-    text_name = serializers.CharField()
-    based_on = serializers.IntegerField(help_text="Your label's version (0: none yet).")
-
-
-# --- judgements in ---------------------------------------------------------------------------
 
 
 class AnswerSerializer(serializers.Serializer):
@@ -231,137 +168,13 @@ class AnswerSerializer(serializers.Serializer):
     )
 
 
-class VettingInSerializer(AnswerSerializer):
-    perturbation = serializers.IntegerField()
-    verdict = serializers.ChoiceField(choices=Verdict.choices)
-    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
-
-
-class ComparisonInSerializer(AnswerSerializer):
-    perturbation = serializers.IntegerField()
-    criterion = serializers.IntegerField()
-    choice = serializers.ChoiceField(choices=Choice.choices)
-    original_first = serializers.BooleanField(
-        required=False, allow_null=True, default=None, help_text="The order shown."
-    )
-
-
-class AssessmentInSerializer(AnswerSerializer):
-    unit = serializers.IntegerField()
-    score = serializers.IntegerField(help_text="On the criterion's scale.")
-
-
-class GoldCheckInSerializer(AnswerSerializer):
-    perturbation = serializers.IntegerField()
-    good = serializers.BooleanField(help_text="True: good; false: not good.")
-
-
 class AssessmentUnitSerializer(serializers.Serializer):
+    """A unit by its number (a rated text, a best-worst tuple)."""
+
     unit = serializers.IntegerField()
-
-
-class ExpertVoteInSerializer(AnswerSerializer):
-    kind = serializers.IntegerField()
-    metric = serializers.IntegerField()
 
 
 class VettingUnitSerializer(serializers.Serializer):
+    """A unit by its perturbation (vetting, gold validation)."""
+
     perturbation = serializers.IntegerField()
-
-
-class ComparisonUnitSerializer(serializers.Serializer):
-    perturbation = serializers.IntegerField()
-    criterion = serializers.IntegerField()
-
-
-class EditSerializer(serializers.Serializer):
-    text = serializers.CharField(trim_whitespace=False, max_length=1_000_000)
-    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
-
-
-# --- judgements out --------------------------------------------------------------------------
-
-
-class VettingSerializer(serializers.ModelSerializer):
-    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
-
-    class Meta:
-        model = Vetting
-        fields = [
-            "id",
-            "study",
-            "perturbation",
-            "annotator",
-            "verdict",
-            "note",
-            "edited_version",
-            "created_at",
-            "updated_at",
-        ]
-
-
-class ComparisonSerializer(serializers.ModelSerializer):
-    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
-
-    class Meta:
-        model = Comparison
-        fields = [
-            "id",
-            "study",
-            "perturbation",
-            "criterion",
-            "annotator",
-            "group",
-            "original_first",
-            "choice",
-            "outcome",
-            "created_at",
-            "updated_at",
-        ]
-
-
-class ExpertVoteSerializer(serializers.ModelSerializer):
-    expert = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    kind = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    metric = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-
-    class Meta:
-        model = ExpertVote
-        fields = ["id", "study", "expert", "task", "kind", "metric", "created_at", "updated_at"]
-
-
-class AssessmentSerializer(serializers.ModelSerializer):
-    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    item = serializers.IntegerField(source="unit.item_id", read_only=True)
-    perturbation = serializers.IntegerField(
-        source="unit.perturbation_id", read_only=True, allow_null=True
-    )
-    criterion = serializers.SlugRelatedField(
-        source="unit.criterion", slug_field="key", read_only=True
-    )
-
-    class Meta:
-        model = Assessment
-        fields = [
-            "id",
-            "study",
-            "unit",
-            "item",
-            "perturbation",
-            "criterion",
-            "annotator",
-            "score",
-            "scale_min",
-            "scale_max",
-            "created_at",
-            "updated_at",
-        ]
-
-
-class GoldCheckSerializer(serializers.ModelSerializer):
-    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
-
-    class Meta:
-        model = GoldCheck
-        fields = ["id", "study", "perturbation", "annotator", "good", "created_at", "updated_at"]

@@ -103,7 +103,7 @@ class PlanPreview:
 @dataclass(frozen=True)
 class KindPreview:
     """A row of the preview for a kind of work with its own settings: `count` answers (`label`,
-    "Best-worst answers"; `slug` its plan key), `detail` how they come about."""
+    the row's name; `slug` its plan key), `detail` how they come about."""
 
     slug: str
     label: str

@@ -1,8 +1,7 @@
-# mypy: disable-error-code="var-annotated, assignment"
 """Best-worst scaling's page and API: a tuple of texts under one criterion; digits pick the best,
 then the worst, and Enter saves. Next, back, submit and skip are the shared work pages
 (views/work.py) and the shared work API (api/work.py); this module declares only the answer,
-the page and the shapes of the API (typed loosely, as apps/*/serializers.py are)."""
+the page and the shapes of the API."""
 
 from __future__ import annotations
 
@@ -90,7 +89,7 @@ class _BestWorstAPI(WorkAPI):
         return best_worst_item(study=study, annotator=user, unit_id=slot.unit_id, held=True)
 
 
-API = work_api(
+BestWorstAPI = work_api(
     BEST_WORST,
     answers="best-worst",
     next="best-worst/next",
