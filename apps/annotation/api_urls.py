@@ -27,6 +27,6 @@ urlpatterns = [
         ControlDetailView.as_view(),
         name="api-control",
     ),
-    # Every type of work's API (api/types.py, and each kind's page module).
+    # Every type of work's API, made in its page module (views/<kind>.py).
     *work_api_urls(),
 ]

@@ -1,21 +1,6 @@
-"""Annotation API: the same services as the pages, for scripts and other front ends."""
+"""Annotation API: the same services as the pages, for scripts and other front ends. Each type
+of work's API is made in its page module (apps/annotation/views/<kind>.py, `work_api`)."""
 
 from apps.annotation.api.studies import StudyViewSet
-from apps.annotation.api.types import (
-    AssessmentAPI,
-    ComparisonAPI,
-    GoldCheckAPI,
-    PerturbationEditView,
-    SurveyAPI,
-    VettingAPI,
-)
 
-__all__ = [
-    "AssessmentAPI",
-    "ComparisonAPI",
-    "GoldCheckAPI",
-    "PerturbationEditView",
-    "StudyViewSet",
-    "SurveyAPI",
-    "VettingAPI",
-]
+__all__ = ["StudyViewSet"]

@@ -114,7 +114,7 @@ class WorkAPI(viewsets.GenericViewSet):
         unit = unit_of(slot, self.work.model.unit_fields)
         return self.work.item(study=study, person=self.request.user, unit=unit, held=True)
 
-    @action(detail=False, methods=["post"])  # routed by work_urls; marks it for the schema
+    @action(detail=False, methods=["post"])  # routed by work_api_urls; marks it for the schema
     def next(self, request: Request, pk: int) -> Response:
         """Your current unit, leased to you (claimed now if you hold none)."""
         study = self.study()
