@@ -31,8 +31,6 @@ AUDIT_KINDS = ("sentence-deletion", "sentence-exchange", "spelling-mistake", "wo
 DEMO_PASSWORD = "discern-demo"
 DEMO_SLUG = "demo"
 DEMO_USERS = {"researcher": Role.RESEARCHER, "annotator": Role.ANNOTATOR, "expert": Role.EXPERT}
-#: The criteria the demo's texts are rated under (direct assessment).
-DEMO_RATED = ("discern-coherence-default", "discern-fluency-default")
 
 
 @transaction.atomic
@@ -65,7 +63,6 @@ def demo_load(*, audit_texts: bool = False) -> Study:
         kind_ids = Perturbation.objects.filter(item__dataset=dataset).values("kind_id")
         study.kinds.set(PerturbationKind.objects.filter(id__in=kind_ids))
     study.criteria.set(_demo_criteria())
-    study.assessment_criteria.set(Criterion.objects.filter(key__in=DEMO_RATED))
     for work in work_types():
         work.demo(study)  # what a kind with its own settings asks of the demo
     for name, role in DEMO_USERS.items():

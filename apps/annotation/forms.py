@@ -43,11 +43,11 @@ class AnswerForm(forms.Form):
 
 
 class KeepsUnsent(forms.ModelForm):
-    """Direct assessment's settings and each kind's own (`study_settings`) may be left out of a
-    post (a form or a script from before they existed): then they keep the study's value (a new
-    study's: the default)."""
+    """Each kind of work's own settings (`study_settings`) may be left out of a post (a form or
+    a script from before they existed): then they keep the study's value (a new study's: the
+    default)."""
 
-    OPTIONAL = ("assessment_overlap", "assessment_texts", *KIND_SETUP_FIELDS)
+    OPTIONAL = KIND_SETUP_FIELDS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -152,9 +152,6 @@ class StudyForm(KeepsUnsent):
             "datasets": "The data the study works on.",
             "kinds": "Perturbation kinds annotators vet and compare.",
             "criteria": "Criteria pairs are compared under (split among annotators).",
-            "assessment_criteria": "Direct assessment: annotators rate each text (blind to "
-            "whether it was perturbed) under each of these criteria, on its scale. None: the "
-            "study does not rate texts.",
         }
 
     def __init__(self, *args, user, **kwargs) -> None:

@@ -6,6 +6,7 @@ models other layers use everywhere are named below.
 """
 
 from apps.annotation.models.assessment import (
+    AssessedTexts,
     Assessment,
     AssessmentSkip,
     AssessmentSlot,
@@ -44,7 +45,6 @@ from apps.annotation.models.judgements import (
 )
 from apps.annotation.models.panel import Panel, PanelLink, PanelSeat, Participant
 from apps.annotation.models.study import (
-    AssessedTexts,
     CriterionAssignment,
     Study,
     StudyMembership,

@@ -2,19 +2,81 @@
 under one criterion, on the criterion's scale: Likert ratings, the way SummEval, USR and
 DialSummEval were collected, so a study has its own human scores for judge-vs-human agreement.
 
-Pooled work on the shared base (models/base.py): each text x criterion (`AssessmentUnit`) has
-k `AssessmentSlot` rows, one per rating it needs (docs/annotation.md, "Direct assessment").
+Its settings join the study (`study_settings`). Pooled work on the shared base (models/base.py):
+each text x criterion (`AssessmentUnit`) has k `AssessmentSlot` rows, one per rating it needs
+(docs/annotation.md, "Direct assessment").
 """
 
 from __future__ import annotations
 
+from typing import Any, Protocol, cast
+
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
 from apps.annotation.models.base import Judgement, LeasedSlot, Skip, slot_indexes
-from apps.annotation.models.study import Study
+from apps.annotation.models.study import Study, study_settings
 from apps.catalog.models import Criterion
 from apps.corpus.models import Perturbation, SourceItem
+
+
+class AssessedTexts(models.TextChoices):
+    """Which texts direct assessment rates."""
+
+    BOTH = "both", "Originals and perturbed texts"
+    ORIGINALS = "originals", "The source items' original texts"
+    PERTURBED = "perturbed", "The perturbed texts"
+
+
+study_settings(
+    {
+        "assessment_criteria": models.ManyToManyField(
+            Criterion,
+            blank=True,
+            related_name="assessed_in",
+            verbose_name="Direct assessment criteria",
+            help_text="Direct assessment: annotators rate each text (blind to whether it was "
+            "perturbed) under each of these criteria, on its scale. None: the study does not "
+            "rate texts.",
+        ),
+        "assessment_overlap": models.PositiveSmallIntegerField(
+            default=1,
+            validators=[MinValueValidator(1)],
+            verbose_name="Ratings per text",
+            help_text="Direct assessment: annotators who rate each text under each criterion.",
+        ),
+        "assessment_texts": models.CharField(
+            max_length=10,
+            choices=AssessedTexts.choices,
+            default=AssessedTexts.BOTH,
+            verbose_name="Texts rated",
+            help_text="Direct assessment: the originals, the perturbed texts, or both "
+            "(annotators are not told which a text is).",
+        ),
+    },
+    progress=("assessment_overlap",),
+    constraints=(
+        models.CheckConstraint(
+            condition=Q(assessment_overlap__gte=1), name="study_assessment_overlap_positive"
+        ),
+    ),
+)
+
+
+class Rated(Protocol):
+    """A study as direct assessment reads it: its own settings join `Study` at start-up
+    (`study_settings` above), where type checkers do not see them."""
+
+    pk: int
+    assessment_criteria: Any  # a many-to-many manager of `Criterion`
+    assessment_overlap: int
+    assessment_texts: str
+
+
+def rated(study: Study) -> Rated:
+    """`study` with its direct assessment settings typed (`Rated`)."""
+    return cast(Rated, study)
 
 
 class AssessmentUnit(models.Model):

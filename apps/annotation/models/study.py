@@ -13,14 +13,6 @@ from apps.catalog.models import Criterion, PerturbationKind
 from apps.corpus.models import Dataset, Perturbation
 
 
-class AssessedTexts(models.TextChoices):
-    """Which texts direct assessment rates."""
-
-    BOTH = "both", "Originals and perturbed texts"
-    ORIGINALS = "originals", "The source items' original texts"
-    PERTURBED = "perturbed", "The perturbed texts"
-
-
 def validate_control_every(value: int) -> None:
     """0 (no control items) or one in 2 or more: one in 1 would hand out nothing else."""
     if value == 1:
@@ -84,28 +76,6 @@ class Study(models.Model):
         "send more HTTP requests to models than this asks to be confirmed first (empty: the "
         "server's default).",
     )
-    assessment_criteria = models.ManyToManyField(
-        Criterion,
-        blank=True,
-        related_name="assessed_in",
-        verbose_name="Direct assessment criteria",
-        help_text="Annotators rate each text under each of these criteria, on its scale; "
-        "none: the study does not rate texts.",
-    )
-    assessment_overlap = models.PositiveSmallIntegerField(
-        default=1,
-        validators=[MinValueValidator(1)],
-        verbose_name="Ratings per text",
-        help_text="Direct assessment: annotators who rate each text under each criterion.",
-    )
-    assessment_texts = models.CharField(
-        max_length=10,
-        choices=AssessedTexts.choices,
-        default=AssessedTexts.BOTH,
-        verbose_name="Texts rated",
-        help_text="Direct assessment: the originals, the perturbed texts, or both "
-        "(annotators are not told which a text is).",
-    )
     control_every = models.PositiveSmallIntegerField(
         default=0,
         validators=[validate_control_every],
@@ -147,9 +117,6 @@ class Study(models.Model):
             models.CheckConstraint(
                 condition=Q(vetting_overlap__gte=1, comparison_groups__gte=1, lease_minutes__gte=1),
                 name="study_settings_positive",
-            ),
-            models.CheckConstraint(
-                condition=Q(assessment_overlap__gte=1), name="study_assessment_overlap_positive"
             ),
         ]
 

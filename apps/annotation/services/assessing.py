@@ -24,6 +24,7 @@ from apps.annotation.models import (
     Study,
     StudyPerturbation,
 )
+from apps.annotation.models.assessment import rated
 from apps.annotation.selectors.shown import assessment_item_sql, assessment_shown_sql
 from apps.annotation.selectors.work import assessment_item
 from apps.annotation.services.leases import BATCH, PooledWork
@@ -46,10 +47,17 @@ class AssessmentWork(PooledWork):
     recent_related = ("unit__criterion__aspect",)
 
     def opted_in(self, study: Study) -> bool:
-        return study.assessment_criteria.exists()
+        return rated(study).assessment_criteria.exists()
 
     def overlap(self, study: Study) -> int:
-        return study.assessment_overlap
+        return rated(study).assessment_overlap
+
+    def demo(self, study: Study) -> None:
+        rated(study).assessment_criteria.set(
+            Criterion.objects.filter(
+                key__in=("discern-coherence-default", "discern-fluency-default")
+            )
+        )
 
     def plan(self, *, study: Study) -> PlanPart:
         _units_sync(study)
@@ -110,7 +118,7 @@ ASSESSMENT = register(AssessmentWork())
 def _units_sync(study: Study) -> None:
     """One unit per wanted text x criterion; units no longer wanted lose their open slots
     and go, unless rated or a control item (then they stay, inactive)."""
-    criteria = list(study.assessment_criteria.values_list("id", flat=True))
+    criteria = list(rated(study).assessment_criteria.values_list("id", flat=True))
     wanted = {(item, pert, c) for item, pert in _texts(study) for c in criteria}
     units = AssessmentUnit.objects.filter(study=study)
     have = {
@@ -121,9 +129,9 @@ def _units_sync(study: Study) -> None:
     }
     gone = [pk for key, (pk, _) in have.items() if key not in wanted]
     AssessmentSlot.objects.filter(unit_id__in=gone, done_at__isnull=True).delete()
-    rated = Exists(Assessment.answers.filter(unit=OuterRef("pk")))
+    answered = Exists(Assessment.answers.filter(unit=OuterRef("pk")))
     controlled = Exists(ControlItem.objects.filter(unit=OuterRef("pk")))
-    units.filter(pk__in=gone).exclude(rated).exclude(controlled).delete()
+    units.filter(pk__in=gone).exclude(answered).exclude(controlled).delete()
     units.filter(pk__in=gone).update(active=False)
     back = [pk for key, (pk, active) in have.items() if key in wanted and not active]
     units.filter(pk__in=back).update(active=True)
@@ -144,10 +152,10 @@ def _units_sync(study: Study) -> None:
 def _texts(study: Study) -> list[Text]:
     """The texts the study rates: its items' originals and/or its plan's perturbed texts."""
     texts: list[Text] = []
-    if study.assessment_texts in (AssessedTexts.BOTH, AssessedTexts.ORIGINALS):
+    if rated(study).assessment_texts in (AssessedTexts.BOTH, AssessedTexts.ORIGINALS):
         items = SourceItem.objects.filter(dataset__in=study.datasets.all())
         texts += [(pk, None) for pk in items.values_list("pk", flat=True)]
-    if study.assessment_texts in (AssessedTexts.BOTH, AssessedTexts.PERTURBED):
+    if rated(study).assessment_texts in (AssessedTexts.BOTH, AssessedTexts.PERTURBED):
         plan = StudyPerturbation.objects.filter(study=study)
         texts += list(plan.values_list("perturbation__item_id", "perturbation_id"))
     return texts

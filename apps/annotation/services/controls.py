@@ -36,6 +36,7 @@ from apps.annotation.models import (
     StudyMembership,
     Verdict,
 )
+from apps.annotation.models.assessment import rated
 from apps.annotation.services.participation import participant_hand_out
 from apps.annotation.services.work import Unit, Work, served_control
 from apps.catalog.models import Criterion
@@ -226,7 +227,7 @@ def _criterion(study: Study, value: object, work: str) -> Criterion:
     if value in (None, ""):
         raise ValueError("criterion is required")
     text = str(value).strip()
-    chosen = study.criteria if work == "comparison" else study.assessment_criteria
+    chosen = study.criteria if work == "comparison" else rated(study).assessment_criteria
     found = chosen.filter(Q(key=text) | Q(pk=int(text)) if text.isdigit() else Q(key=text))
     criterion = found.first()
     if criterion is None:

@@ -25,9 +25,6 @@ SETUP_FIELDS = (
     "vetting_overlap",
     "comparison_groups",
     "comparisons_need_vetting",
-    "assessment_criteria",
-    "assessment_overlap",
-    "assessment_texts",
     *KIND_SETUP_FIELDS,  # each kind's own (models/study.py, `study_settings`)
     "lease_minutes",
     "vetted_only_default",
@@ -35,8 +32,8 @@ SETUP_FIELDS = (
 #: Control items: how often they come, and what a low accuracy does (the controls page and
 #: the API; services/controls.py).
 CONTROL_FIELDS = ("control_every", "control_threshold", "control_exclude")
-#: What a study works on (many-to-many): its datasets, kinds, criteria (compared under), the
-#: criteria its texts are rated under (direct assessment) and those of each kind's settings.
+#: What a study works on (many-to-many): its datasets, kinds, criteria (compared under) and
+#: those of each kind's settings (rated under, best-worst scaled under).
 RELATIONS = tuple(field.name for field in Study._meta.many_to_many if field.name in SETUP_FIELDS)
 #: Study fields a researcher sets (besides its relations).
 STUDY_FIELDS = tuple(name for name in (*SETUP_FIELDS, *CONTROL_FIELDS) if name not in RELATIONS)
@@ -45,7 +42,6 @@ SETTINGS_FIELDS = (
     "vetting_overlap",
     "comparison_groups",
     "comparisons_need_vetting",
-    "assessment_overlap",
     *KIND_PROGRESS_FIELDS,
     "lease_minutes",
     "guidelines",
