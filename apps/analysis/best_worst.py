@@ -22,7 +22,7 @@ from django.db.models import QuerySet
 
 from apps.analysis.pipeline import WorkStage, stage_register
 from apps.analysis.raw_data import Table, table_register
-from apps.analysis.raw_data.human import SAVES, judgement_base
+from apps.analysis.raw_data.human import BASE_COLUMNS, SAVES, judgement_base
 from apps.annotation.models import Study
 from apps.annotation.models.best_worst import BestWorst, BestWorstSlot, BestWorstTuple
 from apps.corpus.models import Perturbation, SourceItem
@@ -118,13 +118,7 @@ def _rows(rows: QuerySet[Any], pks: set[int], fields: tuple[str, ...]) -> Iterat
 # --- raw data ----------------------------------------------------------------------------
 
 ANSWER_COLUMNS = [
-    "id",
-    "study",
-    "annotator",
-    "created_at",
-    "updated_at",
-    "saves",
-    "active_seconds",
+    *BASE_COLUMNS,
     "dataset",
     "item",
     "tuple",

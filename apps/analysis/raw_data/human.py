@@ -30,8 +30,8 @@ CHUNK = 2000
 #: (None when none was timed; apps/analysis/definitions/human.py, `item_seconds`).
 SAVES = {"saves": Count("changes"), "timed": Sum("changes__active_seconds")}
 
-JUDGEMENT_COLUMNS = [
-    "judgement",
+#: What every answer's row starts with (`judgement_base`, after its "judgement").
+BASE_COLUMNS = [
     "id",
     "study",
     "annotator",
@@ -39,6 +39,10 @@ JUDGEMENT_COLUMNS = [
     "updated_at",
     "saves",
     "active_seconds",
+]
+JUDGEMENT_COLUMNS = [
+    "judgement",
+    *BASE_COLUMNS,
     "dataset",
     "item",
     "perturbation",
