@@ -169,7 +169,7 @@ class AnswerSerializer(serializers.Serializer):
 
 
 class AssessmentUnitSerializer(serializers.Serializer):
-    """A unit by its number (a rated text, a best-worst tuple)."""
+    """A unit by its number (a rated text, a tuple of texts)."""
 
     unit = serializers.IntegerField()
 

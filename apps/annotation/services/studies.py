@@ -33,7 +33,7 @@ SETUP_FIELDS = (
 #: the API; services/controls.py).
 CONTROL_FIELDS = ("control_every", "control_threshold", "control_exclude")
 #: What a study works on (many-to-many): its datasets, kinds, criteria (compared under) and
-#: those of each kind's settings (rated under, best-worst scaled under).
+#: those of each kind's own settings (`study_settings`).
 RELATIONS = tuple(field.name for field in Study._meta.many_to_many if field.name in SETUP_FIELDS)
 #: Study fields a researcher sets (besides its relations).
 STUDY_FIELDS = tuple(name for name in (*SETUP_FIELDS, *CONTROL_FIELDS) if name not in RELATIONS)
