@@ -2,7 +2,7 @@
 scores (issue 38).
 
 An **annotation** is one person's answer on one tuple: the texts shown (a tuple, usually of
-4, from :func:`apps.annotation.bws_design.bws_tuples`), the one they picked as best, the one
+4, from :func:`apps.annotation.models.best_worst.bws_tuples`), the one they picked as best, the one
 they picked as worst, and who they are: a :class:`BwsAnnotation` or any ``(shown, best,
 worst, annotator)`` tuple. The annotator is carried for callers; nothing here weighs by it.
 
