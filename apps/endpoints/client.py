@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from apps.endpoints.cache_key import cache_key
-from apps.endpoints.egress import egress_policy
+from apps.endpoints.egress import egress_policy, normal_url
 from apps.endpoints.key_names import key_name_problem
 from apps.endpoints.limiter import EndpointLimiter, limiter_for, limiters_close
 from apps.endpoints.retry import (
@@ -203,7 +203,7 @@ def client_for(endpoint: EndpointConfig, api_key: str) -> openai.AsyncOpenAI:
         import openai
 
         clients[key] = openai.AsyncOpenAI(
-            base_url=endpoint.base_url,
+            base_url=normal_url(endpoint.base_url),  # the host url_problem checked
             api_key=api_key,
             timeout=endpoint.timeout_s,
             max_retries=0,  # retries are ours (apps.endpoints.retry), never the client's

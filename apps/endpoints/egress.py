@@ -7,20 +7,26 @@ network in ``DISCERN_EGRESS_ALLOW`` (e.g. ``loopback`` for a local model server,
 ``make demo`` does; ``10.1.2.0/24`` for one network). Cloud metadata addresses are refused even
 then, unless their own address is listed. Credentials in a URL are refused too.
 
-Checked twice: when an endpoint is saved (``url_problem``: literal addresses, well-known
-metadata names, credentials), and when a worker connects (``address_problem`` on every address
-the host name resolves to, by the client's resolver), so that a name that resolves, or later
-re-resolves, to an inside address does not pass.
+Every check reads the host as the HTTP clients will (``normal_host``: IDNA's Unicode mapping,
+full stops of every script, IP literals in every spelling), so that ``http://127。0。0。1/`` is
+the loopback address it connects to. Checked when an endpoint is saved (``url_problem``:
+literal addresses, well-known metadata names, credentials, hosts that cannot be read), before
+each request (``url_problem`` again, on the URL the client sends) and when a worker connects
+(``address_problem`` on every address the host name resolves to, by the client's resolver), so
+that a name that resolves, or later re-resolves, to an inside address does not pass.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
+
+import idna
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -108,7 +114,10 @@ class EgressPolicy:
         parts = urlsplit(url)
         if parts.username is not None or parts.password is not None:
             return "no user name or password in the address: a key goes in a key variable"
-        host = (parts.hostname or "").rstrip(".").lower()
+        try:
+            host = normal_host(parts.hostname or "").rstrip(".")
+        except HostUnreadable as error:
+            return str(error)
         if host in METADATA_NAMES:
             return self.address_problem(METADATA_ADDRESS_OF_NAME, host)
         if host == "localhost" or host.endswith(".localhost"):
@@ -119,6 +128,53 @@ class EgressPolicy:
 
 METADATA_ADDRESS_OF_NAME = ipaddress.ip_address("169.254.169.254")
 LOOPBACK = ipaddress.ip_address("127.0.0.1")
+
+
+class HostUnreadable(ValueError):
+    """A host name no HTTP client reads the same way: refused, with the reason."""
+
+
+#: What a host is made of once normal: ASCII letters, digits, hyphens, underscores, dots.
+_NORMAL_HOST = re.compile(r"[a-z0-9_.-]+")
+
+
+def normal_host(host: str) -> str:
+    """The host as the HTTP clients connect to it: lower case ASCII, Unicode names mapped by
+    IDNA (UTS 46, as yarl and httpx do: ``127。0。0。1`` is ``127.0.0.1``, ``ⓛⓞⓒⓐⓛⓗⓞⓢⓣ`` is
+    ``localhost``), IPv6 literals compressed. HostUnreadable when it is none of these."""
+    text = host.strip("[]")
+    if ":" in text:
+        try:
+            return str(ipaddress.IPv6Address(text.split("%")[0]))
+        except ValueError:
+            raise HostUnreadable(f"{host!r} is not a host name or an address") from None
+    try:
+        if not text.isascii():
+            text = idna.encode(text, uts46=True).decode("ascii")
+        elif "xn--" in text.lower():  # punycode: it must decode, as the clients decode it
+            idna.decode(text)
+    except (idna.IDNAError, UnicodeError) as error:
+        raise HostUnreadable(f"the host {host!r} cannot be read as a name: {error}") from None
+    text = text.lower()
+    if not _NORMAL_HOST.fullmatch(text) or ".." in text or text.startswith("."):
+        raise HostUnreadable(
+            f"the host {host!r} cannot be read as a name: use letters, digits, hyphens and dots"
+        )
+    return text
+
+
+def normal_url(url: str) -> str:
+    """The URL with its host as ``normal_host`` reads it (HostUnreadable when it cannot)."""
+    parts = urlsplit(url)
+    host = normal_host(parts.hostname or "")
+    netloc = f"[{host}]" if ":" in host else host
+    try:
+        port = parts.port
+    except ValueError:
+        raise HostUnreadable(f"the port in {parts.netloc!r} is not a port number") from None
+    if port is not None:
+        netloc = f"{netloc}:{port}"
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def literal_address(host: str) -> IPAddress | None:

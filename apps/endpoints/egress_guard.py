@@ -1,6 +1,8 @@
 """The egress policy where the client connects (apps.endpoints.egress): the aiohttp
-transport's session, whose resolver checks each address, and a check before each request of the
-httpx transport. Imported where a client is made, not with the models."""
+transport's session, whose middleware checks each request's URL (aiohttp connects to an IP
+literal without asking the resolver) and whose resolver checks each address a name resolves
+to, and a check before each request of the httpx transport. Imported where a client is made,
+not with the models."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 import aiohttp
 import httpx2
 from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.client_middlewares import ClientHandlerType
 
 from apps.endpoints.egress import EgressPolicy, EgressRefused, egress_policy
 
@@ -36,15 +39,30 @@ class GuardedResolver(AbstractResolver):
         await self.inner.close()
 
 
+class CheckedURLs:
+    """aiohttp middleware: each request's URL, as aiohttp will connect to it, goes through the
+    policy's URL check first (IP literals in every spelling, ``localhost``, metadata names)."""
+
+    def __init__(self, policy: EgressPolicy) -> None:
+        self.policy = policy
+
+    async def __call__(
+        self, request: aiohttp.ClientRequest, handler: ClientHandlerType
+    ) -> aiohttp.ClientResponse:
+        if problem := self.policy.url_problem(str(request.url)):
+            raise EgressRefused(problem)
+        return await handler(request)
+
+
 def guarded_session() -> aiohttp.ClientSession:
-    """The aiohttp session of the SDK's aiohttp client (made in the loop that uses it): names
-    resolve through the egress policy's guard, and no connection cap of its own (the
+    """The aiohttp session of the SDK's aiohttp client (made in the loop that uses it): URLs
+    and names go through the egress policy's guards, and no connection cap of its own (the
     endpoint's limiter bounds the requests in flight)."""
     from apps.endpoints.client import tls_context
 
-    resolver = GuardedResolver(egress_policy())
-    connector = aiohttp.TCPConnector(limit=0, ssl=tls_context(), resolver=resolver)
-    return aiohttp.ClientSession(connector=connector)
+    policy = egress_policy()
+    connector = aiohttp.TCPConnector(limit=0, ssl=tls_context(), resolver=GuardedResolver(policy))
+    return aiohttp.ClientSession(connector=connector, middlewares=(CheckedURLs(policy),))
 
 
 class CheckedTransport(httpx2.AsyncBaseTransport):
@@ -57,6 +75,8 @@ class CheckedTransport(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         url = request.url
+        if problem := self.policy.url_problem(str(url)):
+            raise EgressRefused(problem)
         port = url.port or (443 if url.scheme == "https" else 80)
         infos: list[Any] = await asyncio.get_running_loop().getaddrinfo(
             url.host, port, type=socket.SOCK_STREAM

@@ -16,7 +16,7 @@ from django.db import models
 from django.db.models import Q
 
 from apps.endpoints.client import EndpointConfig
-from apps.endpoints.egress import egress_policy
+from apps.endpoints.egress import HostUnreadable, egress_policy, normal_host
 from apps.endpoints.key_names import key_name_problem
 from apps.endpoints.retry import RetryPolicy
 
@@ -88,7 +88,10 @@ class KeyGrantQuerySet(models.QuerySet["KeyGrant"]):
                 f"{variable} is not granted to you ({yours}); an administrator grants keys "
                 "in the admin, under Key grants"
             )
-        host = urlsplit(base_url).hostname or ""
+        try:
+            host = normal_host(urlsplit(base_url).hostname or "")
+        except HostUnreadable as error:
+            return str(error)
         if any(grant.allows_host(host) for grant in grants):
             return None
         hosts = sorted({h for grant in grants for h in grant.host_list()})

@@ -3,12 +3,14 @@ included), and saving one for its owner."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from apps.endpoints.egress import HostUnreadable, normal_url
 from apps.endpoints.key_names import key_name_problem
 from apps.endpoints.models import DEFAULT_PARAM_KEYS, ENDPOINT_SETTINGS, Endpoint
 
@@ -40,6 +42,8 @@ def endpoint_settings_apply(endpoint: Endpoint, settings: Mapping[str, Any]) -> 
         raise ValidationError({"__all__": f"not endpoint settings: {', '.join(sorted(unknown))}"})
     for name, value in settings.items():
         setattr(endpoint, name, value)
+    with contextlib.suppress(HostUnreadable):  # an unreadable host stays, for the check to name
+        endpoint.base_url = normal_url(endpoint.base_url)  # kept as the clients read it
 
 
 @transaction.atomic

@@ -42,6 +42,19 @@ INSIDE = [
 ]
 
 
+#: The loopback and metadata addresses in the spellings an HTTP client folds back to them:
+#: ideographic, fullwidth and halfwidth full stops, enclosed letters.
+UNICODE_SPELLINGS = [
+    ("127。0。0。1", "loopback"),
+    ("127．0．0．1", "loopback"),
+    ("127｡0｡0｡1", "loopback"),
+    ("169。254。169。254", "metadata"),
+    ("ⓛⓞⓒⓐⓛⓗⓞⓢⓣ", "loopback"),
+]
+#: Hosts no client reads the same way: refused with a reason, never a 500.
+UNREADABLE = ["a..b", "exa%6dple.com", "xn--a.com", "ex ample.com"]
+
+
 @pytest.fixture(autouse=True, scope="module")
 def local_limits() -> Iterator[None]:
     configure_limits(None)
@@ -129,6 +142,44 @@ def test_an_inside_address_is_refused_when_a_judge_is_saved(closed, demo, api_cl
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(("host", "kind"), UNICODE_SPELLINGS)
+def test_a_unicode_spelling_of_an_inside_address_is_refused_when_saved_and_tested(
+    closed, demo, api_client, listener, host, kind
+):
+    api_client.force_authenticate(demo.owner)
+    body = {"name": "spelt", "base_url": f"http://{host}:{listener.port}/v1", "model": "m"}
+    saved = api_client.post("/api/v1/judges/", body, format="json")
+    assert saved.status_code == 400, saved.json()
+    assert f"a {kind} address" in saved.json()["base_url"][0]
+    tested = api_client.post("/api/v1/judges/test-connection/", body, format="json")
+    assert tested.status_code == 400 and f"a {kind} address" in tested.json()["base_url"][0]
+    assert not Judge.objects.filter(name="spelt").exists() and listener.accepted == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("host", UNREADABLE)
+def test_a_host_no_client_reads_the_same_way_is_refused_with_the_reason(demo, api_client, host):
+    api_client.force_authenticate(demo.owner)
+    body = {"name": "odd", "base_url": f"http://{host}/v1", "model": "m"}
+    for path in ("/api/v1/judges/", "/api/v1/judges/test-connection/"):
+        answer = api_client.post(path, body, format="json")
+        assert answer.status_code == 400, answer.content
+        assert "cannot be read as a name" in answer.json()["base_url"][0]
+    assert not Judge.objects.filter(name="odd").exists()
+
+
+@pytest.mark.django_db
+def test_an_allowed_host_is_saved_as_the_clients_read_it(settings, demo, api_client):
+    """Where loopback is allowed, a Unicode spelling of it is kept in its plain form, the one
+    the judge list shows and every check reads."""
+    settings.DISCERN_EGRESS_ALLOW = ["loopback"]
+    api_client.force_authenticate(demo.owner)
+    body = {"name": "local", "base_url": "http://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ:8080/v1", "model": "m"}
+    assert api_client.post("/api/v1/judges/", body, format="json").status_code == 201
+    assert Endpoint.objects.get(judges__name="local").base_url == "http://localhost:8080/v1"
+
+
+@pytest.mark.django_db
 def test_the_judge_page_says_why_an_address_is_refused(closed, demo, client):
     client.force_login(demo.owner)
     page = client.post(
@@ -179,6 +230,39 @@ def test_the_client_opens_no_connection_to_a_refused_address(closed, listener) -
     outcome = call(f"http://127.0.0.1:{listener.port}/v1")
     assert not outcome.ok and outcome.error_kind == "config" and outcome.attempts == 0
     assert "127.0.0.1 is a loopback address" in (outcome.error_message or "")
+    assert listener.accepted == 0
+
+
+@pytest.mark.usefixtures("transport")
+@pytest.mark.parametrize(("host", "kind"), UNICODE_SPELLINGS)
+def test_a_unicode_spelling_gets_no_connection(closed, listener, host, kind) -> None:
+    """Past the save check (an endpoint saved before it knew these spellings): the client
+    refuses before connecting, and the listener on loopback sees nothing."""
+    outcome = call(f"http://{host}:{listener.port}/v1")
+    assert not outcome.ok and outcome.error_kind == "config" and outcome.attempts == 0
+    assert f"a {kind} address" in (outcome.error_message or "")
+    assert listener.accepted == 0
+
+
+@pytest.mark.usefixtures("transport")
+def test_each_request_is_checked_where_the_client_connects(closed, listener) -> None:
+    """The guards themselves, with the check before the call left out: an IP literal, which
+    aiohttp connects to without asking its resolver, is refused by the session's middleware;
+    the httpx transport checks it before the request."""
+
+    async def main():
+        client = llm_client.client_for(
+            EndpointConfig(base_url=f"http://127。0。0。1:{listener.port}/v1", model="m"), "k"
+        )
+        try:
+            await client.chat.completions.create(model="m", messages=[])
+        except Exception as error:
+            return error
+        finally:
+            await close_clients()
+
+    error = asyncio.run(main())
+    assert error is not None and "refused by the egress policy" in repr(error.__cause__ or error)
     assert listener.accepted == 0
 
 
