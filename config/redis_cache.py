@@ -8,10 +8,16 @@ one is built once per pool (measured 2026-11-24: docs/benchmarks.md's history in
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+
+from apps.outages import REDIS_DOWN
+
+logger = logging.getLogger(__name__)
 
 
 class KeptClient(RedisCacheClient):
@@ -37,3 +43,31 @@ class KeptClientRedisCache(RedisCache):
     def __init__(self, server: Any, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = KeptClient
+
+
+class SessionRedisCache(KeptClientRedisCache):
+    """The sessions' cache (Django's ``cached_db`` reads it before the database): with Redis
+    away, a read misses and a write is skipped, so pages go on from the database alone.
+    Deleting still fails (a 503, config/errors.py): a session logged out while Redis is away
+    must not live on in it."""
+
+    def get(self, key: Any, default: Any = None, version: Any = None) -> Any:
+        try:
+            return super().get(key, default, version)
+        except REDIS_DOWN as error:
+            logger.warning("sessions read from the database alone: %r", error)
+            return default
+
+    def set(
+        self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None
+    ) -> None:
+        try:
+            super().set(key, value, timeout, version)
+        except REDIS_DOWN as error:
+            logger.warning("a session kept in the database alone: %r", error)
+
+    def has_key(self, key: Any, version: Any = None) -> bool:
+        try:
+            return bool(super().has_key(key, version))
+        except REDIS_DOWN:
+            return False

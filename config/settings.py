@@ -71,6 +71,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.upload_limit.UploadLimitMiddleware",  # first: before anything reads the body
+    "config.odd_input.OddInputMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -205,7 +206,12 @@ REDIS_URL = env.str("REDIS_URL", default="")
 BROKER_DIR = VAR_DIR / "broker"
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+    # kombu's Redis transport, repaired so that losing the broker does not end the worker
+    CELERY_BROKER_TRANSPORT = "workers.broker:Transport"
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
+        "retry_on_timeout": True,
+        "health_check_interval": 10,
+    }
 else:
     BROKER_DIR.mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://localhost/"  # a host named: kombu warns without one
@@ -216,6 +222,12 @@ else:
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
+# A broker that goes away is waited for, however long, at start and while running; the task
+# that is running meanwhile carries on (workers.outages).
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_TASK_DEFAULT_QUEUE = env.str("DISCERN_QUEUE", default="discern")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -233,11 +245,11 @@ CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"
 CACHES["shared"] = CACHES["default"]
 if REDIS_URL:
     CACHES["sessions"] = {
-        "BACKEND": "config.redis_cache.KeptClientRedisCache",  # one client per pool
+        "BACKEND": "config.redis_cache.SessionRedisCache",  # Redis away: the database alone
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "discern",
     }
-    CACHES["shared"] = CACHES["sessions"]
+    CACHES["shared"] = CACHES["sessions"] | {"BACKEND": "config.redis_cache.KeptClientRedisCache"}
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
     SESSION_CACHE_ALIAS = "sessions"
 
@@ -300,7 +312,8 @@ DISCERN_PRELOAD = (
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"quiet_refusals": {"()": "config.errors.QuietRefusals"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["quiet_refusals"]}},
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
     # the openai client logs every request at INFO: too much in a worker making thousands
     "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "openai")},

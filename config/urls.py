@@ -14,6 +14,7 @@ from config.health import healthz
 # token is the check) are open to anyone; the admin checks staff itself.
 public = allow(AllowAny)
 PAGE_APPS = ("annotation", "corpus", "catalog", "judging", "analysis")
+handler500 = "config.errors.server_error"  # an outage is a 503 (config/errors.py)
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

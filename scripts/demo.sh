@@ -4,7 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-python.sh
-export DJANGO_DEBUG=${DJANGO_DEBUG:-true}
 export DISCERN_EGRESS_ALLOW=${DISCERN_EGRESS_ALLOW-loopback}  # local model servers
 PORT=${PORT:-8000}
 VAR=${DISCERN_VAR_DIR:-var}

@@ -13,6 +13,7 @@ from celery.signals import worker_init, worker_process_init
 from django.conf import settings
 
 import workers.tasks
+from workers.recovery import Sweeps
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -21,6 +22,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.imports = tuple(
     f"workers.tasks.{module.name}" for module in pkgutil.iter_modules(workers.tasks.__path__)
 )
+app.steps["consumer"].add(Sweeps)
 
 
 @worker_init.connect  # the main process (and, before they fork, the pool's processes)

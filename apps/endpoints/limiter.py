@@ -99,6 +99,12 @@ class EndpointLimiter:
         if self.reserved is not None and self._reserving is None:
             self._reserving = asyncio.create_task(self.reserved.start())
 
+    def idle(self, idle: bool) -> None:
+        """Say whether this caller has nothing to ask for now: an idle caller keeps no share
+        of the shared slots (``ReservedSlots.idle``)."""
+        if self.reserved is not None:
+            self.reserved.idle = idle
+
     @property
     def held(self) -> int:
         """Slots this caller holds now (its share, without Redis)."""
@@ -157,6 +163,8 @@ class EndpointLimiter:
             self._reserving.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reserving
+        elif self._reserving is not None and not self._reserving.cancelled():
+            self._reserving.exception()  # seen: its error (Redis away) was every caller's
         if self.reserved is not None:
             await self.reserved.close()
 

@@ -33,6 +33,7 @@ from typing import Any
 import redis
 
 from apps.endpoints.limits import SLOT_PREFIX, RedisSemaphore
+from apps.outages import REDIS_DOWN
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +71,9 @@ class ReservedSlots:
         self.semaphore = semaphore
         self.share = share
         self.cap = max(share, cap or share)
+        #: The caller has nothing to ask for now (a run's task waiting for the others): it
+        #: keeps no share, so a caller short of slots gets them all back.
+        self.idle = False
         self.prefix = f"{node or 'local'}/{os.getpid()}/"
         self.name = self.prefix + uuid.uuid4().hex[:12]  # this task, in the "short" set
         self.tokens: list[str] = []
@@ -140,17 +144,18 @@ class ReservedSlots:
 
     async def balance(self) -> None:
         """Top up to the share; then give back the surplus if another task is short of its
-        share, or borrow what is free if none is."""
-        if len(self.tokens) < self.share:
-            await self._take_free(self.share)
-        others = await self._others_short(len(self.tokens) < self.share)
-        self._owed = max(0, len(self.tokens) - self.share) if others else 0
+        share, or borrow what is free if none is. An idle caller wants no share."""
+        wanted = 0 if self.idle else self.share
+        if len(self.tokens) < wanted:
+            await self._take_free(wanted)
+        others = await self._others_short(len(self.tokens) < wanted)
+        self._owed = max(0, len(self.tokens) - wanted) if others else 0
         while (self._owed or self._dropped) and not self._permits.locked():
             await self._permits.acquire()  # a permit no call holds: retire it now
             if not await self._retire():
                 self._permits.release()
                 break
-        if not others:
+        if not others and not self.idle:
             await self._take_free(self.cap)
 
     async def _keep(self) -> None:
@@ -182,11 +187,13 @@ class ReservedSlots:
             self._keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._keeper
-        with contextlib.suppress(Exception):
+        tokens, self.tokens = self.tokens, []
+        try:  # best effort: with Redis away, the leases expire on their own
             await self._others_short(False)
-        for token in self.tokens:
-            await self.semaphore.release(token)  # best effort: a lost one expires on its own
-        self.tokens = []
+            for token in tokens:
+                await self.semaphore.release(token)
+        except REDIS_DOWN:
+            logger.warning("reserved slots on %s left to expire", self.semaphore.key)
 
 
 def node_slots_release(redis_url: str, node: str) -> int:

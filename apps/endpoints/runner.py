@@ -68,14 +68,16 @@ class Ask:
 
 @dataclass
 class Answer:
-    """What an ask got: its outcome (None: not asked, the runner stopped first), the format
-    retry's outcome and messages if one was made, and the HTTP attempts of both."""
+    """What an ask got: its outcome (None: not asked, the runner stopped first or ``error``
+    was raised before a reply came), the format retry's outcome and messages if one was
+    made, and the HTTP attempts of both."""
 
     handle: Any
     outcome: CallOutcome | None
     retry: CallOutcome | None = None
     retry_messages: Messages | None = None
     attempts: int = 0
+    error: BaseException | None = None
 
     @property
     def asked(self) -> bool:
@@ -119,6 +121,11 @@ class Runner:
         """Slots of the endpoint this runner holds now."""
         return self.limiter.held
 
+    def idle(self, idle: bool) -> None:
+        """Say whether the caller has nothing to ask for now (its slots go to whoever is
+        short of them; ``EndpointLimiter.idle``)."""
+        self._loop.call_soon_threadsafe(self.limiter.idle, idle)
+
     def submit(self, asks: Iterable[Ask]) -> None:
         """Start the asks (non-blocking; one wake-up of the loop thread per batch)."""
         batch = list(asks)
@@ -127,8 +134,8 @@ class Runner:
             self._loop.call_soon_threadsafe(self._spawn, batch)
 
     def take(self, wait: float = 0.0) -> list[Answer]:
-        """The answers finished so far (sleeping ``wait`` first when there are none). Raises
-        what an ask raised: a bug, or Redis down under the limiter."""
+        """The answers finished so far (sleeping ``wait`` first when there are none). An ask
+        that raised (a bug, or Redis down under the limiter) comes back with its ``error``."""
         if not self._finished and wait > 0:
             time.sleep(wait)
         answers = []
@@ -137,15 +144,20 @@ class Runner:
             self.pending -= 1
             if task.cancelled():
                 answers.append(Answer(ask.handle, None))
+            elif (error := task.exception()) is not None:
+                answers.append(Answer(ask.handle, None, error=error))
             else:
                 answers.append(task.result())
         return answers
 
     def run(self, asks: Iterable[Ask]) -> Iterator[Answer]:
-        """Submit the asks and yield each answer as it comes."""
+        """Submit the asks and yield each answer as it comes; raises what an ask raised."""
         self.submit(asks)
         while self.pending:
-            yield from self.take(wait=POLL_S)
+            for answer in self.take(wait=POLL_S):
+                if answer.error is not None:
+                    raise answer.error
+                yield answer
 
     def stop(self) -> None:
         """Ask nothing new: asks waiting for a slot come back not asked; those on the wire

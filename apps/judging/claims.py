@@ -26,7 +26,14 @@ from apps import plain_sql
 from apps import sql_rows as plain
 from apps.catalog.models import Criterion, Metric
 from apps.corpus.models import Perturbation, SourceItem
-from apps.judging.models import Candidate, JudgeCall, JudgeRun, ParseStatus, RunStatus
+from apps.judging.models import (
+    Candidate,
+    JudgeCall,
+    JudgeRun,
+    ParseStatus,
+    RunRequests,
+    RunStatus,
+)
 
 LEASE_SECONDS = 15.0
 RESULT_FIELDS = [
@@ -294,9 +301,10 @@ def results_save(
 ) -> int:
     """Store finished calls still held by ``token`` and count them on the run, atomically.
 
-    ``requests`` = (attempts to add, floor): the HTTP-requests counter counts attempts as
-    they are sent (``engine.once.RequestCounter``), not from the stored calls, so attempts
-    abandoned at cancel or kill count too; it only grows.
+    ``requests`` = (attempts sent since the last save, attempts sent in all) by this task:
+    the HTTP-requests counter counts attempts as they are sent (``engine.once``), not from
+    the stored calls, so attempts abandoned at cancel or kill count too; the task's total is
+    kept beside (``RunRequests``), for the attempts a killed task never saved.
 
     One UPDATE for the whole batch on PostgreSQL (each column an array, ``unnest``), a
     batch of parametrised UPDATEs elsewhere (``bulk_update`` builds a CASE per field and
@@ -305,50 +313,42 @@ def results_save(
     written, and the other worker's result is the one kept; the run's counters are then
     recounted rather than incremented.
     """
+    added, sent = requests
+    if added:
+        RunRequests.objects.bulk_create(
+            [RunRequests(run_id=run_id, token=token, sent=sent)],
+            update_conflicts=True,
+            unique_fields=["run", "token"],
+            update_fields=["sent"],
+        )
     if not calls:
-        if any(requests):
-            _requests_raise(run_id, *requests)
+        if added:
+            JudgeRun.objects.filter(pk=run_id).update(http_requests=F("http_requests") + added)
         return 0
     now = timezone.now()
     for call in calls:
         call.claimed_by, call.claimed_until, call.finished_at = "", None, now
     written = _write(calls, token)
     if written != len(calls):
-        if any(requests):
-            _requests_raise(run_id, *requests)
+        JudgeRun.objects.filter(pk=run_id).update(http_requests=F("http_requests") + added)
         run_recount(run_id)
         return written
-    increments = _increments(calls)
+    increments = {**_increments(calls), "http_requests": added}
     beat = JudgeRun._meta.get_field("heartbeat_at").get_db_prep_save(now, connection)
     with connection.cursor() as cursor:
-        cursor.execute(
-            _counters_statement(increments), [*increments.values(), *requests, beat, run_id]
-        )
+        cursor.execute(_counters_statement(increments), [*increments.values(), beat, run_id])
     return written
 
 
-def _requests_raise(run_id: int, added: int, floor: int) -> None:
-    JudgeRun.objects.filter(pk=run_id).update(
-        http_requests=Greatest(F("http_requests") + added, floor)
-    )
-
-
 def _counters_statement(increments: dict[str, int]) -> str:
-    """Add to the run's counters and raise its HTTP-requests counter in the same
-    transaction (plain SQL: this runs ~10 times a second per worker, and building it
-    through the ORM cost more than the rows it counts)."""
+    """Add to the run's counters in the same transaction (plain SQL: this runs ~10 times a
+    second per worker, and building it through the ORM cost more than the rows it counts)."""
     quote = connection.ops.quote_name
     adds = ", ".join(f"{quote(name)} = {quote(name)} + %s" for name in increments)
-    requests = quote("http_requests")
     return (
-        f"UPDATE {quote(JudgeRun._meta.db_table)} SET {adds}, "
-        f"{requests} = {_greatest()}({requests} + %s, %s), {quote('heartbeat_at')} = %s "
+        f"UPDATE {quote(JudgeRun._meta.db_table)} SET {adds}, {quote('heartbeat_at')} = %s "
         f"WHERE {quote('id')} = %s"
     )
-
-
-def _greatest() -> str:
-    return "GREATEST" if connection.vendor == "postgresql" else "MAX"
 
 
 def failed_calls_reset(*, run_id: int) -> int:

@@ -70,6 +70,32 @@ def test_idle_borrowed_slots_go_back_to_a_task_short_of_its_share() -> None:
     scenario(body)
 
 
+def test_an_idle_task_lends_even_its_share_to_a_task_short_of_slots() -> None:
+    """Shares may add up to more than the limit (a run's tasks started again after an outage):
+    a task with nothing to ask keeps none, else the other waits for ever."""
+
+    async def body(semaphore: RedisSemaphore) -> None:
+        whole = ReservedSlots(semaphore, 4, "w1", cap=4)
+        await whole.start()
+        short = ReservedSlots(semaphore, 2, "w2", cap=4)
+        starting = asyncio.create_task(short.start())
+        await asyncio.sleep(0.05)
+        await whole.balance()  # busy: its share is its own
+        assert len(whole.tokens) == 4 and not short.tokens
+        whole.idle = True
+        await whole.balance()
+        await until(lambda: len(short.tokens) == 2)
+        await starting
+        assert not whole.tokens
+        whole.idle = False
+        await whole.balance()  # busy again: it takes what is free, up to its share
+        assert len(whole.tokens) == 2 and await semaphore.holders() == 4
+        await whole.close()
+        await short.close()
+
+    scenario(body)
+
+
 def test_borrowed_slots_in_use_come_back_as_their_calls_finish() -> None:
     async def body(semaphore: RedisSemaphore) -> None:
         first = ReservedSlots(semaphore, 2, "w1", cap=4)

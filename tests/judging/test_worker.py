@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import limits.storage
 import limits.strategies
@@ -107,9 +108,21 @@ def test_one_worker_process_borrows_the_slots_of_the_task_it_cannot_run_yet(
 
 
 @contextmanager
-def own_worker(queue: str, node: str, log_name: str) -> Iterator[subprocess.Popen]:
-    """A `celery worker` of our own (its own process group, so SIGKILL takes it whole)."""
-    from workers.celery import app
+def own_worker(
+    queue: str,
+    node: str,
+    log_name: str,
+    env: dict[str, str] | None = None,
+    concurrency: int = 1,
+    production: bool = False,
+    control: Any = None,
+) -> Iterator[subprocess.Popen]:
+    """A `celery worker` of our own (its own process group, so SIGKILL takes it whole);
+    ``production``: with gossip and mingle, as docs/deployment.md starts it; ``control``: the
+    Celery app that pings it (the suite's by default)."""
+    from workers.celery import app as suite_app
+
+    app = control or suite_app
 
     db = connection.settings_dict
     env = {
@@ -117,6 +130,7 @@ def own_worker(queue: str, node: str, log_name: str) -> Iterator[subprocess.Pope
         "DISCERN_QUEUE": queue,
         "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/"
         f"{db['NAME']}",
+        **(env or {}),
     }
     ARTIFACTS.mkdir(exist_ok=True)
     with (ARTIFACTS / log_name).open("w") as log:
@@ -132,10 +146,9 @@ def own_worker(queue: str, node: str, log_name: str) -> Iterator[subprocess.Pope
                 queue,
                 "-n",
                 node,
-                "--concurrency=1",
+                f"--concurrency={concurrency}",
                 "--loglevel=INFO",
-                "--without-gossip",
-                "--without-mingle",
+                *([] if production else ["--without-gossip", "--without-mingle"]),
             ],
             cwd=ROOT,
             env=env,

@@ -1,9 +1,10 @@
 """Adversarial search tasks: ids in, one service call (apps.judging.services.searches).
 
 ``work_search`` works a search to its end; it is safe to run twice or at once on several
-workers (one of them holds the search's claim, the others return). Database and Redis
-outages are retried with backoff; anything else fails the search with the error shown on
-its page. A worker that starts restarts the searches its previous incarnation held.
+workers (one of them holds the search's claim, the others return). Database, Redis and
+broker outages are waited out in the task (workers.outages); anything else fails the search
+with the error shown on its page. A worker that starts restarts the searches its previous
+incarnation held.
 """
 
 from __future__ import annotations
@@ -19,18 +20,17 @@ from apps.judging.services import (
     adversarial_searches_recover,
 )
 from apps.judging.services.searches import STALE_AFTER_S
-from workers.tasks.judging import TRANSIENT
+from workers.outages import TRANSIENT, through_outages
 
 
-@shared_task(name="judging.work_search", bind=True, acks_late=True, max_retries=5)
+@shared_task(name="judging.work_search", bind=True, acks_late=True)
 def work_search(self: Any, search_id: int) -> None:
+    node = self.request.hostname or ""
     try:
-        adversarial_search_work(search_id=search_id, node=self.request.hostname or "")
+        through_outages(adversarial_search_work, search_id=search_id, node=node)
     except TRANSIENT as exc:
-        if self.request.retries >= self.max_retries:
-            adversarial_search_fail(search_id=search_id, error=f"gave up after retries: {exc}")
-            raise
-        raise self.retry(exc=exc, countdown=min(60, 2 ** (self.request.retries + 1))) from exc
+        adversarial_search_fail(search_id=search_id, error=f"a service stayed out of reach: {exc}")
+        raise
     except Exception as exc:
         adversarial_search_fail(search_id=search_id, error=f"{type(exc).__name__}: {exc}")
         raise

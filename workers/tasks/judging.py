@@ -1,9 +1,10 @@
 """Judge run tasks: ids in, one service call.
 
 ``work_run`` works on a run until nothing is left to claim (see apps.judging.engine); it is
-safe to run twice or at once on several workers. Database and Redis outages are retried with
-backoff; anything else fails the run with the error shown on its page. A worker that starts
-frees the leases its previous incarnation held (it was killed) and restarts those runs.
+safe to run twice or at once on several workers. Database, Redis and broker outages are waited
+out in the task (workers.outages); anything else fails the run with the error shown on its
+page. A worker that starts frees the leases its previous incarnation held (it was killed) and
+restarts those runs; every worker looks for runs nobody works on (workers.recovery).
 """
 
 from __future__ import annotations
@@ -12,25 +13,28 @@ from typing import Any
 
 from celery import current_app, shared_task
 from celery.signals import worker_ready
-from django.db import InterfaceError, OperationalError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from apps.judging import claims
-from apps.judging.services import judge_run_fail, judge_run_work, judge_runs_recover
+from apps.judging.services import (
+    judge_run_fail,
+    judge_run_fan_out,
+    judge_run_work,
+    judge_runs_recover,
+)
+from workers.outages import TRANSIENT, through_outages
 
-TRANSIENT = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError)
 
-
-@shared_task(name="judging.work_run", bind=True, acks_late=True, max_retries=5)
+@shared_task(name="judging.work_run", bind=True, acks_late=True)
 def work_run(self: Any, run_id: int, share: int | None = None) -> None:
+    node = self.request.hostname or ""
     try:
-        judge_run_work(run_id=run_id, share=share, node=self.request.hostname or "")
+        if share is None:  # the run's first task
+            share = through_outages(judge_run_fan_out, run_id=run_id)
+        if share is not None:
+            through_outages(judge_run_work, run_id=run_id, share=share, node=node)
     except TRANSIENT as exc:
-        if self.request.retries >= self.max_retries:
-            judge_run_fail(run_id=run_id, error=f"gave up after retries: {exc}")
-            raise
-        raise self.retry(exc=exc, countdown=min(60, 2 ** (self.request.retries + 1))) from exc
+        judge_run_fail(run_id=run_id, error=f"a service stayed out of reach: {exc}")
+        raise
     except Exception as exc:
         judge_run_fail(run_id=run_id, error=f"{type(exc).__name__}: {exc}")
         raise

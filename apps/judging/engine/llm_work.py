@@ -20,6 +20,7 @@ from apps.judging.prompt_template import TemplateError
 from apps.judging.prompting import PromptError, call_messages
 from apps.judging.scoring import ReplyReader
 from apps.judging.stored_replies import stored_replies
+from apps.outages import REDIS_DOWN
 
 
 @dataclass
@@ -52,8 +53,10 @@ class LlmWork(Work):
         self.runner: Runner | None = None
         redis_url = getattr(settings, "REDIS_URL", "")
         sync = redis.Redis.from_url(redis_url) if redis_url else None
-        self.counter = RequestCounter(run_identity(run), sync)
+        self.counter = RequestCounter(run_identity(run), token)
         self.prompts = PromptClaims(run_identity(run), token, sync)
+        self.outage: BaseException | None = None  # Redis went away under an ask
+        self.idle = False  # nothing to ask for now: its slots are lent
         self._next_unpark = 0.0
         self._progress_at = time.monotonic()
         self.stall_limit_s = stall_limit(self.endpoint)
@@ -142,8 +145,12 @@ class LlmWork(Work):
     def _take(self, reply: Answer) -> None:
         key = reply.handle
         group = self.in_flight.pop(key, [])
+        if isinstance(reply.error, REDIS_DOWN):
+            self.outage = reply.error  # not sent: its calls stay pending
+        elif reply.error is not None:
+            raise reply.error
         if not reply.asked or not group:
-            return  # never asked (the run was cancelled): the calls stay pending
+            return  # never asked (the run was cancelled, or Redis is down): calls stay pending
         self._progress_at = time.monotonic()
         leader, followers = group[0], group[1:]
         fill_from_reply(leader.call, reply, self.reader)
@@ -163,11 +170,13 @@ class LlmWork(Work):
             self.buffer.append(follower.call)
 
     def _drain(self, wait: float) -> None:
-        """Take every finished request (the runner polls: see ``Runner.take``). An exception
-        here is a bug or Redis down: it propagates."""
+        """Take every finished request (the runner polls: see ``Runner.take``). An ask that
+        raised is a bug or Redis down: it propagates, once the other replies are taken."""
         assert self.runner is not None
         for reply in self.runner.take(wait):
             self._take(reply)
+        if self.outage is not None:
+            raise self.outage
 
     def _window(self) -> int:
         """Calls to keep queued: twice the slots held (more once it borrows some)."""
@@ -191,6 +200,12 @@ class LlmWork(Work):
                 "request(s) in flight; Resume to try again"
             )
 
+    def _idle(self, idle: bool) -> None:
+        if idle != self.idle:
+            assert self.runner is not None
+            self.idle = idle
+            self.runner.idle(idle)
+
     def requests_report(self) -> tuple[int, int]:
         return self.counter.report()
 
@@ -206,17 +221,24 @@ class LlmWork(Work):
         )
         try:
             self.counter.shared = self.runner.limiter.redis
-            self._main()
+            try:
+                self._main()
+            except REDIS_DOWN:  # the worker task waits for Redis, then works on
+                self._wind_down(self.runner, self.endpoint.timeout_s + 1.0)
+                raise
             if self.cancelled:
-                self._wind_down(self.runner)
+                self._wind_down(self.runner, CANCEL_GRACE_S)
         finally:
-            self.runner.close()  # cancels whatever is still running; slots go back
-            self.finish()
-            self.prompts.release(list(self.prompts.held))
+            try:
+                self.runner.close()  # cancels whatever is still running; slots go back
+            finally:
+                self.finish()
+                self.prompts.release(list(self.prompts.held))
 
-    def _wind_down(self, runner: Runner) -> None:
-        """Cancelled: ask nothing new, keep the replies of calls already on the wire."""
-        for reply in runner.wind_down(CANCEL_GRACE_S):
+    def _wind_down(self, runner: Runner, grace_s: float) -> None:
+        """Cancelled, or Redis away: ask nothing new, keep the replies of calls already on the
+        wire (paid for)."""
+        for reply in runner.wind_down(grace_s):
             self._take(reply)
 
     def _main(self) -> None:
@@ -229,6 +251,7 @@ class LlmWork(Work):
             if not exhausted and self._waiting() < window:
                 batch = self.claim(min(500, window))
                 if batch:
+                    self._idle(False)
                     self.start(batch)
                 else:
                     exhausted = True
@@ -239,6 +262,7 @@ class LlmWork(Work):
             self._unpark()
             self._watch()
             if exhausted and not self.in_flight and not self.parked:
+                self._idle(True)  # other tasks of the run may be short of slots meanwhile
                 if self.wait_for_others():
                     return
                 exhausted = False

@@ -1,23 +1,33 @@
 """Once per run: every request a run sends is counted (before it is sent), and each distinct
 prompt is asked by one task only (claimed by its cache key).
 
-Both live in Redis when the run is fanned out over tasks (docs/judging.md, "How runs
-execute"): the count survives a killed worker, and a task that finds a prompt claimed by
-another task waits for that task's reply in the cache instead of asking again. Without Redis
-a run has one task, and both are kept in memory.
+Counts: each task counts the attempts it sends and saves the count with its results, so the
+run's counter is exact for every task that lives to save, whatever happens to Redis. With
+Redis, each attempt also waits until the task's count is stored there (under its lease
+token), so that a worker killed with attempts sent and not yet saved has them counted when it
+restarts (``requests_recover``). Prompt claims live in Redis when the run is fanned out over
+tasks (docs/judging.md, "How runs execute"): a task that finds a prompt claimed by another
+waits for that task's reply in the cache instead of asking again. Without Redis a run has one
+task, and both are kept in memory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable
 from typing import Any
 
 import redis
+from django.db import transaction
+from django.db.models import F
 
 from apps.endpoints.limits import SLOT_PREFIX
+from apps.judging.models import JudgeRun, RunRequests
+from apps.outages import REDIS_DOWN
 
-KEEP_COUNT_S = 30 * 24 * 3600  # the request count of a run outlives any pause of it
+logger = logging.getLogger(__name__)
+KEEP_COUNT_S = 30 * 24 * 3600  # a task's count outlives any pause of its run
 ASK_LEASE_S = 30.0  # a dead task's claim on a prompt lapses after this; renewed while alive
 
 # Delete a claim only if this task still holds it.
@@ -33,40 +43,35 @@ def run_identity(run: Any) -> str:
     return f"{run.pk}:{run.created_at.timestamp():.6f}"
 
 
-def requests_key(identity: str) -> str:
-    return f"{SLOT_PREFIX}:http:{identity}"
+def requests_key(identity: str, token: str) -> str:
+    """Where a task (its lease token) keeps the count of the attempts it sent for a run."""
+    return f"{SLOT_PREFIX}:http:{identity}:{token}"
 
 
 class RequestCounter:
-    """HTTP attempts sent for a run, counted just before each is sent (in the loop thread).
+    """HTTP attempts this task sent for a run, counted just before each is sent (in the loop
+    thread); ``report()`` (in the task's thread) says how many to add to the run's counter.
 
-    With Redis each attempt waits until its count is stored there, but the attempts that
-    come to be counted while one increment is on its way share the next one (``INCRBY n``):
-    one round trip and one connection for a burst of attempts, not one each (at 256 in
-    flight, one each ran the client out of connections).
-
-    ``report()`` (in the task's thread) says how to update the run's counter: with Redis,
-    raise it to the run's count there (every task, every incarnation, abandoned attempts
-    included: the value the last increment returned, or read once if this task sent none);
-    without, add what this task sent since the last report.
+    With Redis (``shared``: the loop thread's async client), an attempt is sent only once
+    the task's whole count, itself included, is stored there: one key per task, written by
+    this task alone, so each write sets the whole count (a Redis restart loses nothing the
+    next write does not put back), and the attempts that come to be counted while one write
+    is on its way share the next one. An attempt whose count cannot be stored is not sent
+    (the error is the attempt's).
     """
 
-    def __init__(self, identity: str, sync: redis.Redis | None) -> None:
-        self.key = requests_key(identity)
+    def __init__(self, identity: str, token: str) -> None:
+        self.key = requests_key(identity, token)
         self.sent = 0
         self._reported = 0
-        self._floor_sent = False
-        self._floor = 0  # the floor last reported
-        self._sync = sync
         self.shared: Any = None  # the loop thread's async Redis client, once it has one
-        self.stored = 0  # the run's count in Redis after this task's last increment
-        self._waiting = 0  # attempts waiting for the next increment
-        self._next: asyncio.Future[None] | None = None  # done once their increment is stored
+        self._waiting = 0  # attempts waiting for the next write
+        self._next: asyncio.Future[None] | None = None  # done once their write is stored
         self._writer: asyncio.Task[None] | None = None
 
     async def count(self) -> None:
-        self.sent += 1
         if self.shared is None:
+            self.sent += 1
             return
         if self._next is None:
             self._next = asyncio.get_running_loop().create_future()
@@ -77,42 +82,57 @@ class RequestCounter:
         await asyncio.shield(done)
 
     async def _write(self) -> None:
-        """Store the waiting counts, one increment at a time, until none is waiting."""
+        """Store the count with the waiting attempts, one write at a time, until none waits."""
         while self._waiting:
             waiting, done = self._waiting, self._next
             self._waiting, self._next = 0, None
             assert done is not None
             try:
-                async with self.shared.pipeline(transaction=False) as pipe:
-                    pipe.incrby(self.key, waiting)
-                    pipe.expire(self.key, KEEP_COUNT_S)
-                    value, _ = await pipe.execute()
+                await self.shared.set(self.key, self.sent + waiting, ex=KEEP_COUNT_S)
             except asyncio.CancelledError:
                 done.cancel()
                 raise
-            except Exception as exc:  # Redis down: every attempt waiting fails with it
+            except Exception as exc:  # Redis down: the waiting attempts are not sent
                 done.set_exception(exc)
                 done.exception()  # retrieved here too: no "never retrieved" warning
                 continue
-            self.stored = max(self.stored, int(value))
+            self.sent += waiting
             done.set_result(None)
 
     def report(self) -> tuple[int, int]:
-        """(attempts to add, floor to raise the counter to)."""
+        """(attempts sent since the last report, attempts sent in all)."""
         sent = self.sent
         added, self._reported = sent - self._reported, sent
-        if self._sync is None or self.shared is None:
-            return added, 0
-        stored = self.stored
-        if stored:  # this task's increments say it: no read needed
-            if stored == self._floor:
-                return 0, 0
-            self._floor = stored
-            return 0, stored
-        if not added and self._floor_sent:
-            return 0, 0  # nothing sent here since the last report: nothing to raise
-        self._floor_sent = True
-        return 0, int(self._sync.get(self.key) or 0)
+        return added, sent
+
+
+def requests_recover(redis_url: str, node: str) -> int:
+    """Count the attempts ``node``'s previous incarnation sent and never saved (it was
+    killed): each of its tasks' counts in Redis, less what the task saved. How many."""
+    client: Any = redis.Redis.from_url(redis_url)
+    added = 0
+    try:
+        for key in client.scan_iter(match=f"{SLOT_PREFIX}:http:*:{node}/*"):
+            run_id, created, token = key.decode()[len(SLOT_PREFIX) + 6 :].split(":", 2)
+            sent = int(client.get(key) or 0)
+            added += _requests_add_missing(int(run_id), created, token, sent)
+            client.delete(key)
+    finally:
+        client.close()
+    return added
+
+
+@transaction.atomic
+def _requests_add_missing(run_id: int, created: str, token: str, sent: int) -> int:
+    run = JudgeRun.objects.filter(pk=run_id).first()
+    if run is None or run_identity(run) != f"{run_id}:{created}":
+        return 0  # another run of a reset database
+    saved, _ = RunRequests.objects.select_for_update().get_or_create(run=run, token=token)
+    missing = max(0, sent - saved.sent)
+    if missing:
+        RunRequests.objects.filter(pk=saved.pk).update(sent=sent)
+        JudgeRun.objects.filter(pk=run_id).update(http_requests=F("http_requests") + missing)
+    return missing
 
 
 class PromptClaims:
@@ -138,14 +158,18 @@ class PromptClaims:
         return won
 
     def release(self, keys: Iterable[str]) -> None:
-        """Give prompts back (their call failed, or this task stops): another task may ask."""
+        """Give prompts back (their call failed, or this task stops): another task may ask.
+        Best effort: with Redis away, the claims lapse by themselves."""
         keys = [k for k in keys if k in self.held]
         self.held.difference_update(keys)
         if self._sync is not None and keys:
             pipe = self._sync.pipeline(transaction=False)
             for key in keys:
                 pipe.eval(_RELEASE, 1, self.prefix + key, self.token)
-            pipe.execute()
+            try:
+                pipe.execute()
+            except REDIS_DOWN:
+                logger.warning("prompt claims left to lapse: Redis is out of reach")
 
     def done(self, key: str) -> None:
         """The prompt's reply came back: the claim lapses by itself once it is stored."""

@@ -33,14 +33,13 @@ class Work:
 
     def flush(self) -> None:
         batch, self.buffer = self.buffer, []
-        added, floor = self.requests_report()
         claims.results_save(
-            run_id=self.run.pk, token=self.token, calls=batch, requests=(added, floor)
+            run_id=self.run.pk, token=self.token, calls=batch, requests=self.requests_report()
         )
         self._last_flush = time.monotonic()
 
     def requests_report(self) -> tuple[int, int]:
-        """HTTP requests sent since the last report: (to add, floor); none for metrics."""
+        """HTTP requests this task sent: (since the last report, in all); none for metrics."""
         return 0, 0
 
     def renew(self) -> None:

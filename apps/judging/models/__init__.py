@@ -3,7 +3,7 @@
 from apps.judging.models.audit import AuditPart, AuditStatus, AuditSubject, JudgeAudit, PartKind
 from apps.judging.models.call import JudgeCall, ParseStatus, Preferred
 from apps.judging.models.judge import Judge, JudgeKind, JudgeShare, MetricName
-from apps.judging.models.run import JudgeRun, RunStatus
+from apps.judging.models.run import JudgeRun, RunRequests, RunStatus
 from apps.judging.models.search import (
     AdversarialSearch,
     Candidate,
@@ -43,6 +43,7 @@ __all__ = [
     "PartKind",
     "Preferred",
     "Role",
+    "RunRequests",
     "RunStatus",
     "SearchItem",
     "SearchIteration",

@@ -120,3 +120,22 @@ class JudgeRun(models.Model):
     @property
     def estimated_cost(self) -> Decimal | None:
         return self.judge.cost(self.prompt_tokens, self.completion_tokens)
+
+
+class RunRequests(models.Model):
+    """The HTTP attempts one worker task (its lease token) sent for a run, as last saved with
+    its results; the run's ``http_requests`` grows by the same amounts, in the same
+    transaction. A worker killed before it saved its last attempts left their count in Redis
+    under its token: the restarted worker adds what is missing here (``engine.once``)."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="+")
+    token = models.CharField(max_length=255)
+    sent = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "token"], name="run_requests_per_token")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.token}: {self.sent}"

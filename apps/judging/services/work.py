@@ -14,6 +14,7 @@ from django.utils import timezone
 from apps.endpoints.reserved_slots import node_slots_release
 from apps.judging import claims
 from apps.judging.engine import run_work
+from apps.judging.engine.once import requests_recover
 from apps.judging.models import JudgeCall, JudgeRun, RunStatus
 from apps.judging.planning import batched, plan_for
 
@@ -69,22 +70,31 @@ def judge_run_plan(*, run_id: int) -> JudgeRun:
     return run
 
 
-def judge_run_work(*, run_id: int, share: int | None = None, node: str = "") -> None:
-    """The worker task's body: plan (first task only), fan out, work, finish."""
+def judge_run_fan_out(*, run_id: int) -> int | None:
+    """The first task's start: plan the run, queue the other tasks; this task's share of the
+    judge's concurrency (None: the run is not running)."""
+    run = JudgeRun.objects.select_related("judge").filter(pk=run_id).first()
+    if run is None or run.status != RunStatus.RUNNING:
+        return None
+    run = judge_run_plan(run_id=run_id)
+    if run.status != RunStatus.RUNNING:
+        return None
+    shares = task_shares(run)
+    from workers.tasks.judging import queue_run_work
+
+    for extra in shares[1:]:
+        queue_run_work(run.pk, extra, metric=run.judge.is_metric)
+    return shares[0]
+
+
+def judge_run_work(*, run_id: int, share: int, node: str = "") -> None:
+    """The worker task's body (after ``judge_run_fan_out`` for the first task): work, finish.
+    Tried again after an outage with the same share, so the run's tasks never hold more than
+    the judge's concurrency between them."""
     runs = JudgeRun.objects.select_related("judge__endpoint", "strategy")
     run = runs.filter(pk=run_id).first()
     if run is None or run.status != RunStatus.RUNNING:
         return
-    if share is None:
-        run = judge_run_plan(run_id=run_id)
-        if run.status != RunStatus.RUNNING:
-            return
-        shares = task_shares(run)
-        share = shares[0]
-        from workers.tasks.judging import queue_run_work
-
-        for extra in shares[1:]:
-            queue_run_work(run.pk, extra, metric=run.judge.is_metric)
     JudgeRun.objects.filter(pk=run_id, started_at__isnull=True).update(started_at=Now())
     run_work(run, token=claims.new_token(node), share=share, node=node)
     claims.run_finish_if_complete(run_id)
@@ -99,13 +109,16 @@ def judge_run_fail(*, run_id: int, error: str) -> None:
 
 def judge_runs_recover(*, node: str = "") -> list[int]:
     """Restart running runs whose workers died: those whose leases ``node``'s previous
-    incarnation held (a restarted worker is certain they are dead), and those with no sign
-    of life for two lease times. Returns the runs restarted."""
+    incarnation held (a restarted worker is certain they are dead: the attempts it sent and
+    never saved are counted now), and those with no sign of life for two lease times (their
+    tasks died, or their queued messages were lost with the broker). Returns the runs
+    restarted."""
     run_ids: set[int] = set()
     if node:
         run_ids |= set(claims.node_claims_release(node=node))
         if getattr(settings, "REDIS_URL", ""):
             node_slots_release(settings.REDIS_URL, node)
+            requests_recover(settings.REDIS_URL, node)
     stale = timezone.now() - timedelta(seconds=2 * claims.LEASE_SECONDS)
     quiet = JudgeRun.objects.filter(status=RunStatus.RUNNING).filter(
         Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True, created_at__lt=stale)
