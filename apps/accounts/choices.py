@@ -1,5 +1,6 @@
-"""Choice lists of things researchers own (judges, endpoints): one made by someone else shows
-its owner, "gpt judge — by alice", so two of the same name are never confused."""
+"""Choice lists of things researchers own (judges, endpoints): one made by someone else is
+shown as "alice/gpt judge", the form that names it in the API and on the command line. Names
+hold no "/" (and user names none either), so no two choices of one researcher read alike."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from typing import Any
 
 
 def owned_name(thing: Any, owner: Any, user: Any) -> str:
-    """``thing``'s name, followed by "— by <owner>" when someone other than ``user`` owns it
-    (one's own and the shipped ones, with no owner: the name alone)."""
+    """``thing``'s name, after "<owner>/" when someone other than ``user`` owns it (one's own
+    and the shipped ones, with no owner: the name alone)."""
     if owner is None or owner.pk == getattr(user, "pk", None):
         return str(thing)
-    return f"{thing} — by {owner.username}"
+    return f"{owner.username}/{thing}"
 
 
 def show_owners(field: Any, user: Any, owner_field: str) -> None:

@@ -282,6 +282,7 @@ PANEL_FIELDS = (
     "screened_out_code",
     "screened_out_url",
     "report_screened_out",
+    "same_session_required",
 )
 
 

@@ -90,6 +90,37 @@ def test_coming_back_with_the_same_id_resumes_the_same_identity(client, setup):
     assert Participant.objects.count() == 2
 
 
+def test_a_participant_is_known_by_platform_and_platform_id(client, setup):
+    """The same id given on another platform is someone else, who cannot take their place."""
+    from django.test import Client
+
+    arrive(client, setup.link)
+    pid = "5f1a2b3c4d5e6f7a8b9c0d1e"
+    for query in (f"participant={pid}", f"workerId={pid}&assignmentId=A1"):
+        assert arrive(Client(), setup.link, query).status_code == 302
+    platforms = Participant.objects.filter(external_id=pid).values_list("platform", flat=True)
+    assert sorted(platforms) == ["mturk", "other", "prolific"]
+    assert Participant.objects.values("user").distinct().count() == 3
+
+
+def test_a_study_may_require_the_same_platform_session_to_resume(client, setup):
+    from django.test import Client
+
+    Panel.objects.filter(study=setup.study).update(same_session_required=True)
+    arrive(client, setup.link)
+    another_session = PROLIFIC.replace("SESSION_ID=X9", "SESSION_ID=Y7")
+    refused = arrive(Client(), setup.link, another_session)
+    assert refused.status_code == 403
+    assert "same place on your platform" in refused.content.decode()
+    assert arrive(Client(), setup.link).status_code == 302  # the same session resumes
+    assert Participant.objects.count() == 1
+    assert client.get(join_url(setup.link)).status_code == 302  # the first browser, at once
+    page_owner = Client()
+    page_owner.force_login(setup.study.owner)
+    page = page_owner.get(f"/studies/{setup.study.pk}/panel/").content.decode()
+    assert "Resume only in the same platform session" in page
+
+
 @pytest.mark.parametrize(
     ("query", "platform", "external_id"),
     [

@@ -98,9 +98,9 @@ def test_an_offer_shows_the_recipient_nothing_until_accepted_then_the_judge_and_
     assert endpoints_for_user(bob).filter(pk=judge.endpoint_id).exists()
     labels = choice_labels(bob)
     for name in ("run judge", "search victim", "search gold", "audit judges", "audit gold"):
-        assert "alice's judge — by alice" in labels[name], name
+        assert "alice/alice's judge" in labels[name], name
     for name in ("search generator", "audit generator", "generation generator"):
-        assert "alice's judge — by alice" in labels[name], name
+        assert "alice/alice's judge" in labels[name], name
     listed = client.get("/judging/judges/").content.decode()
     assert "shared by alice, read-only" in listed and 'id="offers"' not in listed
 
@@ -208,6 +208,22 @@ def test_the_command_line_refuses_a_judge_only_offered(alice, bob):
             "judge_audit", "--owner", "bob", "--dataset", str(dataset.pk), "--judge", str(judge.pk)
         )
     assert f"{judge.pk} (" not in str(error.value).split("yours to use")[1]  # not listed
+
+
+def test_a_name_cannot_pass_for_a_colleagues_and_no_two_choices_read_alike(alice, bob, api_client):
+    """A name holds no "/" (the owner/name form picks a colleague's judge); a judge of one's
+    own named like an accepted colleague's is told apart by its label."""
+    api = api_as(api_client, bob)
+    body = {"name": "alice/gpt judge", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    refused = api.post("/api/v1/judges/", body, format="json")
+    assert refused.status_code == 400 and "without '/'" in refused.json()["name"][0]
+    judge_of(bob, name="squat-me")
+    judge_of(alice, name="squat-me", shared_with=[bob])
+    offer = api.get("/api/v1/judge-offers/").json()["results"][0]
+    assert api.post(f"/api/v1/judge-offers/{offer['id']}/accept/").status_code == 200
+    for field, labels in choice_labels(bob).items():
+        assert len(labels) == len(set(labels)), field
+        assert "squat-me" in labels and "alice/squat-me" in labels, field
 
 
 def test_an_offer_does_not_block_the_recipients_own_name(alice, bob):

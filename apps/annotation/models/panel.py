@@ -99,6 +99,13 @@ class Panel(models.Model):
         verbose_name="Count screened-out participants in reports",
         help_text="Their answers are always kept; by default no report counts them.",
     )
+    same_session_required = models.BooleanField(
+        default=False,
+        verbose_name="Resume only in the same platform session",
+        help_text="A participant coming back from another browser must bring the same "
+        "session id (Prolific's SESSION_ID, MTurk's assignmentId); off: their platform id "
+        "alone resumes.",
+    )
 
     def __str__(self) -> str:
         return f"panel of {self.study}"
@@ -173,7 +180,9 @@ class Participant(models.Model):
     class Meta:
         ordering = ["study", "joined_at", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "external_id"], name="participant_once")
+            models.UniqueConstraint(
+                fields=["study", "platform", "external_id"], name="participant_once"
+            )
         ]
         indexes = [models.Index(fields=["study", "group"], name="participant_study_group")]
 

@@ -43,6 +43,12 @@ PLATFORMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("mturk", "workerId", ("assignmentId", "hitId")),
     ("other", "participant", ()),
 )
+#: The parameter naming the platform's session of a participant (none for "other").
+SESSIONS = {"prolific": "SESSION_ID", "mturk": "assignmentId"}
+OTHER_SESSION = (
+    "This study resumes only in the platform session you started in: open it again from "
+    "the same place on your platform, in the browser you began in."
+)
 #: What a participant id may be: platform ids are letters and digits; nothing that a page
 #: or a CSV file would read as markup or a formula.
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:-]{0,99}")
@@ -183,9 +189,23 @@ def open_link(token: str) -> PanelLink | None:
 
 
 def participant_find(*, study: Study, arrival: Arrival) -> Participant | None:
-    """The participant who arrived before with this id, if any."""
-    found = Participant.objects.filter(study=study, external_id=arrival.external_id)
+    """The participant who arrived before with this id on this platform, if any."""
+    found = Participant.objects.filter(
+        study=study, platform=arrival.platform, external_id=arrival.external_id
+    )
     return found.select_related("user").first()
+
+
+def resume_problem(*, participant: Participant, arrival: Arrival) -> str | None:
+    """Why this arrival may not resume as ``participant`` (from another browser), or None:
+    when the study requires it, the same platform session as they started in."""
+    if not panel_of(participant.study).same_session_required:
+        return None
+    name = SESSIONS.get(participant.platform)
+    started = (participant.platform_params or {}).get(name or "")
+    if name is None or not started or arrival.params.get(name) != started:
+        return OTHER_SESSION
+    return None
 
 
 @transaction.atomic

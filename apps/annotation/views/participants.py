@@ -22,6 +22,7 @@ from apps.annotation.services.panel import (
     panel_of,
     participant_find,
     participant_join,
+    resume_problem,
 )
 from apps.annotation.services.participation import participant_next_work, participant_of
 from apps.annotation.views.work import page_of
@@ -46,6 +47,8 @@ def join(request: AuthedRequest, token: str) -> HttpResponse:
     study = link.study
     if known is not None and request.user.is_authenticated and request.user.pk == known.user_id:
         return redirect("participant-home", pk=study.pk)
+    if known is not None and (problem := resume_problem(participant=known, arrival=arrival)):
+        return _closed(request, problem, 403)
     context = {"study": study, "panel": panel_of(study), "query": request.GET.urlencode()}
     if request.method != "POST":
         return render(request, JOIN, context)

@@ -44,6 +44,8 @@ STRATEGY_FIELDS = (
 
 def judge_problems(judge: Judge) -> dict[str, str]:
     problems = {}
+    if "/" in judge.name:
+        problems["name"] = "a name without '/': owner/name is how a colleague's judge is named"
     if judge.kind == JudgeKind.METRIC and not judge.metric:
         problems["metric"] = "a metric judge needs its metric"
     if judge.kind == JudgeKind.LLM and judge.metric:
