@@ -173,5 +173,7 @@ def test_the_command_exits_0_on_a_rerun_and_1_on_a_planted_regression(
     assert worse.value.returncode == 1
     said = str(worse.value)
     assert "significantly worse than the saved card" in said
-    assert "worse now: careless · Zero-shot (metric name only): Errors missed: perturbed" in said
+    # counted in texts (14 perturbed texts, each scored on several criteria), the single-answer
+    # misses of 4 kinds are too few to pass Holm's correction; side by side they are not
+    assert "worse now: careless · Zero-shot (metric name only): Errors missed side by" in said
     assert "Position bias" in said

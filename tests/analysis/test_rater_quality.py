@@ -325,3 +325,27 @@ def test_every_check_has_a_row_with_its_n():
         ("straight-liner", "not checked", 2),
         ("alpha if removed", "not computed", 2),
     ]
+
+
+def test_rating_sets_that_share_no_rater_are_checked_apart():
+    """Two sets of ratings of different texts by different raters, pooled under one
+    criterion: each is checked on its own data, named by its raters, never the pool."""
+    first = _planted(seed=1)
+    second = {
+        f"{rater}-2": {f"v{u}": v for u, v in units.items()}
+        for rater, units in _planted(seed=2).items()
+    }
+    pooled: dict = {}
+    for ratings in (first, second):
+        for rater, units in ratings.items():
+            for unit, value in units.items():
+                pooled.setdefault(unit, {})[rater] = value
+    checks = rater_checks({"coherence": pooled})
+    alone = rater_checks({"coherence": {u: s for u, s in pooled.items() if u.startswith("u")}})
+    first_name = "coherence (raters a, b, c, copy, flat, noise)"
+    grouped = [c for c in checks if c.criterion == first_name]
+    assert [c.detail for c in grouped] == [c.detail for c in alone]  # its own data alone
+    assert {c.criterion for c in checks} == {
+        first_name,
+        "coherence (raters a-2, b-2, c-2, copy-2, flat-2, noise-2)",
+    }

@@ -40,7 +40,8 @@ def build_card(subject: AuditSubject, units: dict[str, Units] | None = None) -> 
             "Can this judge be trusted? Each line answers one question from the figure, its "
             "95% interval and N: detects (or the figure's own good word), misses (or its bad "
             "word), unstable when the interval spans the threshold, too few texts to tell when "
-            "even a perfect judge could not pass on these texts, not measured or no result "
+            "even a perfect judge could not pass on these texts (a proven miss stays a miss), "
+            "not measured or no result "
             "with the reason. Thresholds are "
             + ("this study's (its page sets them)." if audit.study else "the defaults."),
             tables=[

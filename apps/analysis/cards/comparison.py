@@ -11,7 +11,7 @@ from itertools import combinations
 
 from apps.analysis.cards.evidence import SubjectEvidence
 from apps.analysis.cards.lines import summarise
-from apps.analysis.cards.units import MEASURES, Measure, Units, measure_units
+from apps.analysis.cards.units import MEASURES, Measure, Units, measure_units, unit_cluster
 from apps.analysis.reports import figures
 from apps.analysis.reports.base import Report, Section, Table, rounded, significant
 from apps.analysis.reports.meanings import with_meanings
@@ -45,14 +45,25 @@ def common_keys(units: Sequence[Units]) -> list[Hashable]:
 
 
 def paired_test(measure: Measure, first: Units, second: Units) -> PairedResult:
+    """The two subjects compared text by text: the units both measured, each text's units
+    averaged into one value (``Measure.cluster``), so that N counts texts and a text scored
+    on four criteria weighs as much as a text scored on one. A share whose texts are all
+    wholly 0 or 1 gets McNemar's test; one with texts in between, a paired bootstrap."""
     keys = common_keys([first, second])
-    a = [first[k] for k in keys]
-    b = [second[k] for k in keys]
-    if measure.test == "mcnemar":
+    a, b = by_text(measure, first, keys), by_text(measure, second, keys)
+    if measure.test == "mcnemar" and all(v in (0.0, 1.0) for v in (*a, *b)):
         return mcnemar_exact([bool(v) for v in a], [bool(v) for v in b])
     if measure.test == "wilcoxon":
         return wilcoxon_paired(a, b)
     return paired_bootstrap(a, b)
+
+
+def by_text(measure: Measure, units: Units, keys: Sequence[Hashable]) -> list[float]:
+    """The mean of each text's units among ``keys``, texts in a stable order."""
+    texts: dict[Hashable, list[float]] = {}
+    for key in keys:
+        texts.setdefault(unit_cluster(measure, key), []).append(units[key])
+    return [sum(v) / len(v) for _, v in sorted(texts.items(), key=lambda kv: str(kv[0]))]
 
 
 def build_comparison(audit: JudgeAudit, units: dict[int, dict[str, Units]] | None = None) -> Report:

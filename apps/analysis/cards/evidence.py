@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from apps.analysis.reports.adversarial import SearchOutcome, search_outcome
 from apps.analysis.reports.judge_data import RunScores, run_scores
-from apps.judging.models import AdversarialSearch, JudgeRun, RunStatus
+from apps.judging.models import AdversarialSearch, JudgeCall, JudgeRun, ParseStatus, RunStatus
 from apps.judging.models.audit import AuditPart, AuditSubject, PartKind
 
 T = TypeVar("T")
@@ -103,6 +103,22 @@ class SubjectEvidence:
         found = {r.pk: r for p in self.parts.values() for r in (p.run, p.baseline) if r}
         return list(found.values())
 
+    def never_varies(self, kind: str) -> str:
+        """Why the part's replies cannot move a figure, or "" when they can: every reply the
+        same score, or every pairwise verdict a tie (such a judge tells no text from
+        another; one that always prefers the original does)."""
+        part = self.parts.get(kind)
+        runs = [r for r in (part.run, part.baseline) if r is not None] if part else []
+        if not runs:
+            return ""
+        if kind == PartKind.FBI_PAIRWISE:
+            seen = self.memo(f"still:{kind}", lambda: _answers(runs, "preferred"))
+            return "its verdicts never vary: every pair was a tie" if seen == {"tie"} else ""
+        seen = self.memo(f"still:{kind}", lambda: _answers(runs, "score"))
+        if len(seen) != 1:
+            return ""
+        return f"its scores never vary: every reply gave the score {next(iter(seen)):g}"
+
     def left_out(self, kind: str) -> str:
         """What the part's run left out and why (e.g. perturbations not vetted), or ""."""
         part = self.parts.get(kind)
@@ -149,3 +165,9 @@ class SubjectEvidence:
                 f": {search.error}." if search.error else "."
             )
         return ""
+
+
+def _answers(runs: list[JudgeRun], column: str) -> set[Any]:
+    """The distinct answers (two at most: enough to tell) of the runs' readable replies."""
+    parsed = JudgeCall.objects.filter(run__in=runs, parse_status=ParseStatus.PARSED)
+    return set(parsed.order_by().values_list(column, flat=True).distinct()[:2])

@@ -13,7 +13,14 @@ from dataclasses import replace
 from django.db.models import Avg, Count, StdDev
 
 from apps.analysis.cards.evidence import SubjectEvidence, calls_link, run_link, search_link
-from apps.analysis.cards.units import MEASURES, Measure, Units, cue_baseline, discernment_section
+from apps.analysis.cards.units import (
+    MEASURES,
+    Measure,
+    Units,
+    cue_baseline,
+    discernment_section,
+    reply_source,
+)
 from apps.analysis.definitions import DEFINITIONS
 from apps.analysis.reports.base import rounded
 from apps.analysis.reports.human_scores import human_aspect_scores
@@ -96,6 +103,9 @@ def measure_note(evidence: SubjectEvidence, measure: Measure) -> str:
     note = evidence.missing(measure.part) if measure.part else ""
     if note:
         return note
+    still = evidence.never_varies(measure.part) if measure.needs_variation else ""
+    if still:
+        return f"no data: {still}"
     left_out = evidence.left_out(measure.part) if measure.part else ""
     return "no data: " + measure.empty + (f" ({left_out})" if left_out else "")
 
@@ -116,10 +126,26 @@ def lines(evidence: SubjectEvidence, units: dict[str, Units]) -> list[Line]:
             continue
         note = evidence.missing(measure.part) if measure.part else ""
         rows.append(_line(measure.key, measure.part, summarise(measure, values), note, link))
+        if measure.key == "unparsed":
+            rows.extend(_by_source(measure, values))
     rows.extend(_confusion_lines(evidence))
     rows.append(_sentiment_line(evidence))
     rows.extend(_cost_lines(evidence))
     return rows
+
+
+def _by_source(measure: Measure, values: Units) -> list[Line]:
+    """Unreadable replies of each source (the judge, the generator, the gold judge), when
+    there are several: a source that is always unreadable must not hide in the audit's share."""
+    sources: dict[str, Units] = defaultdict(dict)
+    for key, value in values.items():
+        sources[reply_source(key)][key] = value
+    if len(sources) < 2:
+        return []
+    return [
+        _line(measure.key, "", summarise(measure, units), "", "", f"source: {source}")
+        for source, units in sorted(sources.items())
+    ]
 
 
 def _other_direction(evidence: SubjectEvidence, key: str) -> bool:

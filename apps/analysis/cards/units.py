@@ -9,6 +9,8 @@ per-unit formulas are the statistics modules' own (``stats.fbi``, ``stats.prompt
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -63,6 +65,9 @@ class Measure:
     cluster: Callable[[Hashable], Hashable] = _itself
     #: Why a part that ran can still give no unit of this figure.
     empty: str = "nothing of this kind was scored"
+    #: A judge whose scores never vary would look good on this figure (no text reaches the
+    #: maximum, every score is kept, no cue moves it): it is not measured then.
+    needs_variation: bool = False
 
     @property
     def definition(self) -> Definition:
@@ -304,6 +309,15 @@ def unparsed(evidence: SubjectEvidence) -> Units:
     return out
 
 
+def reply_source(key: Hashable) -> str:
+    """Whose reply an ``unparsed`` unit is: the judge under audit's, the adversarial search's
+    generator's or its gold judge's."""
+    where = key[0] if isinstance(key, tuple) else ""
+    if where == "generator":
+        return "generator"
+    return "gold judge" if where == "search gold" else "judge"
+
+
 NO_CELLS = (
     "a cell counts as S_T or S_F once the study's human comparisons agree with the kind's "
     "expected impact on the aspect (none do yet)"
@@ -326,6 +340,7 @@ MEASURES = [
         invariant_successes,
         _first,
         "no perturbation of a score-invariant kind was scored",
+        needs_variation=True,
     ),
     Measure(
         "reference_failure",
@@ -334,11 +349,20 @@ MEASURES = [
         "mcnemar",
         reference_failures,
         _first,
+        needs_variation=True,
     ),
     Measure(
         "pairwise_failure", PartKind.FBI_PAIRWISE, "share", "mcnemar", pairwise_failures, _first
     ),
-    Measure("position_flip", PartKind.FBI_PAIRWISE, "share", "mcnemar", order_flips, _first),
+    Measure(
+        "position_flip",
+        PartKind.FBI_PAIRWISE,
+        "share",
+        "mcnemar",
+        order_flips,
+        _first,
+        needs_variation=True,
+    ),
     Measure(
         "s_t_delta",
         PartKind.ASPECT_DELTAS,
@@ -356,9 +380,26 @@ MEASURES = [
         s_f_deltas,
         _item_of_cell,
         NO_CELLS,
+        needs_variation=True,
     ),
-    Measure("cue_resisted", PartKind.MISLEADING_CUE, "share", "mcnemar", cue_resisted, _first),
-    Measure("human_error", PartKind.HUMAN_AGREEMENT, "mean", "bootstrap", human_errors, _first),
+    Measure(
+        "cue_resisted",
+        PartKind.MISLEADING_CUE,
+        "share",
+        "mcnemar",
+        cue_resisted,
+        _first,
+        needs_variation=True,
+    ),
+    Measure(
+        "human_error",
+        PartKind.HUMAN_AGREEMENT,
+        "mean",
+        "bootstrap",
+        human_errors,
+        _first,
+        needs_variation=True,
+    ),
     Measure(
         "attack_success_r_plus",
         PartKind.ADVERSARIAL,
@@ -378,9 +419,22 @@ MEASURES = [
 BY_KEY = {m.key: m for m in MEASURES}
 
 
+def unit_cluster(measure: Measure, key: Hashable) -> Hashable:
+    """The text a unit belongs to, from its key as measured or as a saved card writes it
+    (``str`` of the key: a regression gate reads units back from JSON)."""
+    if isinstance(key, str) and key.startswith("("):
+        with contextlib.suppress(ValueError, SyntaxError):
+            key = ast.literal_eval(key)
+    return measure.cluster(key)
+
+
 def measure_units(evidence: SubjectEvidence) -> dict[str, Units]:
-    """Every measure's units for one subject."""
-    return {m.key: m.units(evidence) for m in MEASURES}
+    """Every measure's units for one subject; none where its scores cannot move the figure
+    (``Measure.needs_variation``)."""
+    return {
+        m.key: {} if m.needs_variation and evidence.never_varies(m.part) else m.units(evidence)
+        for m in MEASURES
+    }
 
 
 def kinds_of_units(evidence: SubjectEvidence, part: str) -> dict[int, KindInfo]:

@@ -2,9 +2,11 @@
 with a threshold, and for error detection per aspect or ability, one plain word with the
 figure, its interval and N behind it.
 
-Power comes before the verdict: a figure first asks what a perfect judge would reach on the
-same texts (``apps.analysis.stats.power``); when even that would not clear the threshold, the
-verdict is "too few texts to tell", with how many texts would do, never "misses".
+Power comes before a good verdict: a figure first asks what a perfect judge would reach on
+the same texts (``apps.analysis.stats.power``); when even that would not clear the threshold,
+a figure whose interval reaches the good side is "too few texts to tell", with how many texts
+would do. Power never withholds a bad verdict: an interval wholly on the bad side is a proven
+miss, however few the texts.
 """
 
 from __future__ import annotations
@@ -83,16 +85,18 @@ def decide(
     definition: Definition, estimate: Estimate, threshold: float, strength: Power | None
 ) -> tuple[str, str]:
     """The verdict word and why, for a figure that has units."""
-    if strength is not None and not strength.enough:
+    low, high = estimate.ci_low, estimate.ci_high
+    interval = not (math.isnan(low) or math.isnan(high))
+    if not interval:  # D, or a mean of one value: the value alone
+        low = high = estimate.value
+    side = definition.passes(low, high, threshold)
+    shown = _shown(estimate)
+    proven_miss = side is False and interval  # a value alone proves nothing with few texts
+    if strength is not None and not strength.enough and not proven_miss:
         more = ""
         if strength.needed:
             more = f"; {strength.needed} {strength.noun}{strength.per} would suffice"
         return TOO_FEW, strength.said + more
-    low, high = estimate.ci_low, estimate.ci_high
-    if math.isnan(low) or math.isnan(high):  # D, or a mean of one value: the value alone
-        low = high = estimate.value
-    side = definition.passes(low, high, threshold)
-    shown = _shown(estimate)
     if side is None:
         return UNSTABLE, f"{shown} spans the threshold {_n(threshold)}"
     where = _where(definition, side)

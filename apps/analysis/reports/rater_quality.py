@@ -28,6 +28,7 @@ from apps.analysis.stats.raters import (
     duplicate_groups,
     most_uniform_raters,
     pair_agreements,
+    rater_groups,
     under_rated_units,
 )
 
@@ -79,6 +80,21 @@ def rater_checks(humans: Ratings) -> list[RaterCheck]:
 
 
 def _criterion_checks(criterion: str, texts) -> Iterable[RaterCheck]:
+    """The checks of one criterion, group by group of raters who rated together (two rating
+    sets that share no rater are checked apart, each named by its raters)."""
+    groups = rater_groups(by_rater(texts))
+    for group in groups:
+        members = set(group)
+        own = {
+            unit: {r: v for r, v in scores.items() if r in members}
+            for unit, scores in texts.items()
+            if members & scores.keys()
+        }
+        named = criterion if len(groups) == 1 else f"{criterion} (raters {', '.join(group)})"
+        yield from _group_checks(named, own)
+
+
+def _group_checks(criterion: str, texts) -> Iterable[RaterCheck]:
     raters = by_rater(texts)
     pairs = pair_agreements(raters)
     duplicates = [p for p in pairs if p.is_duplicate()]

@@ -41,6 +41,32 @@ from apps.analysis.stats.coincidence import alpha_changes_bootstrap
 K = TypeVar("K", bound=Hashable)
 
 
+def rater_groups(ratings: Mapping[str, Mapping[K, float]]) -> list[list[str]]:
+    """The groups of raters who rated together: raters are joined when they share a text,
+    and through each other (the connected parts of the raters-texts graph); each group
+    sorted, the groups by their first rater. Two rating sets that share no rater are two
+    groups: checks that compare raters (alpha if removed) mean nothing across them."""
+    parent = {rater: rater for rater in ratings}
+
+    def root(rater: str) -> str:
+        while parent[rater] != rater:
+            parent[rater] = parent[parent[rater]]
+            rater = parent[rater]
+        return rater
+
+    first_of: dict[K, str] = {}
+    for rater in sorted(ratings):
+        for unit in ratings[rater]:
+            if unit in first_of:
+                parent[root(rater)] = root(first_of[unit])
+            else:
+                first_of[unit] = rater
+    groups: dict[str, list[str]] = {}
+    for rater in sorted(ratings):
+        groups.setdefault(root(rater), []).append(rater)
+    return sorted(groups.values())
+
+
 def under_rated_units(ratings: Mapping[str, Mapping[K, float]], *, expected: int) -> dict[K, int]:
     """Units with fewer than `expected` raters, and how many they have."""
     counts: Counter[K] = Counter(u for scores in ratings.values() for u in scores)
