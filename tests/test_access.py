@@ -314,6 +314,11 @@ def _alpha_audit(owner, study, judge, strategy) -> None:
         subject=subject, part="fbi_single", run=JudgeRun.objects.get(pk=FOREIGN)
     )
     CardShare.objects.create(pk=FOREIGN, audit=audit, created_by=owner)
+    from apps.judging.models import Improvement
+
+    Improvement.objects.create(
+        pk=FOREIGN, owner=owner, subject=subject, result={"headline": f"{SECRET} result"}
+    )
 
 
 # --- the database, before and after -----------------------------------------------------------

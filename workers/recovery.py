@@ -4,7 +4,8 @@ queued messages were lost (a broker that restarts empty loses every message it h
 Each worker asks for a sweep when it connects to the broker, at start and after every
 reconnection, and every ``SWEEP_S`` seconds after (a consumer step: Celery starts it again
 with each new connection). The sweep itself is a task (``judging.recover_runs``,
-``judging.recover_searches``): it restarts what shows no sign of life.
+``judging.recover_searches``, ``analysis.recover_improvements``): it restarts what shows no
+sign of life.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ SWEEP_S = 60.0
 
 def sweep() -> None:
     from workers.tasks.adversarial import recover_searches
+    from workers.tasks.improvement import recover_improvements
     from workers.tasks.judging import recover_runs
 
     try:
         recover_runs.delay()
         recover_searches.delay()
+        recover_improvements.delay()
     except Exception as error:  # the broker is away again: the next sweep asks again
         logger.warning("could not ask for a sweep of abandoned work: %r", error)
 

@@ -16,10 +16,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import allow
 from apps.accounts.requests import AuthedRequest
+from apps.analysis.improvement_views import improvable
 from apps.analysis.models import CardShare
 from apps.analysis.permissions import READS_AUDIT_CARDS, SHARES_AUDIT_CARDS
 from apps.analysis.reports.base import Report
 from apps.analysis.selectors import audit_owned, audit_readable
+from apps.judging.models import Improvement
 
 logger = logging.getLogger(__name__)
 FILES = ("html", "json", "csv")
@@ -74,6 +76,10 @@ def _page(request: AuthedRequest, context: dict[str, Any]) -> HttpResponse:
         context["shares"] = CardShare.objects.filter(
             audit=context["audit"], revoked_at__isnull=True
         )
+    subject = context["subject"]
+    if context["owner"] and subject is not None and subject.strategy is not None:
+        context["improvable"] = improvable(request.user, subject)
+        context["improvements"] = Improvement.objects.for_user(request.user).filter(subject=subject)
     return render(request, "analysis/audit_card.html", context)
 
 

@@ -3,6 +3,7 @@ from django.urls import path
 from apps.analysis import (
     card_views,
     docs_views,
+    improvement_views,
     panel_views,
     progress_views,
     study_views,
@@ -43,6 +44,22 @@ urlpatterns = [
     path("audits/<int:pk>/audit.json", card_views.audit_json_file, name="audit-json"),
     path("audits/<int:pk>/baseline/", card_views.audit_baseline, name="audit-baseline"),
     path("audits/<int:pk>/cards/<int:subject_pk>/", card_views.audit_card, name="audit-card"),
+    path(
+        "audits/<int:pk>/cards/<int:subject_pk>/improve/",
+        improvement_views.improvement_new,
+        name="improvement-new",
+    ),
+    path("improvements/<int:pk>/", improvement_views.improvement_detail, name="improvement-detail"),
+    path(
+        "improvements/<int:pk>/improvement.json",
+        improvement_views.improvement_file,
+        name="improvement-file",
+    ),
+    path(
+        "improvements/<int:pk>/<slug:action>/",
+        improvement_views.improvement_action,
+        name="improvement-action",
+    ),
     path(
         "audits/<int:pk>/cards/<int:subject_pk>.<str:file_format>",
         card_views.audit_card_file,

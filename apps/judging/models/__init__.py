@@ -2,6 +2,7 @@
 
 from apps.judging.models.audit import AuditPart, AuditStatus, AuditSubject, JudgeAudit, PartKind
 from apps.judging.models.call import JudgeCall, ParseStatus, Preferred
+from apps.judging.models.improvement import Improvement, ImprovementCandidate, Origin, Stage
 from apps.judging.models.judge import Judge, JudgeKind, JudgeShare, MetricName
 from apps.judging.models.run import JudgeRun, RunRequests, RunStatus
 from apps.judging.models.search import (
@@ -29,6 +30,8 @@ __all__ = [
     "CandidateOrigin",
     "Direction",
     "Family",
+    "Improvement",
+    "ImprovementCandidate",
     "ItemStatus",
     "IterationStatus",
     "Judge",
@@ -39,6 +42,7 @@ __all__ = [
     "JudgeShare",
     "Method",
     "MetricName",
+    "Origin",
     "ParseStatus",
     "PartKind",
     "Preferred",
@@ -48,6 +52,7 @@ __all__ = [
     "SearchItem",
     "SearchIteration",
     "SearchJudge",
+    "Stage",
     "StopReason",
     "Strategy",
     "Technique",

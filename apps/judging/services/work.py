@@ -87,10 +87,12 @@ def judge_run_fan_out(*, run_id: int) -> int | None:
     return shares[0]
 
 
-def judge_run_work(*, run_id: int, share: int, node: str = "") -> None:
-    """The worker task's body (after ``judge_run_fan_out`` for the first task): work, finish.
-    Tried again after an outage with the same share, so the run's tasks never hold more than
-    the judge's concurrency between them."""
+def judge_run_work(*, run_id: int, share: int | None = None, node: str = "") -> None:
+    """The worker task's body: work, finish (``share`` None: the run's first task, which plans
+    and fans out first: ``judge_run_fan_out``). The task tries it again after an outage with
+    the same share, so the run's tasks never hold more than the judge's concurrency."""
+    if share is None and (share := judge_run_fan_out(run_id=run_id)) is None:
+        return
     runs = JudgeRun.objects.select_related("judge__endpoint", "strategy")
     run = runs.filter(pk=run_id).first()
     if run is None or run.status != RunStatus.RUNNING:
