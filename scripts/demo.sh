@@ -23,13 +23,17 @@ worker=$!
 $detach .venv/bin/celery -A workers worker -Q "${DISCERN_QUEUE:-discern}-metrics" -n metrics@%h \
   --loglevel=WARNING --concurrency=1 >"$VAR/metrics-worker.log" 2>&1 &
 metrics_worker=$!
+# the scripted model server playing "demo judge" (docs/improve.md, "In the demo")
+MODEL_PORT=${DISCERN_DEMO_MODEL_PORT:-8765}
+$detach $py manage.py demo_model_server --port "$MODEL_PORT" >"$VAR/model-server.log" 2>&1 &
+model_server=$!
 $py manage.py runserver "127.0.0.1:$PORT" --noreload &
 server=$!
 stopping=0
 stop() {
   [ "$stopping" = 1 ] && return
   stopping=1
-  kill -TERM "$server" "$worker" "$metrics_worker" 2>/dev/null || true
+  kill -TERM "$server" "$worker" "$metrics_worker" "$model_server" 2>/dev/null || true
   # A worker first finishes what it is doing (warm shutdown); one still there after
   # DISCERN_STOP_GRACE seconds is stopped at once, with its pool (tasks it had not finished
   # are delivered again when a worker starts: they are acknowledged late).
@@ -38,10 +42,10 @@ stop() {
     sleep "${DISCERN_STOP_GRACE:-20}" &
     nap=$!
     wait "$nap"
-    kill -KILL -- "-$worker" "-$metrics_worker" "$worker" "$metrics_worker" 2>/dev/null
+    kill -KILL -- "-$worker" "-$metrics_worker" "$worker" "$metrics_worker" "$model_server" 2>/dev/null
   ) &
   local reaper=$!
-  wait "$server" "$worker" "$metrics_worker" 2>/dev/null || true
+  wait "$server" "$worker" "$metrics_worker" "$model_server" 2>/dev/null || true
   kill "$reaper" 2>/dev/null || true
 }
 trap 'stop; exit 130' INT
@@ -61,6 +65,7 @@ cat <<TXT
 
   Discern is up at http://127.0.0.1:$PORT/  (worker log: $VAR/worker.log)
   Logins (password discern-demo): researcher, annotator, expert
+  A scripted LLM judge, "demo judge", answers at http://127.0.0.1:$MODEL_PORT/v1 (no model, no key)
   API: http://127.0.0.1:$PORT/api/v1/   docs: http://127.0.0.1:$PORT/api/v1/docs/
   Stop with Ctrl-C.
 

@@ -48,6 +48,7 @@ def demo(tmp_path, request):
     env.update(
         PORT=str(port), DISCERN_VAR_DIR=str(tmp_path / "var"), DISCERN_BACKGROUND_IMPORT_BYTES="200"
     )
+    env["DISCERN_DEMO_MODEL_PORT"] = str(_free_port())
     env.update(getattr(request, "param", {}))  # a test's own settings
     (tmp_path / "var").mkdir()
     log = (tmp_path / "demo.log").open("w")
