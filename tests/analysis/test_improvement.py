@@ -197,3 +197,15 @@ def test_the_command_documents_its_options(capsys):
     text = capsys.readouterr().out
     for option in ("--dry-run", "--yes", "--budget", "--json"):
         assert option in text
+
+
+def test_a_budget_stops_it_with_what_was_learned(catalog):
+    judging_load()
+    study = _study()
+    with FakeOpenAIServer(reply=ScriptedJudges.of(study, MISSED, caught_by=RUBRIC)) as server:
+        subject = _audited(server, study)
+        improvement = _improve(subject, budget_requests=50)
+    result = improvement.result
+    assert not result["recommended"] and result["stopped"] == "budget"
+    assert result["headline"].startswith("Stopped at the budget of 50 requests")
+    assert not improvement.candidates.exclude(held_run=None).exists()  # none confirmed
