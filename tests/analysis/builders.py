@@ -234,3 +234,24 @@ def assess(study, item, perturbation, criterion_key: str, annotator, score: int)
         scale_min=criterion.scale_min,
         scale_max=criterion.scale_max,
     )
+
+
+def council_texts(items, perts) -> None:
+    """Two-sentence summaries, one perturbed text of each kind a scripted judge can tell
+    apart: negation, word exchange, sentence exchange, a score-invariant rewording."""
+    from apps.corpus.models import Perturbation
+
+    for n, item in enumerate(items):
+        first = f"The council of town {n} voted to close the library in March."
+        second = f"Readers in town {n} protested outside the hall."
+        item.original = f"{first} {second}"
+        item.save(update_fields=["original"])
+        texts = {
+            "negation": f"{first.replace('voted to', 'voted not to')} {second}",
+            "word-exchange": f"{first.replace('to close', 'close to')} {second}",
+            "sentence-exchange": f"{second} {first}",
+            "fbi-score-invariant": f"{first.replace('voted', 'decided')} {second}",
+        }
+        for kind, text in texts.items():
+            if kind in perts:
+                Perturbation.objects.filter(pk=perts[kind][n].pk).update(text=text)

@@ -13,14 +13,17 @@ KINDS = ["negation", "word-exchange", "sentence-exchange", "spelling-mistake"]
 METRICS = ["coherence", "consistency", "fluency", "relevance"]
 
 
-def _card(n_items: int):
+def _card(n_items: int, careless: bool = False):
+    """A perfect judge (every original 5, every perturbed text 2), or a careless one (every
+    perturbed text scored as its original, 3 or 4)."""
     study, items, perts = study_with_items(n_items, KINDS)
-    run = judge_run(study)  # a perfect judge: every original 5, every perturbed text 2
+    run = judge_run(study)
     for n, item in enumerate(items):
+        original = 3.0 + n % 2 if careless else 5.0
         for metric in METRICS:
-            score(run, item, None, 5.0, metric=metric)
+            score(run, item, None, original, metric=metric)
             for kind in KINDS:
-                score(run, item, perts[kind][n], 2.0, metric=metric)
+                score(run, item, perts[kind][n], original if careless else 2.0, metric=metric)
     audit = JudgeAudit.objects.create(owner=study.owner, study=study)
     subject = AuditSubject.objects.create(audit=audit, judge=run.judge)
     AuditPart.objects.create(subject=subject, part=PartKind.DISCERNMENT, run=run)
@@ -54,26 +57,10 @@ def test_with_enough_texts_the_same_judge_detects(catalog):
     assert (grammar["texts"], grammar["n"]) == (32, 128)  # each scored on 4 metrics
 
 
-def _careless_card(n_items: int):
-    """A careless judge: every perturbed text scored as high as its original."""
-    study, items, perts = study_with_items(n_items, KINDS)
-    run = judge_run(study)
-    for n, item in enumerate(items):
-        for metric in METRICS:
-            score(run, item, None, 4.0, metric=metric)
-            for kind in KINDS:
-                score(run, item, perts[kind][n], 4.0, metric=metric)
-    audit = JudgeAudit.objects.create(owner=study.owner, study=study)
-    subject = AuditSubject.objects.create(audit=audit, judge=run.judge)
-    AuditPart.objects.create(subject=subject, part=PartKind.FBI_SINGLE, run=run)
-    table = next(t for t in build_card(subject).tables() if t.name == "verdict")
-    return {(r[0], r[2]): dict(zip(table.columns, r, strict=True)) for r in table.rows}
-
-
 def test_a_proven_miss_is_a_miss_however_few_the_texts(catalog):
     """9 of 9 texts missed: the interval lies wholly above the threshold, so the judge misses,
     though 9 texts are too few for a perfect judge to prove it detects."""
-    verdicts = _careless_card(9)
+    verdicts = _card(9, careless=True)
     coherence = verdicts[("detection_failure", "aspect: Coherence")]  # one kind x 9 texts
     assert coherence["texts"] == 9 and coherence["value"] == 1.0
     assert coherence["ci_low"] > coherence["threshold"]

@@ -17,7 +17,7 @@ from apps.judging.loading import judging_load
 from apps.judging.models import AuditPart, Improvement, JudgeRun, PartKind, RunStatus, Strategy
 from apps.judging.services import judge_run_plan, judge_run_start, judge_run_work
 from apps.judging.services.audits import audit_plan
-from tests.analysis.builders import study_with_items
+from tests.analysis.builders import council_texts, study_with_items
 from tests.factories import UserFactory, llm_judge_save
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.scripted_judges import ScriptedJudges
@@ -32,19 +32,7 @@ RUBRIC = "Rubric (use the whole range"  # fbi-single-rubric's prompt, and no oth
 
 def _study():
     study, items, perts = study_with_items(ITEMS, KINDS)
-    for n, item in enumerate(items):
-        first = f"The council of town {n} voted to close the library in March."
-        second = f"Readers in town {n} protested outside the hall."
-        item.original = f"{first} {second}"
-        item.save(update_fields=["original"])
-        texts = {
-            "negation": f"{first.replace('voted to', 'voted not to')} {second}",
-            "word-exchange": f"{first.replace('to close', 'close to')} {second}",
-            "sentence-exchange": f"{second} {first}",
-            "fbi-score-invariant": f"{first.replace('voted', 'decided')} {second}",
-        }
-        for kind, text in texts.items():
-            Perturbation.objects.filter(pk=perts[kind][n].pk).update(text=text)
+    council_texts(items, perts)
     study.vetted_only_default = False
     study.save()
     return study

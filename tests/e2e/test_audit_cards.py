@@ -22,7 +22,7 @@ from apps.corpus.models import Perturbation
 from apps.judging.loading import judging_load
 from apps.judging.models import AuditStatus, Strategy
 from apps.judging.services.audits import audit_plan, audit_refresh, audit_start
-from tests.analysis.builders import annotators, compare, study_with_items
+from tests.analysis.builders import annotators, compare, council_texts, study_with_items
 from tests.conftest import ARTIFACTS
 from tests.e2e.screens import overflow
 from tests.factories import PASSWORD, llm_judge_save
@@ -45,19 +45,7 @@ def _study():
     """16 two-sentence summaries, each with one text of every kind; two people say each kind
     hurts its own aspect and no other (so S_T and S_F cells exist)."""
     study, items, perts = study_with_items(ITEMS, KINDS)
-    for n, item in enumerate(items):
-        first = f"The council of town {n} voted to close the library in March."
-        second = f"Readers in town {n} protested outside the hall."
-        item.original = f"{first} {second}"
-        item.save(update_fields=["original"])
-        texts = {
-            "negation": f"{first.replace('voted to', 'voted not to')} {second}",
-            "word-exchange": f"{first.replace('to close', 'close to')} {second}",
-            "sentence-exchange": f"{second} {first}",
-            "fbi-score-invariant": f"{first.replace('voted', 'decided')} {second}",
-        }
-        for kind, text in texts.items():
-            Perturbation.objects.filter(pk=perts[kind][n].pk).update(text=text)
+    council_texts(items, perts)
     study.criteria.set(Criterion.objects.filter(key__in=CRITERIA))
     study.vetted_only_default = False
     study.save()
