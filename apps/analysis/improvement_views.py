@@ -171,7 +171,7 @@ class ImprovementsView(APIView):
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=dict)
+    @extend_schema(operation_id="improvements_list", responses=dict)
     def get(self, request):
         found = Improvement.objects.for_user(request.user).order_by("-id")[:100]
         return Response({"results": [improvement_json(i) for i in found]})
