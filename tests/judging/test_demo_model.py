@@ -12,15 +12,13 @@ from collections.abc import Iterator
 import pytest
 from aiohttp import web
 
-from apps.analysis.improving.advance import improvement_advance
-from apps.analysis.improving.plan import improvement_plan, improvement_start
 from apps.annotation.demo import demo_load
 from apps.judging.demo_model import MODEL, NAME, DemoJudge, application
 from apps.judging.loading import judging_load
-from apps.judging.models import AuditPart, Judge, PartKind, RunStatus, Strategy
+from apps.judging.models import AuditPart, Judge, PartKind, Strategy
 from apps.judging.services import judge_save
 from apps.judging.services.audits import audit_plan
-from tests.analysis.test_improvement import _work
+from tests.analysis.test_improvement import _improve, _work
 
 pytestmark = pytest.mark.django_db
 
@@ -52,15 +50,7 @@ def test_the_demo_judge_misses_spelling_mistakes_until_the_rubric(served):
     audit = audit_plan(owner=study.owner, study=study, subjects=[(judge, current)])
     subject = audit.subjects.get()
     _work(AuditPart.objects.get(subject=subject, part=PartKind.FBI_SINGLE).run)
-    improvement = improvement_plan(owner=study.owner, subject=subject)
-    improvement_start(improvement=improvement, confirmed=True)
-    for _ in range(10):
-        for run in improvement.runs():
-            if run.status == RunStatus.RUNNING:
-                _work(run)
-        if not improvement_advance(improvement_id=improvement.pk):
-            break
-    improvement.refresh_from_db()
+    improvement = _improve(subject)
     result = improvement.result
     assert result["recommended"], result
     assert result["winner_label"] == "FBI single: rubric"
