@@ -126,6 +126,9 @@ def test_make_demo_serves_the_demo_study_and_runs_the_worker(demo):
         _login(client, base, "researcher")
         home = client.get(f"{base}/")
         assert "Demo: do judges notice summary errors?" in home.text
+        missing = client.get(f"{base}/no/such/page/")  # the site's page, not a list of routes
+        assert missing.status_code == 404 and "There is nothing here" in missing.text
+        assert "URLconf" not in missing.text
         page = client.get(f"{base}/imports/new/")
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
         rows = "".join(f'{{"id": "d{i}", "original": "Demo text {i}."}}\n' for i in range(50))

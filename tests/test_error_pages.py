@@ -25,13 +25,6 @@ def test_a_missing_page_is_the_sites_own_404(client):
     assert "URLconf" not in text and "api/v1/" not in text  # no list of routes
 
 
-def test_the_demo_runs_without_debug_pages():
-    from pathlib import Path
-
-    demo = (Path(__file__).parents[1] / "scripts" / "demo.sh").read_text()
-    assert "DJANGO_DEBUG=${DJANGO_DEBUG:-true}" not in demo
-
-
 def test_a_refusal_writes_one_line_not_a_traceback():
     """Through the log handler the settings configure (LOGGING), its output kept here."""
     handler = next(

@@ -24,6 +24,7 @@ from apps.accounts.permissions import IsResearcher, allow
 from apps.accounts.requests import AuthedRequest
 from apps.analysis.improving.snapshot import improvement_json, page_rows
 from apps.analysis.selectors import audit_owned
+from apps.judging.api import api_error
 from apps.judging.models import AuditSubject, Improvement, JudgeAudit, RunStatus
 from apps.judging.selectors import strategies_for_user
 
@@ -160,12 +161,6 @@ class ImprovementRequest(serializers.Serializer):
     dry_run = serializers.BooleanField(required=False, default=False)
 
 
-def _api_error(error: ValidationError) -> ApiValidationError:
-    return ApiValidationError(
-        error.message_dict if hasattr(error, "error_dict") else error.messages
-    )
-
-
 class ImprovementsView(APIView):
     """Your improvements; POST plans one (its estimate; nothing runs until started)."""
 
@@ -201,7 +196,7 @@ class ImprovementsView(APIView):
                     seed=data["seed"],
                 )
             except ValidationError as error:
-                raise _api_error(error) from error
+                raise api_error(error) from error
             answer = improvement_json(improvement)
             if data["dry_run"]:
                 transaction.set_rollback(True)
@@ -229,6 +224,6 @@ class ImprovementActionView(APIView):
         try:
             act(improvement, self.action_name, request.user, bool(request.data.get("confirm")))
         except ValidationError as error:
-            raise _api_error(error) from error
+            raise api_error(error) from error
         improvement.refresh_from_db()
         return Response(improvement_json(improvement))

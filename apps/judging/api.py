@@ -34,7 +34,8 @@ from apps.judging.services import STRATEGY_FIELDS
 from apps.judging.services.connection_test import TEST_STRATEGY
 
 
-def _api_error(error: ValidationError) -> ApiValidationError:
+def api_error(error: ValidationError) -> ApiValidationError:
+    """A service's ValidationError as the API's 400, field by field."""
     return ApiValidationError(
         error.message_dict if hasattr(error, "error_dict") else error.messages
     )
@@ -70,7 +71,7 @@ class JudgeViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
                 judge=judge, user=self.request.user, shared_with=shared_with, endpoint=endpoint
             )
         except ValidationError as error:
-            raise _api_error(error) from error
+            raise api_error(error) from error
         serializer.instance = self.get_queryset().get(pk=saved.pk)  # its shares as they are now
 
     @extend_schema(request=ConnectionTestRequestSerializer, responses=ConnectionTestSerializer)
@@ -91,7 +92,7 @@ class JudgeViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
                 user=request.user, settings=data, strategy=strategy
             )
         except ValidationError as error:
-            raise _api_error(error) from error
+            raise api_error(error) from error
         return Response(ConnectionTestSerializer(test.as_dict()).data)
 
 
@@ -141,7 +142,7 @@ class StrategyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                 slug=slug, user=self.request.user, **data
             )
         except ValidationError as error:
-            raise _api_error(error) from error
+            raise api_error(error) from error
 
     @extend_schema(request=StrategyRevisionSerializer, responses=StrategySerializer)
     @action(detail=True, methods=["post"])
@@ -158,7 +159,7 @@ class StrategyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                 **changes,
             )
         except ValidationError as error:
-            raise _api_error(error) from error
+            raise api_error(error) from error
         return Response(StrategySerializer(revised).data, status=status.HTTP_201_CREATED)
 
 
@@ -197,7 +198,7 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         try:  # the service refuses a judge, strategy, study or dataset the user cannot reach
             return services.judge_run_create(user=self.request.user, start=start, **data)
         except ValidationError as error:
-            raise _api_error(error) from error
+            raise api_error(error) from error
 
     @extend_schema(responses=RunEstimateSerializer)
     @action(detail=True, methods=["get"])
@@ -213,7 +214,7 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         try:
             run = services.judge_run_confirm(run=self.get_object(), confirmed=confirmed)
         except ValidationError as error:
-            raise _api_error(error) from error
+            raise api_error(error) from error
         return Response(JudgeRunSerializer(run).data)
 
     @action(detail=True, methods=["post"])

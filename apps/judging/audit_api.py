@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from apps.accounts.permissions import IsOwnerOrReadOnly, IsResearcher
 from apps.judging import audit_selectors as selectors
-from apps.judging.api import _api_error
+from apps.judging.api import api_error
 from apps.judging.audit_serializers import AuditCreateSerializer, AuditSerializer
 from apps.judging.services import audits
 
@@ -50,7 +50,7 @@ class JudgeAuditViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                 vetted_only=data.get("vetted_only"),
             )
         except ValidationError as error:
-            raise _api_error(error) from error
+            raise api_error(error) from error
         if data["start"]:
             try:
                 audit = audits.audit_start(audit=audit, confirmed=data["confirm"])
@@ -68,7 +68,7 @@ class JudgeAuditViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         try:
             audit = audits.audit_start(audit=self.get_object(), confirmed=confirmed)
         except ValidationError as error:
-            raise _api_error(error) from error
+            raise api_error(error) from error
         return Response(AuditSerializer(audit).data)
 
     @extend_schema(request=None)

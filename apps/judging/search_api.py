@@ -16,7 +16,7 @@ from apps.accounts.permissions import IsOwnerOrReadOnly, IsResearcher
 from apps.endpoints.spending import estimated_start
 from apps.judging import search_selectors as selectors
 from apps.judging import services
-from apps.judging.api import _api_error
+from apps.judging.api import api_error
 from apps.judging.models import Candidate, SearchItem, SearchIteration
 from apps.judging.search_serializers import (
     CandidateSerializer,
@@ -56,7 +56,7 @@ class AdversarialSearchViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVi
                     user=request.user, setup=form.setup(), start=False
                 )
             except ValidationError as error:
-                raise _api_error(error) from error
+                raise api_error(error) from error
 
         return estimated_start(
             record=record,
@@ -90,7 +90,7 @@ class AdversarialSearchViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVi
                 search=self.get_object(), confirmed=confirmed
             )
         except ValidationError as error:
-            raise _api_error(error) from error
+            raise api_error(error) from error
         return Response(SearchSerializer(search).data)
 
     @action(detail=True, methods=["post"])
@@ -106,7 +106,7 @@ class AdversarialSearchViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVi
         search = self.get_object()
         if waits_for_start(search):
             refused = ValidationError({"search": "this search has not started: start it (start/)"})
-            raise _api_error(refused)
+            raise api_error(refused)
         search = services.adversarial_search_resume(search=search)
         return Response(SearchSerializer(search).data)
 

@@ -100,6 +100,10 @@ def test_the_rubric_is_recommended_and_confirmed_on_held_out_texts(catalog):
         assert result["texts"] == {"train": 8, "held": 8}
         test = result["missed"]["test"]
         assert test["test"] == "McNemar (exact)" and test["p"] < 0.05
+        # "fewer errors missed: current minus candidate": positive when the candidate is better
+        assert test["difference"] > 0
+        assert test["difference"] == pytest.approx(result["missed"]["before"]["value"])
+        assert result["missed"]["after"]["value"] == 0
         assert result["headline"].startswith("Adopt FBI single: rubric: it closes Negation")
         # no text of the held-out half was tried on, nor shown as an example
         winner = improvement.candidates.get(pk=result["winner"])

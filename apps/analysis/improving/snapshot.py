@@ -101,6 +101,7 @@ def page_rows(improvement: Improvement) -> dict[str, Any]:
         }
         for kind in result.get("kinds", [])
     ]
+    every = list(improvement.candidates.all())
     candidates = [
         {
             "label": c.label,
@@ -111,10 +112,10 @@ def page_rows(improvement: Improvement) -> dict[str, Any]:
             "missed": _shown(c.train.get("missed")),
             "agreement": _shown(c.train.get("agreement")),
         }
-        for c in improvement.candidates.all()
+        for c in every
     ]
-    held: dict[Any, dict[str, Any]] = {c.pk: c.held for c in improvement.candidates.all()}
-    current: dict[str, Any] = next((c.held for c in improvement.candidates.all() if c.current), {})
+    held: dict[Any, dict[str, Any]] = {c.pk: c.held for c in every}
+    current: dict[str, Any] = next((c.held for c in every if c.current), {})
     return {
         "rows": result_rows(result),
         "kinds": kinds,
