@@ -10,7 +10,7 @@ from .base import (
     make_rng,
     require_count,
 )
-from .segmentation import segment
+from .segmentation import Segmentation, segment, tokenize_words
 
 __all__ = [
     "exchange_pairs",
@@ -113,7 +113,21 @@ def word_span_deletion(text: str, *, seed: int, k: int) -> PerturbResult:
             rule,
             f"needs {k} consecutive words on one line, the longest run has {longest_run(text)}",
         )
-    i = rng.choice(starts)
+    chosen = starts.index(rng.choice(starts))
+    words = seg.word_texts()
+    # the drawn start, else the next one that works: a span deleted from a line's start can
+    # leave "42." there, which then reads as a list marker and is no word any more
+    for i in starts[chosen:] + starts[:chosen]:
+        edit = _span_edit(text, seg, i, k)
+        result = apply_edits(text, [edit])
+        if tokenize_words(result) == words[:i] + words[i + k :]:
+            params = {"rule": rule, "seed": seed, "k": k, "first_word": i}
+            return PerturbResult(result, params, (edit,))
+    raise PerturbationNotApplicable(rule, f"every span of {k} words changes the words around it")
+
+
+def _span_edit(text: str, seg: Segmentation, i: int, k: int) -> Edit:
+    """Words i..i+k-1 and one adjacent run of spaces/tabs (the following, else the preceding)."""
     a, b = seg.words[i].start, seg.words[i + k - 1].end
     n = len(text)
     if b < n and text[b] in _HSPACE:
@@ -122,6 +136,4 @@ def word_span_deletion(text: str, *, seed: int, k: int) -> PerturbResult:
     elif a > 0 and text[a - 1] in _HSPACE:
         while a > 0 and text[a - 1] in _HSPACE and not seg.overlaps_protected(a - 1, a):
             a -= 1
-    edit = Edit(a, b, text[a:b], "")
-    params = {"rule": rule, "seed": seed, "k": k, "first_word": i}
-    return PerturbResult(apply_edits(text, [edit]), params, (edit,))
+    return Edit(a, b, text[a:b], "")
