@@ -287,6 +287,9 @@ DISCERN_CONFIRM_ABOVE_REQUESTS = env.int("DISCERN_CONFIRM_ABOVE_REQUESTS", defau
 
 # HTTP transport of the LLM clients: "aiohttp" (faster, the default) or "httpx" (the SDK's own).
 DISCERN_LLM_TRANSPORT = env.str("DISCERN_LLM_TRANSPORT", default="aiohttp")
+# Batch mode: seconds until a submitted batch is first looked at, doubling up to the maximum.
+DISCERN_BATCH_POLL_S = env.float("DISCERN_BATCH_POLL_S", default=30.0)
+DISCERN_BATCH_POLL_MAX_S = env.float("DISCERN_BATCH_POLL_MAX_S", default=600.0)
 
 # Slow imports (numpy, scipy, matplotlib, nltk, the openai SDK...) are made where they are used,
 # so that management commands start quickly; the web server (config/wsgi.py) and the worker

@@ -84,6 +84,7 @@ def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Pop
     env = {
         **os.environ,
         "DISCERN_QUEUE": queue,
+        "DISCERN_BATCH_POLL_S": os.environ.get("DISCERN_BATCH_POLL_S", "0.5"),  # batch mode
         "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/"
         f"{db['NAME']}",
     }

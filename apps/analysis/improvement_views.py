@@ -104,7 +104,14 @@ def improvement_action(request: AuthedRequest, pk: int, action: str) -> HttpResp
     if action not in ACTIONS:
         return HttpResponse("no such action", status=404)
     try:
-        adopted = act(improvement, action, request.user, bool(request.POST.get("confirm")))
+        adopted = act(
+            improvement,
+            action,
+            request.user,
+            bool(request.POST.get("confirm")),
+            batch=request.POST.get("mode") == "batch",
+            live_fallback=request.POST.get("live_fallback") == "1",
+        )
     except ValidationError as error:
         messages.error(request, _problems(error))
     else:
@@ -116,7 +123,15 @@ def improvement_action(request: AuthedRequest, pk: int, action: str) -> HttpResp
 ACTIONS = ("start", "cancel", "adopt")
 
 
-def act(improvement: Improvement, action: str, user: Any, confirmed: bool) -> Any:
+def act(
+    improvement: Improvement,
+    action: str,
+    user: Any,
+    confirmed: bool,
+    *,
+    batch: bool = False,
+    live_fallback: bool = False,
+) -> Any:
     """One action on an improvement; the strategy made when it is adopted."""
     from apps.analysis.improving.plan import (
         improvement_adopt,
@@ -125,7 +140,9 @@ def act(improvement: Improvement, action: str, user: Any, confirmed: bool) -> An
     )
 
     if action == "start":
-        improvement_start(improvement=improvement, confirmed=confirmed)
+        improvement_start(
+            improvement=improvement, confirmed=confirmed, batch=batch, live_fallback=live_fallback
+        )
     elif action == "cancel":
         improvement_cancel(improvement=improvement)
     else:
@@ -213,7 +230,9 @@ class ImprovementView(APIView):
 
 
 class ImprovementActionView(APIView):
-    """start (``confirm`` when its requests exceed the study's limit), cancel, adopt."""
+    """start (``confirm`` when its requests exceed the study's limit; ``batch`` to send its
+    runs through the judge's batch interface, ``live_fallback`` to ask live what a batch
+    leaves unanswered), cancel, adopt."""
 
     permission_classes = [IsResearcher]
     action_name = ""
@@ -222,7 +241,14 @@ class ImprovementActionView(APIView):
     def post(self, request, pk: int):
         improvement = _improvement(request.user, pk)
         try:
-            act(improvement, self.action_name, request.user, bool(request.data.get("confirm")))
+            act(
+                improvement,
+                self.action_name,
+                request.user,
+                bool(request.data.get("confirm")),
+                batch=bool(request.data.get("batch")),
+                live_fallback=bool(request.data.get("live_fallback")),
+            )
         except ValidationError as error:
             raise api_error(error) from error
         improvement.refresh_from_db()

@@ -326,7 +326,7 @@ def _provider_error(data: dict[str, Any]) -> str | None:
     return None
 
 
-def _read(data: dict[str, Any], endpoint: EndpointConfig) -> CallOutcome:
+def read_completion(data: dict[str, Any], endpoint: EndpointConfig) -> CallOutcome:
     """The useful parts of a completion; InvalidResponse if it is not one."""
     message = _provider_error(data)
     if message is not None:
@@ -378,7 +378,7 @@ async def _attempt(
             response = await client.post(path, body=request, cast_to=httpx2.Response)
     except TimeoutError as exc:
         raise AttemptDeadline(endpoint.timeout_s) from exc
-    outcome = _read(_body(response.headers, endpoint, response.content), endpoint)
+    outcome = read_completion(_body(response.headers, endpoint, response.content), endpoint)
     return replace(outcome, request_id=response.headers.get("x-request-id"))
 
 

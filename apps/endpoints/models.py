@@ -51,6 +51,7 @@ ENDPOINT_SETTINGS = (
     "timeout_s",
     "max_attempts",
     "max_tokens_param",
+    "batch_api",
 )
 
 
@@ -191,6 +192,11 @@ class Endpoint(models.Model):
         max_length=24,
         default="max_tokens",
         choices=[("max_tokens", "max_tokens"), ("max_completion_tokens", "max_completion_tokens")],
+    )
+    batch_api = models.BooleanField(
+        default=False,
+        help_text="The server also has OpenAI's batch interface (/v1/files and /v1/batches): "
+        "runs may be sent through it, at the batch price, answered within hours.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

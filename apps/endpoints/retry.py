@@ -108,20 +108,24 @@ def backoff_delay(policy: RetryPolicy, attempt: int, rng: random.Random | None =
     return (rng or random).uniform(0.0, ceiling)
 
 
+def status_kind(status: int) -> ErrorKind:
+    """What an HTTP error status means for a call."""
+    if status == 429:
+        return "rate_limited"
+    if status == 408:
+        return "timeout"
+    if status >= 500:
+        return "server_error"
+    if status in (401, 403):
+        return "auth"
+    return "client_error"
+
+
 def _status_failure(error: openai.APIStatusError) -> Failure:
     status = error.status_code
     headers = error.response.headers
     should_retry = (_header(headers, "x-should-retry") or "").lower()
-    if status == 429:
-        kind: ErrorKind = "rate_limited"
-    elif status == 408:
-        kind = "timeout"
-    elif status >= 500:
-        kind = "server_error"
-    elif status in (401, 403):
-        kind = "auth"
-    else:
-        kind = "client_error"
+    kind = status_kind(status)
     transient = kind in ("rate_limited", "timeout", "server_error")
     if should_retry in ("true", "false"):
         transient = should_retry == "true"

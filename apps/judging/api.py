@@ -183,13 +183,17 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         dry_run, confirmed = data.pop("dry_run"), data.pop("confirm")
+        batch = {
+            "batch": data.pop("batch_mode", False),
+            "live_fallback": data.pop("batch_live_fallback", False),
+        }
         if data["judge"].is_metric:  # calls no model
             run = self._create(data, start=True)
             return Response(self.get_serializer(run).data, status=status.HTTP_201_CREATED)
         return estimated_start(
             record=lambda: self._create(data, start=False),
             estimate=_run_estimate,
-            start=lambda run: services.judge_run_confirm(run=run, confirmed=confirmed),
+            start=lambda run: services.judge_run_confirm(run=run, confirmed=confirmed, **batch),
             answer=lambda run: self.get_serializer(run).data,
             dry_run=dry_run,
         )
@@ -209,10 +213,20 @@ class JudgeRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     @action(detail=True, methods=["post"])
     def start(self, request, pk=None):
-        """Start a pending run after its estimate (confirm=true above the study's limit)."""
-        confirmed = str(request.data.get("confirm", "")).lower() in ("1", "true")
+        """Start a pending run after its estimate (confirm=true above the study's limit;
+        batch=true through the judge's batch interface, live_fallback=true to ask live what
+        the batch leaves unanswered)."""
+        flags = {
+            name: str(request.data.get(name, "")).lower() in ("1", "true")
+            for name in ("confirm", "batch", "live_fallback")
+        }
         try:
-            run = services.judge_run_confirm(run=self.get_object(), confirmed=confirmed)
+            run = services.judge_run_confirm(
+                run=self.get_object(),
+                confirmed=flags["confirm"],
+                batch=flags["batch"],
+                live_fallback=flags["live_fallback"],
+            )
         except ValidationError as error:
             raise api_error(error) from error
         return Response(JudgeRunSerializer(run).data)

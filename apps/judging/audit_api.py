@@ -63,10 +63,20 @@ class JudgeAuditViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"])
     def start(self, request, pk=None):
         """Queue every run and search of the battery (``confirm``: true when its estimate is
-        above the study's limit of HTTP requests)."""
-        confirmed = str(request.data.get("confirm", "")).lower() in ("1", "true")
+        above the study's limit of HTTP requests; ``batch``: true to send the runs whose judges
+        have a batch interface through it, ``live_fallback``: true to ask live what a batch
+        leaves unanswered)."""
+        flags = {
+            name: str(request.data.get(name, "")).lower() in ("1", "true")
+            for name in ("confirm", "batch", "live_fallback")
+        }
         try:
-            audit = audits.audit_start(audit=self.get_object(), confirmed=confirmed)
+            audit = audits.audit_start(
+                audit=self.get_object(),
+                confirmed=flags["confirm"],
+                batch=flags["batch"],
+                live_fallback=flags["live_fallback"],
+            )
         except ValidationError as error:
             raise api_error(error) from error
         return Response(AuditSerializer(audit).data)

@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from apps.judging.models import AuditPart, JudgeAudit, PartKind
+from apps.judging.models import AuditPart, CallBatch, JudgeAudit, PartKind
 
 
 def audits_for_user(user: Any) -> QuerySet[JudgeAudit]:
@@ -54,4 +54,8 @@ def audit_context(audit: JudgeAudit) -> dict[str, Any]:
         "estimate": audit.estimate,
         #: what the runs left out and why (e.g. unvetted perturbations), the most per reason
         "left_out": sorted(left_out.items(), key=lambda kv: -kv[1]),
+        #: the batches its runs sent through a batch interface
+        "batches": list(
+            CallBatch.objects.filter(run_id__in=seen).select_related("run").order_by("id")
+        ),
     }

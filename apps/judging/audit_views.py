@@ -78,7 +78,12 @@ def audit_detail(request: AuthedRequest, pk: int) -> HttpResponse:
 def audit_start(request: AuthedRequest, pk: int) -> HttpResponse:
     audit = selectors.audit_for_user(request.user, pk)
     try:
-        audits.audit_start(audit=audit, confirmed=request.POST.get("confirm") == "1")
+        audits.audit_start(
+            audit=audit,
+            confirmed=request.POST.get("confirm") == "1",
+            batch=request.POST.get("mode") == "batch",
+            live_fallback=request.POST.get("live_fallback") == "1",
+        )
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     return redirect("judging-audit-detail", pk=audit.pk)

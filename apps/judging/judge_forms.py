@@ -10,6 +10,7 @@ from django import forms
 from apps.accounts.models import Role, User
 from apps.endpoints.models import ENDPOINT_SETTINGS, Endpoint
 from apps.judging.models import Judge, Strategy
+from apps.judging.models.judge import BATCH_PRICE_PERCENT
 from apps.judging.selectors import strategies_for_user
 from apps.judging.services.connection_test import TEST_STRATEGY
 
@@ -38,6 +39,8 @@ LABELS = {
     "metric": "Metric",
     "price_per_million_prompt_tokens": "Price per million prompt tokens",
     "price_per_million_completion_tokens": "Price per million completion tokens",
+    "batch_api": "The server has a batch interface",
+    "batch_price_percent": "Batch price (% of the prices above)",
     "shared_with": "Offer it to",
 }
 #: The form's groups: title, the judge kind they apply to ("" both), their fields.
@@ -51,6 +54,7 @@ GROUPS = (
         ("max_concurrency", "requests_per_minute", "timeout_s", "max_attempts", "max_tokens_param"),
     ),
     ("Prices", "llm", ("price_per_million_prompt_tokens", "price_per_million_completion_tokens")),
+    ("Batch interface", "llm", ("batch_api", "batch_price_percent")),
     ("Metric", "metric", ("metric",)),
     ("Sharing", "", ("shared_with",)),
 )
@@ -68,6 +72,7 @@ class JudgeForm(forms.ModelForm):
             "metric",
             "price_per_million_prompt_tokens",
             "price_per_million_completion_tokens",
+            "batch_price_percent",
             "shared_with",
         ]
         widgets = {"shared_with": forms.CheckboxSelectMultiple}
@@ -112,6 +117,7 @@ class JudgeForm(forms.ModelForm):
         others = User.objects.filter(role=Role.RESEARCHER).order_by("username")
         fields["shared_with"].queryset = others.exclude(pk=user.pk) if user else others
         fields["shared_with"].required = False
+        fields["batch_price_percent"].required = False  # empty: the usual 50%
         fields["shared_with"].help_text = (
             "Colleagues offered this judge: once they accept, they may use it (its key "
             "included), not change it."
@@ -137,6 +143,10 @@ class JudgeForm(forms.ModelForm):
         self.fields = fields | settings
         for name, label in LABELS.items():
             self.fields[name].label = label
+
+    def clean_batch_price_percent(self) -> int:
+        value = self.cleaned_data.get("batch_price_percent")
+        return BATCH_PRICE_PERCENT if value is None else int(value)
 
     def groups(self) -> list[tuple[str, str, list[forms.BoundField]]]:
         """The fields by group, for the page: (title, kind it applies to, fields)."""

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from apps.accounts.permissions import is_researcher, owned_by
 from apps.judging.models import (
+    CallBatch,
     Judge,
     JudgeCall,
     JudgeRun,
@@ -165,3 +166,8 @@ def run_scores(run: JudgeRun, limit: int = 300) -> list[dict[str, Any]]:
         )
     )
     return [dict(row) for row in rows[:limit]]
+
+
+def run_batches(run: JudgeRun) -> list[CallBatch]:
+    """A batch-mode run's batches, oldest first (what the run page says of each)."""
+    return list(CallBatch.objects.filter(run=run).order_by("id"))

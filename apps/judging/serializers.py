@@ -52,6 +52,7 @@ class JudgeSerializer(serializers.ModelSerializer):
             "metric",
             "price_per_million_prompt_tokens",
             "price_per_million_completion_tokens",
+            "batch_price_percent",
             "owner",
             "shared_with",
             "shares",
@@ -162,6 +163,8 @@ class JudgeRunSerializer(serializers.ModelSerializer):
             "include_originals",
             "include_perturbations",
             "vetted_only",
+            "batch_mode",
+            "batch_live_fallback",
             "status",
             "total",
             "done",
@@ -247,6 +250,12 @@ class RunEstimateSerializer(serializers.Serializer):
     completion_tokens = serializers.IntegerField()
     completion_source = serializers.CharField()
     cost = serializers.CharField(allow_null=True, help_text="From the judge's prices, if set.")
+    batch_cost = serializers.CharField(
+        allow_null=True, help_text="Through the judge's batch interface (its batch price)."
+    )
+    batch_problem = serializers.CharField(
+        help_text="Why it cannot go through a batch interface (empty: it can)."
+    )
     limit = serializers.IntegerField(help_text="HTTP requests above which it needs confirm.")
     over_limit = serializers.BooleanField()
     nothing = serializers.CharField(help_text="Why it would measure nothing (empty: it would).")

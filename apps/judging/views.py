@@ -74,7 +74,12 @@ def run_start(request: AuthedRequest, pk: int) -> HttpResponse:
         again = services.judge_run_rerun(run=run, user=request.user, start=False, vetted_only=False)
         return redirect("judging-run-detail", pk=again.pk)
     try:
-        services.judge_run_confirm(run=run, confirmed=request.POST.get("confirm") == "1")
+        services.judge_run_confirm(
+            run=run,
+            confirmed=request.POST.get("confirm") == "1",
+            batch=request.POST.get("mode") == "batch",
+            live_fallback=request.POST.get("live_fallback") == "1",
+        )
     except ValidationError as error:
         context = _run_context(run) | {"start_errors": error.messages}
         return render(request, "judging/run_detail.html", context, status=400)
@@ -88,6 +93,8 @@ def _run_context(run: JudgeRun) -> dict[str, Any]:
     if needs_estimate(run) and (waiting or (run.planned and run.total == 0)):
         context["estimate"] = services.judge_run_estimate(run)  # (or why it measured nothing)
         run.refresh_from_db()  # planned by it
+    if run.batch_mode:
+        context["batches"] = selectors.run_batches(run)
     if run.finished or run.failed:
         context["failures"] = selectors.run_failures(run)
     if run.finished:

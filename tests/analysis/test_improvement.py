@@ -201,3 +201,37 @@ def test_a_budget_stops_it_with_what_was_learned(catalog):
     assert not result["recommended"] and result["stopped"] == "budget"
     assert result["headline"].startswith("Stopped at the budget of 50 requests")
     assert not improvement.candidates.exclude(held_run=None).exists()  # none confirmed
+
+
+def test_an_improvement_sent_as_batches_recommends_what_the_live_one_does(catalog, settings):
+    from apps.judging.models import Judge
+    from apps.judging.services.batches import judge_run_batch_step
+
+    settings.DISCERN_BATCH_POLL_S = 0.0
+    judging_load()
+    study = _study()
+    with FakeOpenAIServer(reply=ScriptedJudges.of(study, MISSED, caught_by=RUBRIC)) as server:
+        subject = _audited(server, study)
+        Judge.objects.filter(pk=subject.judge_id).update(price_per_million_prompt_tokens=1000)
+        subject.judge.endpoint.batch_api = True
+        subject.judge.endpoint.save()
+        improvement = improvement_plan(owner=study.owner, subject=subject)
+        assert improvement.estimate["batch_problem"] == ""
+        whole = improvement.estimate["whole"]
+        assert float(whole["cost_batch_usd"]) == pytest.approx(float(whole["cost_usd"]) / 2)
+        chat_before = server.request_count
+        improvement_start(improvement=improvement, confirmed=True, batch=True)
+        assert all(run.batch_mode for run in improvement.runs())
+        for _ in range(10):
+            for run in improvement.runs():
+                while run.status == RunStatus.RUNNING and judge_run_batch_step(run_id=run.pk):
+                    pass
+                run.refresh_from_db()
+            if not improvement_advance(improvement_id=improvement.pk):
+                break
+        improvement.refresh_from_db()
+        assert improvement.status == RunStatus.DONE, improvement.error
+        assert improvement.result["recommended"]
+        assert improvement.result["closed"] == ["Negation", "Word exchange"]
+        chat = [r for r in server.requests[chat_before:] if r.path.endswith("/chat/completions")]
+        assert not chat and server.batches.created >= 2  # training, then held-out: no live call

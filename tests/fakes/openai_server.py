@@ -6,6 +6,7 @@ cost it little. It serves::
 
     POST /v1/chat/completions   chat.completion objects (usage, system_fingerprint, logprobs)
     POST /v1/completions        text_completion objects (legacy logprobs format)
+    /v1/files, /v1/batches      the batch interface (``batches``: tests.fakes.batch_api)
 
 Every response carries an ``x-request-id`` header. Behaviour is scriptable:
 
@@ -47,6 +48,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+
+from tests.fakes.batch_api import FakeBatches
 
 FaultKind = Literal[
     "status",
@@ -232,6 +235,7 @@ class FakeOpenAIServer:
         self._ready = threading.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._startup_error: BaseException | None = None
+        self.batches = FakeBatches(answer=lambda body, n: self._chat_completion(body, None, n))
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -470,6 +474,13 @@ class FakeOpenAIServer:
         if self.api_key is not None and authorization != f"Bearer {self.api_key}":
             fault = Fault.error(401, "Incorrect API key provided")
             return 401, [json_type], _error_body(fault.message, fault)
+        if re.search(r"/v1/(files|batches)", request.path):
+            status, answer = self.batches.handle(
+                request.method, request.path, request.headers, request.body
+            )
+            if isinstance(answer, bytes):
+                return status, [("content-type", "application/octet-stream")], answer
+            return status, [json_type], json.dumps(answer).encode()
         payload = request.json
         if request.method != "POST" or not isinstance(payload, dict):
             return 400, [json_type], _error_body("expected a JSON POST", Fault.error(400))

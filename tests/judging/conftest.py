@@ -4,7 +4,9 @@ same code a worker task runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import socket
+import uuid
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -78,3 +80,15 @@ def criteria(demo) -> Callable[..., list]:
         return list(chosen.order_by("aspect__position"))
 
     return pick
+
+
+@pytest.fixture
+def own_queue() -> Iterator[tuple[str, str]]:
+    """A queue and node name of our own; tasks queued by this test go there."""
+    from workers.celery import app
+
+    queue, node = f"kill-{uuid.uuid4().hex[:8]}", f"judge-kill@{socket.gethostname()}"
+    previous_queue = app.conf.task_default_queue
+    app.conf.task_default_queue = queue
+    yield queue, node
+    app.conf.task_default_queue = previous_queue

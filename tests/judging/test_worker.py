@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -214,18 +212,6 @@ def quiet(server, run) -> Callable[[], bool]:
         return server.in_flight == 0 and server.request_count == sent == stored()
 
     return check
-
-
-@pytest.fixture
-def own_queue() -> Iterator[tuple[str, str]]:
-    """A queue and node name of our own; tasks queued by this test go there."""
-    from workers.celery import app
-
-    queue, node = f"kill-{uuid.uuid4().hex[:8]}", f"judge-kill@{socket.gethostname()}"
-    previous_queue = app.conf.task_default_queue
-    app.conf.task_default_queue = queue
-    yield queue, node
-    app.conf.task_default_queue = previous_queue
 
 
 def test_a_worker_killed_mid_run_and_restarted_finishes_without_lost_or_repeated_calls(

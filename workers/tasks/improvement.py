@@ -10,9 +10,9 @@ from __future__ import annotations
 from celery import shared_task
 
 from apps.analysis.improving.advance import (
-    WAIT_S,
     improvement_advance,
     improvement_fail,
+    improvement_wait_s,
     improvements_quiet,
 )
 from workers.outages import through_outages
@@ -26,7 +26,9 @@ def advance_improvement(improvement_id: int) -> None:
         improvement_fail(improvement_id=improvement_id, error=f"{type(exc).__name__}: {exc}")
         raise
     if again:
-        advance_improvement.apply_async((improvement_id,), countdown=WAIT_S)
+        advance_improvement.apply_async(
+            (improvement_id,), countdown=improvement_wait_s(improvement_id)
+        )
 
 
 @shared_task(name="analysis.recover_improvements")

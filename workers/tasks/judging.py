@@ -21,6 +21,7 @@ from apps.judging.services import (
     judge_run_work,
     judge_runs_recover,
 )
+from apps.judging.services.batches import batch_runs_recover, judge_run_batch_step
 from workers.outages import TRANSIENT, through_outages
 
 
@@ -51,9 +52,33 @@ def queue_run_work(run_id: int, share: int | None = None, *, metric: bool = Fals
     work_run.apply_async((run_id, share), queue=metrics_queue() if metric else None)
 
 
+@shared_task(name="judging.batch_step", bind=True, acks_late=True)
+def batch_step(self: Any, run_id: int) -> None:
+    """One step of a batch-mode run; the next is queued for when the batch is to be looked at
+    again (lost, it is queued again by ``recover_runs``)."""
+    node = self.request.hostname or ""
+    try:
+        delay = through_outages(judge_run_batch_step, run_id=run_id, node=node)
+    except TRANSIENT as exc:
+        judge_run_fail(run_id=run_id, error=f"a service stayed out of reach: {exc}")
+        raise
+    except Exception as exc:
+        judge_run_fail(run_id=run_id, error=f"{type(exc).__name__}: {exc}")
+        raise
+    if delay is not None:
+        batch_step.apply_async((run_id,), countdown=delay)
+
+
+def queue_batch_step(run_id: int) -> None:
+    batch_step.delay(run_id)
+
+
 @shared_task(name="judging.recover_runs")
 def recover_runs(node: str = "") -> list[int]:
-    return judge_runs_recover(node=node)
+    overdue = batch_runs_recover()
+    for run_id in overdue:
+        queue_batch_step(run_id)
+    return sorted([*judge_runs_recover(node=node), *overdue])
 
 
 @worker_ready.connect

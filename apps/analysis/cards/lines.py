@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import replace
+from decimal import Decimal
 
 from django.db.models import Avg, Count, StdDev
 
@@ -239,11 +240,19 @@ def _sentiment_line(evidence: SubjectEvidence) -> Line:
     return _line(key, part, shift, f"compared with run {baseline.pk}", calls_link(cue))
 
 
+def _cost_note(cost: Decimal | None, batched: int) -> str:
+    if cost is None:
+        return "the judge has no prices"
+    return f"{batched} run(s) at the batch price" if batched else ""
+
+
 def _cost_lines(evidence: SubjectEvidence) -> list[Line]:
     runs = evidence.runs
     prompt = sum(r.prompt_tokens for r in runs)
     completion = sum(r.completion_tokens for r in runs)
-    cost = evidence.subject.judge.cost(prompt, completion)
+    costs = [r.estimated_cost for r in runs]  # a batch's tokens at its batch price
+    cost = None if None in costs else sum((c for c in costs if c is not None), Decimal(0))
+    batched = sum(r.batch_mode for r in runs)
     calls = sum(r.done for r in runs)
     tokens = Estimate(float(prompt + completion), math.nan, math.nan, calls)
     price = Estimate(float(cost) if cost is not None else math.nan, math.nan, math.nan, calls)
@@ -258,6 +267,6 @@ def _cost_lines(evidence: SubjectEvidence) -> list[Line]:
         latency = NO_INTERVAL
     return [
         _line("tokens", "", tokens, f"{prompt} prompt, {completion} completion", ""),
-        _line("cost_usd", "", price, "" if cost is not None else "the judge has no prices", ""),
+        _line("cost_usd", "", price, _cost_note(cost, batched), ""),
         _line("latency", "", latency, "", ""),
     ]

@@ -29,8 +29,17 @@ from apps.judging.models import Improvement, ImprovementCandidate, RunStatus, St
 from apps.judging.services import judge_run_cancel, judge_run_start
 
 ALPHA = 0.05
-#: How long a worker waits before looking at a running improvement's runs again.
+#: How long a worker waits before looking at a running improvement's runs again (runs sent
+#: as batches are answered within hours: looked at less often).
 WAIT_S = 2.0
+BATCH_WAIT_S = 30.0
+
+
+def improvement_wait_s(improvement_id: int) -> float:
+    """Seconds until its runs are looked at again."""
+    improvement = Improvement.objects.get(pk=improvement_id)
+    batched = any(r.batch_mode and not r.finished for r in improvement.runs())
+    return BATCH_WAIT_S if batched else WAIT_S
 
 
 def improvement_advance(*, improvement_id: int) -> bool:

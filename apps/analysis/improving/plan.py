@@ -244,13 +244,17 @@ def improvement_estimate(improvement: Improvement) -> dict[str, Any]:
     costliest = max(others, key=lambda f: f.get("http_calls", 0), default={})
     confirmation = _sum([current, costliest])
     judge = improvement.subject.judge
-    figures = {"training": training, "confirmation": confirmation, "whole": {}}
+    figures: dict[str, Any] = {"training": training, "confirmation": confirmation, "whole": {}}
     figures["whole"] = _sum([training, confirmation])
-    for part in figures.values():
-        cost = judge.cost(part["prompt_tokens"], part["completion_tokens"])
+    batch = not judge.batch_problem(improvement.subject.strategy)
+    for part in (figures["training"], figures["confirmation"], figures["whole"]):
+        tokens = part["prompt_tokens"], part["completion_tokens"]
+        cost, batch_cost = judge.cost(*tokens), judge.batch_cost(*tokens) if batch else None
         if not part["http_calls"]:
-            cost = Decimal(0)
+            cost = batch_cost = Decimal(0) if cost is not None else None
         part["cost_usd"] = None if cost is None else str(cost)  # None: the judge has no prices
+        part["cost_batch_usd"] = None if batch_cost is None else str(batch_cost)
+    figures["batch_problem"] = judge.batch_problem(improvement.subject.strategy)
     return figures
 
 
@@ -267,13 +271,28 @@ def improvement_confirm_problem(improvement: Improvement) -> str:
 
 
 @transaction.atomic
-def improvement_start(*, improvement: Improvement, confirmed: bool = False) -> Improvement:
-    """Start the training runs; the worker moves it on from there (``advance``)."""
+def improvement_start(
+    *,
+    improvement: Improvement,
+    confirmed: bool = False,
+    batch: bool = False,
+    live_fallback: bool = False,
+) -> Improvement:
+    """Start the training runs; the worker moves it on from there (``advance``). ``batch``:
+    every run (training and held-out) through the judge's batch interface, at its batch
+    price; ``live_fallback``: what a batch leaves unanswered is asked live."""
     improvement = Improvement.objects.select_for_update().get(pk=improvement.pk)
     if improvement.status != RunStatus.PENDING:
         return improvement
     if not confirmed and (problem := improvement_confirm_problem(improvement)):
         raise ValidationError({"confirm": problem})
+    judge = improvement.subject.judge
+    if batch and (why := judge.batch_problem(improvement.subject.strategy)):
+        raise ValidationError({"batch": f"not as a batch: {why}"})
+    for run in improvement.runs() if batch else []:
+        if not judge.batch_problem(run.strategy):  # a candidate asking again runs live
+            run.batch_mode, run.batch_live_fallback = True, live_fallback
+            run.save(update_fields=["batch_mode", "batch_live_fallback"])
     for candidate in improvement.candidates.select_related("train_run"):
         if candidate.train_run is not None and candidate.train_run.status == RunStatus.PENDING:
             judge_run_start(run=candidate.train_run)

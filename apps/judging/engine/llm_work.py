@@ -33,6 +33,25 @@ class Prepared:
     key: str
 
 
+def call_prepare(call: JudgeCall, *, run: JudgeRun, endpoint: EndpointConfig) -> Prepared | None:
+    """Build the call's request and cache key (stored on it); None when its prompt cannot be
+    made (the call is then filled as a "prompt" error)."""
+    assert run.strategy is not None
+    try:
+        messages = call_messages(run.strategy, call)
+    except (PromptError, TemplateError) as exc:
+        fill_error(call, kind="prompt", message=str(exc))
+        return None
+    params = sampling_params(run, call.sample_index)
+    call.request = {
+        "endpoint": endpoint.base_url,
+        "sample_index": call.sample_index,
+        "body": build_request(endpoint, messages, params),
+    }
+    call.cache_key = call_cache_key(endpoint, messages, params)
+    return Prepared(call, messages, params, call.cache_key)
+
+
 class LlmWork(Work):
     """Claims calls, answers cache hits at once, sends the rest to the runner (keeping
     twice as many calls queued there as it holds slots, so they never idle, and no more, so
@@ -64,20 +83,10 @@ class LlmWork(Work):
     # -- preparing and starting calls -----------------------------------------------------------
 
     def _prepare(self, call: JudgeCall) -> Prepared | None:
-        try:
-            messages = call_messages(self.strategy, call)
-        except (PromptError, TemplateError) as exc:
-            fill_error(call, kind="prompt", message=str(exc))
+        prepared = call_prepare(call, run=self.run, endpoint=self.endpoint)
+        if prepared is None:
             self.buffer.append(call)
-            return None
-        params = sampling_params(self.run, call.sample_index)
-        call.request = {
-            "endpoint": self.endpoint.base_url,
-            "sample_index": call.sample_index,
-            "body": build_request(self.endpoint, messages, params),
-        }
-        call.cache_key = call_cache_key(self.endpoint, messages, params)
-        return Prepared(call, messages, params, call.cache_key)
+        return prepared
 
     def _cached(self, keys: list[str]) -> dict[str, dict[str, Any]]:
         return stored_replies(JudgeCall, keys, CACHE_COLUMNS)

@@ -1,6 +1,7 @@
 """Judging models: judges, strategies (versioned), judge runs and every judge call, audits."""
 
 from apps.judging.models.audit import AuditPart, AuditStatus, AuditSubject, JudgeAudit, PartKind
+from apps.judging.models.batch import BatchStatus, CallBatch
 from apps.judging.models.call import JudgeCall, ParseStatus, Preferred
 from apps.judging.models.improvement import Improvement, ImprovementCandidate, Origin, Stage
 from apps.judging.models.judge import Judge, JudgeKind, JudgeShare, MetricName
@@ -26,6 +27,8 @@ __all__ = [
     "AuditPart",
     "AuditStatus",
     "AuditSubject",
+    "BatchStatus",
+    "CallBatch",
     "Candidate",
     "CandidateOrigin",
     "Direction",

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator
 from django.db import models
 from django.db.models import Q
 
 from apps.endpoints.models import Endpoint
+
+if TYPE_CHECKING:
+    from apps.judging.models.strategy import Strategy
+
+
+#: What the batch interfaces of OpenAI and Anthropic cost, in per cent of the live price.
+BATCH_PRICE_PERCENT = 50
 
 
 class JudgeKind(models.TextChoices):
@@ -72,6 +80,12 @@ class Judge(models.Model):
         blank=True,
         help_text="The price of a million completion (output) tokens.",
     )
+    batch_price_percent = models.PositiveSmallIntegerField(
+        default=BATCH_PRICE_PERCENT,
+        validators=[MaxValueValidator(100)],
+        help_text="The price of calls sent through the batch interface, in per cent of the "
+        "prices above (OpenAI and Anthropic: 50).",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -123,6 +137,21 @@ class Judge(models.Model):
         prompt = (self.price_per_million_prompt_tokens or Decimal(0)) * prompt_tokens
         completion = (self.price_per_million_completion_tokens or Decimal(0)) * completion_tokens
         return (prompt + completion) / 1_000_000
+
+    def batch_problem(self, strategy: Strategy | None = None) -> str:
+        """Why its calls (with this strategy) cannot go through a batch ("" when they can)."""
+        if self.endpoint is None:
+            return "a metric judge calls no model"
+        if not self.endpoint.batch_api:
+            return "its endpoint has no batch interface (tick it on the judge's form)"
+        if strategy is not None and strategy.format_retry:
+            return "its strategy asks again with a format reminder, which a batch cannot"
+        return ""
+
+    def batch_cost(self, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
+        """The same tokens sent through the batch interface (``batch_price_percent``)."""
+        live = self.cost(prompt_tokens, completion_tokens)
+        return None if live is None else live * self.batch_price_percent / 100
 
 
 class JudgeShareQuerySet(models.QuerySet["JudgeShare"]):

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, Sum
 
 from apps.catalog.models import Criterion, Metric, PerturbationKind
 from apps.corpus.models import Dataset
@@ -64,6 +64,16 @@ class JudgeRun(models.Model):
         help_text="Only perturbations vetted valid or score-invariant in the study, or of a "
         "dataset validated by its publisher; off: every selected perturbation.",
     )
+    batch_mode = models.BooleanField(
+        default=False,
+        help_text="Sent through the endpoint's batch interface: the batch price, answered "
+        "within hours (apps.judging.batches).",
+    )
+    batch_live_fallback = models.BooleanField(
+        default=False,
+        help_text="Batch mode: calls a batch left unanswered (expired, failed) are asked on "
+        "the live path, at the live price; off: they fail with the batch's reason.",
+    )
 
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING)
     planned = models.BooleanField(default=False, help_text="Its calls have been listed.")
@@ -119,7 +129,21 @@ class JudgeRun(models.Model):
 
     @property
     def estimated_cost(self) -> Decimal | None:
-        return self.judge.cost(self.prompt_tokens, self.completion_tokens)
+        """Its tokens at the judge's prices (its batch price for tokens a batch answered)."""
+        if not self.batch_mode:
+            return self.judge.cost(self.prompt_tokens, self.completion_tokens)
+        live_prompt = live_completion = 0
+        if self.batch_live_fallback:  # calls a batch left unanswered were asked live
+            live = self.calls.filter(cached=False, finished_at__isnull=False).exclude(
+                request__has_key="batch"
+            )
+            sums = live.aggregate(p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
+            live_prompt, live_completion = sums["p"] or 0, sums["c"] or 0
+        batch = self.judge.batch_cost(
+            self.prompt_tokens - live_prompt, self.completion_tokens - live_completion
+        )
+        live_cost = self.judge.cost(live_prompt, live_completion)
+        return None if batch is None or live_cost is None else batch + live_cost
 
 
 class RunRequests(models.Model):

@@ -238,10 +238,15 @@ def search_estimate(search: AdversarialSearch) -> dict[str, Any]:
     return figures
 
 
-def _cost(run: JudgeRun | None, figures: dict[str, Any]) -> Decimal | None:
+def _cost(run: JudgeRun | None, figures: dict[str, Any], batch: bool = False) -> Decimal | None:
+    """The run's estimated tokens at its judge's prices; ``batch``: at its batch price when
+    its calls can go through the batch interface."""
     if run is None:
         return None
-    return run.judge.cost(figures["prompt_tokens"], figures["completion_tokens"])
+    tokens = figures["prompt_tokens"], figures["completion_tokens"]
+    if batch and not run.judge.batch_problem(run.strategy):
+        return run.judge.batch_cost(*tokens)
+    return run.judge.cost(*tokens)
 
 
 def audit_estimate(audit: JudgeAudit) -> dict[str, Any]:
@@ -249,7 +254,7 @@ def audit_estimate(audit: JudgeAudit) -> dict[str, Any]:
     totals: dict[str, Any] = dict.fromkeys(KEYS, 0)
     notes: list[str] = []
     parts_out: list[dict[str, Any]] = []
-    cost, priced = Decimal(0), True
+    cost, batch_cost, priced, batched = Decimal(0), Decimal(0), True, 0
     seen: set[str] = set()
     done_runs: set[int] = set()
     parts = AuditPart.objects.filter(subject__audit=audit).select_related(
@@ -274,11 +279,12 @@ def audit_estimate(audit: JudgeAudit) -> dict[str, Any]:
             for key in KEYS:
                 figures[key] += found[key]
             if found["http_calls"]:
-                price = _cost(run, found)
-                if price is None:
+                price, batch_price = _cost(run, found), _cost(run, found, batch=True)
+                if price is None or batch_price is None:
                     priced = False
                 else:
-                    cost += price
+                    cost, batch_cost = cost + price, batch_cost + batch_price
+                batched += run is not None and not run.judge.batch_problem(run.strategy)
             if run is not None and run.judge.is_metric and found["calls"]:
                 notes.append(f"{run.judge.name}: {found['calls']} calls computed here, no HTTP")
             if found.get("completion_source") == "max_tokens (upper bound)" and run:
@@ -287,6 +293,13 @@ def audit_estimate(audit: JudgeAudit) -> dict[str, Any]:
             totals[key] += figures[key]
         parts_out.append({"subject": part.subject_id, "part": part.part, **figures})
     totals["cost_usd"] = float(round(cost, 6)) if priced else None
+    totals["batch_runs"] = batched
+    totals["cost_batch_usd"] = float(round(batch_cost, 6)) if priced and batched else None
+    if batched:
+        notes.append(
+            f"as a batch: {batched} run(s) through their judges' batch interface, at the "
+            "batch price, answered within 24 h; the rest (and any adversarial search) live"
+        )
     if not priced:
         notes.append("cost unknown: a judge (or the search's generator) has no prices")
     notes.append(f"prompt tokens ≈ characters / {CHARS_PER_TOKEN}")

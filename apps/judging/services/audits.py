@@ -429,7 +429,7 @@ def _runs(audit: JudgeAudit) -> list[JudgeRun]:
     ids = set()
     for part in AuditPart.objects.filter(subject__audit=audit):
         ids |= {pk for pk in (part.run_id, part.baseline_id) if pk is not None}
-    return list(JudgeRun.objects.filter(pk__in=ids).select_related("judge"))
+    return list(JudgeRun.objects.filter(pk__in=ids).select_related("judge__endpoint", "strategy"))
 
 
 def _searches(audit: JudgeAudit) -> list[AdversarialSearch]:
@@ -438,16 +438,25 @@ def _searches(audit: JudgeAudit) -> list[AdversarialSearch]:
 
 
 @transaction.atomic
-def audit_start(*, audit: JudgeAudit, confirmed: bool = False) -> JudgeAudit:
+def audit_start(
+    *, audit: JudgeAudit, confirmed: bool = False, batch: bool = False, live_fallback: bool = False
+) -> JudgeAudit:
     """Queue every run and search of the battery (on commit). An audit whose estimate sends
-    more HTTP requests than its study's limit starts only when ``confirmed``."""
+    more HTTP requests than its study's limit starts only when ``confirmed``. ``batch``: the
+    runs whose judges have a batch interface go through it (``live_fallback``: what a batch
+    leaves unanswered is asked live); the others, and searches, run live."""
     audit = JudgeAudit.objects.select_for_update().get(pk=audit.pk)
     if audit.status != AuditStatus.PENDING:
         return audit
     if not confirmed and (problem := audit_confirm_problem(audit)):
         raise ValidationError({"confirm": problem})
+    if batch and not (audit.estimate or {}).get("batch_runs"):
+        raise ValidationError({"batch": "no audited judge has a batch interface"})
     for run in _runs(audit):
         if run.status == RunStatus.PENDING:
+            if batch and not run.judge.batch_problem(run.strategy):
+                run.batch_mode, run.batch_live_fallback = True, live_fallback
+                run.save(update_fields=["batch_mode", "batch_live_fallback"])
             judge_run_start(run=run)
     for search in _searches(audit):
         if search.status == RunStatus.PENDING:

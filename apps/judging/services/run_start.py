@@ -36,6 +36,8 @@ class RunEstimate:
     completion_tokens: int
     completion_source: str
     cost: Decimal | None
+    batch_cost: Decimal | None  # through the batch interface (None: no prices)
+    batch_problem: str  # why it cannot go through the batch interface ("": it can)
     limit: int
     left_out: list[dict[str, Any]]
 
@@ -58,7 +60,9 @@ class RunEstimate:
 
     def as_dict(self) -> dict[str, Any]:
         fields = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        fields["cost"] = None if self.cost is None else str(round(self.cost, 4))
+        for name in ("cost", "batch_cost"):
+            value = fields[name]
+            fields[name] = None if value is None else str(round(value, 4))
         return fields | {"over_limit": self.over_limit, "nothing": self.nothing}
 
 
@@ -86,18 +90,25 @@ def judge_run_estimate(run: JudgeRun) -> RunEstimate:
         completion_tokens=figures["completion_tokens"],
         completion_source=figures.get("completion_source", ""),
         cost=run.judge.cost(figures["prompt_tokens"], figures["completion_tokens"]),
+        batch_cost=run.judge.batch_cost(figures["prompt_tokens"], figures["completion_tokens"]),
+        batch_problem=run.judge.batch_problem(run.strategy),
         limit=confirm_limit(run),
         left_out=list(run.problems or []),
     )
 
 
 @transaction.atomic
-def judge_run_confirm(*, run: JudgeRun, confirmed: bool) -> JudgeRun:
+def judge_run_confirm(
+    *, run: JudgeRun, confirmed: bool, batch: bool = False, live_fallback: bool = False
+) -> JudgeRun:
     """Start a planned run after its estimate: refused when it would measure nothing, or when
-    it is above the limit and not ``confirmed``."""
+    it is above the limit and not ``confirmed``. ``batch``: through the judge's batch
+    interface (``live_fallback``: what a batch leaves unanswered is asked live)."""
     estimate = judge_run_estimate(run)
     if estimate.nothing:
         raise ValidationError({"run": f"nothing to start: {estimate.nothing}"})
+    if batch and estimate.batch_problem:
+        raise ValidationError({"batch": f"not as a batch: {estimate.batch_problem}"})
     run.refresh_from_db()
     if run.status != RunStatus.PENDING:
         raise ValidationError({"run": f"this run is {run.get_status_display().lower()} already"})
@@ -108,4 +119,8 @@ def judge_run_confirm(*, run: JudgeRun, confirmed: bool) -> JudgeRun:
                 f"above the limit of {estimate.limit}: confirm to start it"
             }
         )
+    JudgeRun.objects.filter(pk=run.pk).update(
+        batch_mode=batch, batch_live_fallback=batch and live_fallback
+    )
+    run.batch_mode, run.batch_live_fallback = batch, batch and live_fallback
     return judge_run_start(run=run)

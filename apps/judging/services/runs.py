@@ -86,13 +86,18 @@ def judge_run_create(
     include_originals: bool = True,
     include_perturbations: bool = True,
     vetted_only: bool = True,
+    batch_mode: bool = False,
+    batch_live_fallback: bool = False,
     label: str = "",
     start: bool = True,
 ) -> JudgeRun:
-    """Record a run (selection checked) and, unless ``start`` is False, start it."""
+    """Record a run (selection checked) and, unless ``start`` is False, start it;
+    ``batch_mode``: through the judge's batch interface (apps.judging.services.batches)."""
     criteria, metrics = list(criteria), list(metrics)
     problems = _access_problems(user, judge, strategy, study, dataset)
     problems = problems or _run_problems(judge, strategy, study, dataset, criteria, metrics)
+    if not problems and batch_mode and (why := judge.batch_problem(strategy)):
+        problems = {"batch_mode": f"not as a batch: {why}"}
     if problems:
         raise ValidationError(problems)
     run = JudgeRun.objects.create(
@@ -106,6 +111,8 @@ def judge_run_create(
         include_originals=include_originals,
         include_perturbations=include_perturbations,
         vetted_only=vetted_only,
+        batch_mode=batch_mode,
+        batch_live_fallback=batch_mode and batch_live_fallback,
         created_by=user,
     )
     run.criteria.set(criteria)

@@ -36,9 +36,13 @@ def task_shares(run: JudgeRun) -> list[int]:
 
 
 def _dispatch(run: JudgeRun) -> None:
-    """Queue the worker tasks of a running run once the transaction commits."""
-    from workers.tasks.judging import queue_run_work
+    """Queue the worker tasks of a running run once the transaction commits (a batch-mode
+    run's next step: apps.judging.services.batches)."""
+    from workers.tasks.judging import queue_batch_step, queue_run_work
 
+    if run.batch_mode:
+        transaction.on_commit(lambda: queue_batch_step(run.pk))
+        return
     metric = run.judge.is_metric
     if not run.planned:
         transaction.on_commit(lambda: queue_run_work(run.pk, metric=metric))
@@ -122,7 +126,7 @@ def judge_runs_recover(*, node: str = "") -> list[int]:
             node_slots_release(settings.REDIS_URL, node)
             requests_recover(settings.REDIS_URL, node)
     stale = timezone.now() - timedelta(seconds=2 * claims.LEASE_SECONDS)
-    quiet = JudgeRun.objects.filter(status=RunStatus.RUNNING).filter(
+    quiet = JudgeRun.objects.filter(status=RunStatus.RUNNING, batch_mode=False).filter(
         Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True, created_at__lt=stale)
     )
     run_ids |= set(quiet.values_list("id", flat=True))

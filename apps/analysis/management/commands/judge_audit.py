@@ -119,6 +119,17 @@ class Command(BaseCommand):
             help="Start it even when its HTTP requests exceed the study's limit (the estimate "
             "is printed first).",
         )
+        parser.add_argument(
+            "--batch",
+            action="store_true",
+            help="Send the runs of judges whose endpoint has a batch interface through it (the "
+            "batch price, answered within 24 h); the others, and searches, run live.",
+        )
+        parser.add_argument(
+            "--live-fallback",
+            action="store_true",
+            help="With --batch: ask live, at the live price, what a batch leaves unanswered.",
+        )
         parser.add_argument("--wait", action="store_true", help="Wait until the audit ends.")
         parser.add_argument("--timeout", type=float, default=0, help="Seconds; 0: no limit.")
         parser.add_argument("--json", type=Path, help="Write the audit's cards here (with --wait).")
@@ -170,7 +181,12 @@ class Command(BaseCommand):
                 self.stdout.write("dry run: nothing was started or kept")
                 return
         try:
-            audit = audit_start(audit=audit, confirmed=options["yes"])
+            audit = audit_start(
+                audit=audit,
+                confirmed=options["yes"],
+                batch=options["batch"],
+                live_fallback=options["live_fallback"],
+            )
         except ValidationError as exc:
             raise CommandError(
                 f"audit {audit.pk} planned, not started: {' '.join(exc.messages)} "
@@ -224,6 +240,9 @@ class Command(BaseCommand):
     def _estimate(self, audit: JudgeAudit) -> None:
         e = audit.estimate
         cost = "unknown" if e.get("cost_usd") is None else f"${e['cost_usd']:.4f}"
+        if e.get("batch_runs"):
+            batch = e.get("cost_batch_usd")
+            cost += f" (as a batch: {'unknown' if batch is None else f'${batch:.4f}'})"
         self.stdout.write(
             f"audit {audit.pk}: {e['calls']} calls, {e['cached_calls']} from the cache, "
             f"{e['http_calls']} HTTP requests, ~{e['prompt_tokens']} prompt + "

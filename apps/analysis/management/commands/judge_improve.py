@@ -64,6 +64,16 @@ class Command(BaseCommand):
             help="Start it even when its requests exceed the study's limit (the estimate is "
             "printed first).",
         )
+        parser.add_argument(
+            "--batch",
+            action="store_true",
+            help="Send its runs through the judge's batch interface (the batch price).",
+        )
+        parser.add_argument(
+            "--live-fallback",
+            action="store_true",
+            help="With --batch: ask live, at the live price, what a batch leaves unanswered.",
+        )
         parser.add_argument("--wait", action="store_true", help="Wait until it ends.")
         parser.add_argument("--timeout", type=float, default=0, help="Seconds; 0: no limit.")
         parser.add_argument(
@@ -96,7 +106,12 @@ class Command(BaseCommand):
                 self.stdout.write("dry run: nothing was started or kept")
                 return
         try:
-            improvement = improvement_start(improvement=improvement, confirmed=options["yes"])
+            improvement = improvement_start(
+                improvement=improvement,
+                confirmed=options["yes"],
+                batch=options["batch"],
+                live_fallback=options["live_fallback"],
+            )
         except ValidationError as exc:
             raise CommandError(
                 f"improvement {improvement.pk} planned, not started: {' '.join(exc.messages)} "
