@@ -72,3 +72,44 @@ def test_researcher_starts_a_run_as_a_batch_and_sees_it_through(
     assert run.http_requests == CallBatch.objects.get(run=run).lines
     chat = [r for r in fake_openai_server.requests if r.path.endswith("/chat/completions")]
     assert not chat and fake_openai_server.batches.created == 1
+
+
+def test_researcher_starts_an_audit_as_a_batch(
+    page, live_server, catalog, celery_worker, fake_openai_server, tmp_path
+):
+    from apps.judging.models import JudgeAudit, Strategy
+    from tests.judging.conftest import llm_judge
+
+    study = demo_load()
+    judging_load()
+    study.vetted_only_default = False
+    study.save()
+    judge = llm_judge(fake_openai_server, name="batched", user=study.owner, batch_api=True)
+    single = Strategy.objects.filter(slug="cd-zero-shot").latest("version")
+    page.goto(f"{live_server.url}/judging/audits/new/?study={study.pk}")
+    page.fill("input[name=username]", "researcher")
+    page.fill("input[name=password]", DEMO_PASSWORD)
+    page.click("button[type=submit]")
+    page.select_option(f"select[name=judge_{judge.pk}]", value=str(single.pk))
+    page.fill("input[name=label]", "As a batch")
+    page.click("text=Plan and estimate")
+    page.wait_for_url("**/judging/audits/*/")
+    audit = JudgeAudit.objects.get(label="As a batch")
+    assert audit.estimate["batch_runs"] >= 1
+    assert "batch interface" in page.inner_text("#estimate-notes")
+    if page.locator("input[name=confirm]").count():
+        page.check("input[name=confirm]")
+    page.click("#audit-start-batch")
+    page.locator("#audit-status", has_text="Done").wait_for(timeout=180_000)
+    assert "stored" in page.inner_text("#audit-batches")
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(tmp_path / f"audit-batch-{width}.png"), full_page=True)
+        assert overflow(page) == 0, width
+    chat = [r for r in fake_openai_server.requests if r.path.endswith("/chat/completions")]
+    assert not chat  # every run of the battery went as a batch (no search: no generator)
+    assert 1 <= fake_openai_server.batches.created <= audit.estimate["batch_runs"]
+    lines = fake_openai_server.batches.lines_answered
+    print("lines", lines, "estimated", audit.estimate["http_calls"])
+    # a prompt two runs share is asked in one batch only, as the estimate counts it
+    assert lines <= audit.estimate["http_calls"] * 1.05

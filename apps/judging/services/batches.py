@@ -98,8 +98,10 @@ def judge_run_batch_step(*, run_id: int, node: str = "") -> float | None:
             return batch.next_look_in
     if _left_to_live(run):  # what the batch left unanswered, asked here on the live path
         run_work(run, token=claims.new_token(node), share=run.judge.max_concurrency, node=node)
-    elif batch is not None and claims.pending_count(run_id):
-        return 0.0  # more calls than one batch holds: the next batch, now
+    elif claims.pending_count(run_id):
+        # more calls than one batch holds (the next batch: now), or calls waiting for another
+        # run's batch to answer their prompts (look again later)
+        return 0.0 if batch is not None else poll_delay(0)
     claims.run_finish_if_complete(run_id)
     return None
 
@@ -134,6 +136,13 @@ def _open(run: JudgeRun) -> CallBatch | None:
         ready.append(call)
     waiting = [c for c in waiting if c.cache_key not in cached]
     _save(run, token, ready)
+    elsewhere = _in_other_batches(run, {c.cache_key for c in waiting})
+    if elsewhere:  # another run's batch asks these: wait for its replies (then the cache's)
+        deferred = [c.pk for c in waiting if c.cache_key in elsewhere]
+        JudgeCall.objects.filter(pk__in=deferred, claimed_by=token).update(
+            claimed_by="", claimed_until=None
+        )
+        waiting = [c for c in waiting if c.cache_key not in elsewhere]
     if not waiting:
         batch.delete()
         return None
@@ -144,6 +153,15 @@ def _open(run: JudgeRun) -> CallBatch | None:
     CallBatch.objects.filter(pk=batch.pk).update(lines=lines, calls=len(waiting))
     batch.refresh_from_db()
     return batch
+
+
+def _in_other_batches(run: JudgeRun, keys: set[str]) -> set[str]:
+    """The prompts among ``keys`` that another run's open batch asks already (the runs of one
+    audit share prompts: asked once, as the live path asks them once)."""
+    held = JudgeCall.objects.filter(
+        cache_key__in=keys, parse_status=ParseStatus.PENDING, claimed_by__startswith="batch/"
+    ).exclude(run_id=run.pk)
+    return set(held.values_list("cache_key", flat=True))
 
 
 def _reader(run: JudgeRun) -> ReplyReader:
