@@ -213,3 +213,15 @@ def test_a_cancelled_run_frees_its_batch_calls_for_a_resume(study, fake_openai_s
     step_until_done(run.pk)
     run.refresh_from_db()
     assert run.status == RunStatus.DONE and run.done == run.total
+
+
+def test_the_run_page_says_how_far_the_batch_is(study, fake_openai_server, client):
+    judge = llm_judge(fake_openai_server, batch_api=True)
+    run = new_run(study, judge, SINGLE, batch_mode=True)
+    fake_openai_server.batches.hold = True
+    judge_run_batch_step(run_id=run.pk)
+    judge_run_batch_step(run_id=run.pk)
+    client.force_login(study.owner)
+    page = client.get(f"/judging/runs/{run.pk}/").content.decode()
+    lines = CallBatch.objects.get(run=run).lines
+    assert f"batch 1: submitted, 0 of {lines} done (the provider: in_progress)" in page

@@ -64,8 +64,8 @@ class CallBatch(models.Model):
         if self.status == BatchStatus.SUBMITTING:
             return f"being submitted, {self.lines} requests"
         if self.status == BatchStatus.SUBMITTED:
-            state = self.remote_status or "submitted"
-            return f"{state}, {self.lines_done} of {self.lines} done"
+            said = f" (the provider: {self.remote_status})" if self.remote_status else ""
+            return f"submitted, {self.lines_done} of {self.lines} done{said}"
         if self.status == BatchStatus.FETCHED:
             return f"{self.remote_status}, {self.lines_done} of {self.lines} done, stored"
         return f"failed: {self.error}"
