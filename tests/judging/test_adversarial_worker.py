@@ -18,7 +18,6 @@ from tests.judging.scripted_search import scripted_reply, scripted_world
 from tests.judging.test_worker import (
     empty_rate_window,
     fill_rate_window,
-    own_queue,  # noqa: F401  (a fixture)
     own_worker,
     wait_for,
 )
@@ -143,7 +142,7 @@ def quiet(server, search):
 def test_a_worker_killed_mid_search_and_restarted_finishes_asking_nothing_twice(
     demo,
     fake_openai_server,
-    own_queue,  # noqa: F811
+    own_queue,
 ):
     queue, node = own_queue
     fake_openai_server.latency = 0.05

@@ -17,7 +17,6 @@ from apps.judging.services import judge_run_cancel, judge_run_create, judge_run_
 from tests.fakes.openai_server import Fault
 from tests.judging.conftest import llm_judge, strategy
 from tests.judging.test_worker import ALL_ASPECTS, finished, own_worker, wait_for
-from tests.judging.test_worker import own_queue as own_queue  # the fixture
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
