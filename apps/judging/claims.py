@@ -202,6 +202,13 @@ def claims_release(*, run_id: int, token: str) -> int:
     ).update(claimed_by="", claimed_until=None)
 
 
+def claims_release_calls(*, run_id: int, token: str, ids: Sequence[int]) -> int:
+    """Free these of ``token``'s calls (left for later)."""
+    return JudgeCall.objects.filter(
+        run_id=run_id, pk__in=ids, claimed_by=token, parse_status=ParseStatus.PENDING
+    ).update(claimed_by="", claimed_until=None)
+
+
 def node_claims_release(*, node: str) -> list[int]:
     """Free the leases of a node's previous incarnation; the runs they belonged to."""
     held = JudgeCall.objects.filter(

@@ -31,6 +31,7 @@ from apps.endpoints.batches import BatchError, BatchState, batch_find, batch_res
 from apps.endpoints.batches import batch_state as remote_state
 from apps.endpoints.batches import batch_submit as remote_submit
 from apps.endpoints.client import CallOutcome, EndpointConfig
+from apps.endpoints.models import Endpoint
 from apps.endpoints.runner import Answer
 from apps.judging import claims
 from apps.judging.call_results import CACHE_COLUMNS, fill_error, fill_from_cache, fill_from_reply
@@ -114,17 +115,33 @@ def _left_to_live(run: JudgeRun) -> bool:
 
 def _open(run: JudgeRun) -> CallBatch | None:
     """Lease every pending call to a new batch; answer cache hits and impossible prompts at
-    once; None when no call is left for a batch."""
+    once; None when no call is left for a batch. Batches of one endpoint are opened one at a
+    time (its row locked), so a prompt another run's batch asks is seen there and waits."""
     token = f"batch/{uuid.uuid4().hex}"
     with transaction.atomic():
+        Endpoint.objects.select_for_update(of=("self",)).filter(judges__runs=run).first()
         JudgeRun.objects.select_for_update().filter(pk=run.pk).first()
         if _open_batches(run).exists():
             return None  # another step opened one meanwhile
         batch = CallBatch.objects.create(run=run, token=token, next_poll_at=timezone.now())
-        calls = claims.calls_claim(run_id=run.pk, token=token, limit=MAX_LINES)
-        JudgeCall.objects.filter(pk__in=[c.pk for c in calls], claimed_by=token).update(
-            claimed_until=Now() + WINDOW
-        )
+        waiting = _fill_what_needs_no_batch(run, token)
+        if not waiting:
+            batch.delete()
+            return None
+        for call in waiting:
+            call.request["batch"] = token  # answered through it (its tokens at the batch price)
+            call.claimed_until = timezone.now() + WINDOW
+        JudgeCall.objects.bulk_update(waiting, ["request", "cache_key", "claimed_until"])
+        lines = len({c.cache_key for c in waiting})
+        CallBatch.objects.filter(pk=batch.pk).update(lines=lines, calls=len(waiting))
+    batch.refresh_from_db()
+    return batch
+
+
+def _fill_what_needs_no_batch(run: JudgeRun, token: str) -> list[JudgeCall]:
+    """Claim the run's pending calls under ``token``; store at once those the cache answers
+    and those whose prompt cannot be made; free those another run's batch asks; the rest."""
+    calls = claims.calls_claim(run_id=run.pk, token=token, limit=MAX_LINES)
     endpoint, reader = _endpoint(run), _reader(run)
     ready: list[JudgeCall] = []
     waiting: list[JudgeCall] = []
@@ -134,25 +151,13 @@ def _open(run: JudgeRun) -> CallBatch | None:
     for call in [c for c in waiting if c.cache_key in cached]:
         fill_from_cache(call, cached[call.cache_key], reader)
         ready.append(call)
-    waiting = [c for c in waiting if c.cache_key not in cached]
     _save(run, token, ready)
+    waiting = [c for c in waiting if c.cache_key not in cached]
     elsewhere = _in_other_batches(run, {c.cache_key for c in waiting})
     if elsewhere:  # another run's batch asks these: wait for its replies (then the cache's)
         deferred = [c.pk for c in waiting if c.cache_key in elsewhere]
-        JudgeCall.objects.filter(pk__in=deferred, claimed_by=token).update(
-            claimed_by="", claimed_until=None
-        )
-        waiting = [c for c in waiting if c.cache_key not in elsewhere]
-    if not waiting:
-        batch.delete()
-        return None
-    for call in waiting:
-        call.request["batch"] = token  # answered through it (its tokens at the batch price)
-    JudgeCall.objects.bulk_update(waiting, ["request", "cache_key"])
-    lines = len({c.cache_key for c in waiting})
-    CallBatch.objects.filter(pk=batch.pk).update(lines=lines, calls=len(waiting))
-    batch.refresh_from_db()
-    return batch
+        claims.claims_release_calls(run_id=run.pk, token=token, ids=deferred)
+    return [c for c in waiting if c.cache_key not in elsewhere]
 
 
 def _in_other_batches(run: JudgeRun, keys: set[str]) -> set[str]:
