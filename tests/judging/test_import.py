@@ -34,7 +34,7 @@ Examples:
 
 <Output>Avast ye swabs, repel the invaders!</Output>
 <Rubric>Does not speak like a pirate</Rubric>
-{"reason": "'avast ye' is a common pirate term", "pass": false, "score": 0.0}"""  # noqa: E501
+{"reason": "'avast ye' is a common pirate term", "pass": false, "score": 0.0}"""
 EXAMPLE_RUBRIC = "The summary states only facts found in the article, with no spelling mistakes."
 
 #: Inspect AI's DEFAULT_MODEL_GRADED_QA_TEMPLATE and default_instructions(partial_credit=True)
@@ -62,7 +62,7 @@ After assessing the submitted answer, reply with 'GRADE: $LETTER' (without quote
 For example, after reviewing a correct answer you might write 'GRADE: C' or after reviewing an incorrect answer you might write 'GRADE: I'.
 
 First, write out in a step by step manner your reasoning about the criterion to be sure that your conclusion is correct. Avoid simply stating the correct answers at the outset. Then, end with your answer formatted as 'GRADE: $LETTER' (without quotes) where LETTER is one of CPI.
-"""  # noqa: E501
+"""
 
 
 def _import(user, text: str, name: str = "judge.yaml") -> list[Judge]:
