@@ -11,7 +11,7 @@ from apps.judging.importing import inspect_scorer, promptfoo
 from apps.judging.importing.mapping import ImportedJudge, ImportRefused
 
 MAX_BYTES = 256 * 1024
-FORMATS = {"promptfoo": "promptfoo config", "inspect": "Inspect AI scorer description"}
+FORMATS = {"promptfoo": "a promptfoo config", "inspect": "an Inspect AI scorer description"}
 
 
 def read_document(data: bytes, filename: str) -> dict[str, Any]:

@@ -48,7 +48,8 @@ class Command(BaseCommand):
             self.stdout.write(f"Created judge {judge.name} (its endpoint and strategy too).")
 
     def _print(self, preview: ImportPreview) -> None:
-        self.stdout.write(f"A {preview.format_name}: {len(preview.judges)} judge(s).")
+        name = preview.format_name
+        self.stdout.write(f"{name[0].upper()}{name[1:]}: {len(preview.judges)} judge(s).")
         for item in preview.judges:
             self.stdout.write(f"\nJudge {item.judge.name!r} (strategy {item.slug}):")
             for row in item.rows:
