@@ -19,6 +19,10 @@ REMINDERS = {
     "score_0_100": "Please answer again with nothing but one whole number from 0 to 100.",
     "pairwise": 'Please answer again and end with a last line "Verdict: A", "Verdict: B" or '
     '"Verdict: tie".',
+    "json_pass_score": 'Please answer again with only a JSON object {"reason": string, '
+    '"pass": boolean, "score": number}, the score from {lo} to {hi}.',
+    "grade_letter": "Please answer again and end with your grade, exactly in the format the "
+    "instructions above ask for.",
 }
 
 
@@ -31,6 +35,7 @@ class ReplyReader:
     use_logprobs: bool = False
     format_retry: bool = False
     reminder: str = ""
+    grade_pattern: str = ""
 
     @classmethod
     def for_strategy(cls, strategy: Strategy) -> ReplyReader:
@@ -44,6 +49,7 @@ class ReplyReader:
             use_logprobs=strategy.use_logprobs,
             format_retry=strategy.format_retry,
             reminder=reminder,
+            grade_pattern=strategy.grade_pattern,
         )
 
     def read(self, text: str, logprobs: Sequence[dict[str, Any]] | None = None) -> ParseResult:
@@ -52,7 +58,14 @@ class ReplyReader:
             by_probability = logprob_reading(logprobs, self.scale)
             if by_probability.parsed:
                 return by_probability
-        result = get_parser(self.parser, lo=self.scale.lo, hi=self.scale.hi).parse(text)
+        parser = get_parser(
+            self.parser,
+            lo=self.scale.lo,
+            hi=self.scale.hi,
+            allow_decimals=self.scale.allow_decimals,
+            grade_pattern=self.grade_pattern,
+        )
+        result = parser.parse(text)
         if by_probability is not None:
             why = by_probability.reason
             return replace(result, reason=f"{result.reason} (read from the text: {why})")

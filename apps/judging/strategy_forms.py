@@ -18,7 +18,7 @@ STRATEGY_GROUPS = (
     (
         "Reading the reply",
         "",
-        ("parser", "scale_min", "scale_max", "format_retry", "format_reminder"),
+        ("parser", "grade_pattern", "scale_min", "scale_max", "format_retry", "format_reminder"),
     ),
     ("Sampling", "", ("samples", "temperature", "max_tokens", "use_logprobs", "top_logprobs")),
     ("Pairs", "pairwise", ("both_orders",)),
@@ -30,6 +30,7 @@ STRATEGY_LABELS = {
     "system_prompt": "System prompt",
     "prompt_template": "Prompt",
     "parser": "How the reply is read",
+    "grade_pattern": "Grade pattern (letter grades)",
     "scale_min": "Lowest score",
     "scale_max": "Highest score",
     "samples": "Samples per text",

@@ -42,6 +42,7 @@ urlpatterns = [
     path("judging/audits/<int:pk>/resume/", audit_views.audit_resume, name="judging-audit-resume"),
     path("judging/judges/", views.judge_list, name="judging-judges"),
     path("judging/judges/new/", views.judge_edit, name="judging-judge-new"),
+    path("judging/judges/import/", views.judge_import, name="judging-judge-import"),
     path("judging/judges/<int:pk>/", views.judge_edit, name="judging-judge-edit"),
     path(
         "judging/judges/offers/<int:pk>/accept/",

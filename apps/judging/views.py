@@ -21,6 +21,8 @@ from apps.endpoints.selectors import granted_key_variables
 from apps.judging import selectors, services
 from apps.judging.exporting import EXPORTS
 from apps.judging.forms import JudgeRunForm
+from apps.judging.import_forms import JudgeImportForm
+from apps.judging.importing import ImportRefused
 from apps.judging.judge_forms import SERVERS, JudgeForm
 from apps.judging.models import JudgeRun, JudgeShare, RunStatus, SearchJudge, Strategy
 from apps.judging.prompt_template import PLACEHOLDERS
@@ -210,6 +212,32 @@ def judge_edit(request: AuthedRequest, pk: int | None = None) -> HttpResponse:
         else:
             return redirect("judging-judges")
     return render(request, "judging/judge_form.html", context)
+
+
+@allow(IsResearcher)
+def judge_import(request: AuthedRequest) -> HttpResponse:
+    """Upload a promptfoo config or an Inspect AI scorer description, see what each of its
+    fields maps to and the prompt it makes, then save (docs/import.md)."""
+    form = JudgeImportForm(request.POST or None, request.FILES or None)
+    template = "judging/judge_import.html"
+    if request.method != "POST":
+        return render(request, template, {"form": form})
+    if not form.is_valid():
+        return render(request, template, {"form": form}, status=400)
+    data, filename = form.cleaned_data["data"], form.cleaned_data["filename"]
+    given = {"owner": request.user, "data": data, "filename": filename}
+    try:
+        if "save" in request.POST:
+            judges = services.judge_import(**given)
+            names = ", ".join(judge.name for judge in judges)
+            messages.success(request, f"Imported {names}, each with its endpoint and strategy.")
+            return redirect("judging-judges")
+        preview = services.judge_import_preview(**given)
+    except ImportRefused as refused:
+        context = {"form": form, "problems": refused.problems, "filename": filename}
+        return render(request, template, context, status=400)
+    save = JudgeImportForm(initial={"document": data.decode(), "filename": filename})
+    return render(request, template, {"form": form, "preview": preview, "save": save})
 
 
 def _connection_test(request: AuthedRequest, form: JudgeForm) -> Any:

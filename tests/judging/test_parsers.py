@@ -446,6 +446,8 @@ def test_registry_names_every_format() -> None:
         "score_only",
         "score_0_100",
         "pairwise",
+        "json_pass_score",  # imported judges (docs/import.md)
+        "grade_letter",
     }
 
 

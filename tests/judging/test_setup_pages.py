@@ -16,6 +16,7 @@ PAGES = [
     "/judging/searches/new/",
     "/judging/audits/new/",
     "/judging/judges/new/",
+    "/judging/judges/import/",
     "/judging/strategies/new/",
     "/generate/",
     "/imports/new/",

@@ -14,12 +14,16 @@ from apps.judging.prompt_template import placeholders
 #: How each parser reads a reply, in words (the strategy form's choices).
 PARSER_LABELS = {
     "analysis_rating": 'Analysis, then "Rating: n" (Hu et al.)',
+    "grade_letter": 'A letter grade: "GRADE: C/P/I" (Inspect AI) or a last "Y"/"N" (promptfoo)',
+    "json_pass_score": 'JSON {"reason", "pass", "score"} (promptfoo llm-rubric, g-eval)',
     "pairwise": 'A verdict between two texts: "A", "B" or "tie"',
     "prometheus": 'Feedback, then "[RESULT] n" (Prometheus)',
     "score_0_100": "A score from 0 to 100 (AdvEval)",
     "score_only": "A score alone (vanilla, G-Eval)",
 }
 PARSER_CHOICES = [(name, PARSER_LABELS.get(name, name)) for name in sorted(PARSERS)]
+#: Parsers whose scores fall between whole numbers (a pass rate, a partial grade).
+FRACTION_PARSERS = frozenset({"grade_letter", "json_pass_score"})
 #: Placeholders whose value depends on the criterion or metric a call judges.
 QUALITY_PLACEHOLDERS = frozenset({"quality", "quality_description", "expert_rating"})
 
@@ -97,6 +101,12 @@ class Strategy(models.Model):
     top_logprobs = models.PositiveSmallIntegerField(
         default=10, validators=[MinValueValidator(1), MaxValueValidator(20)]
     )
+    grade_pattern = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="Letter grades: the regular expression whose first group is the letter "
+        "(empty: Inspect AI's GRADE: C/P/I).",
+    )
     format_retry = models.BooleanField(
         default=False, help_text="Ask once more, with a format reminder, when a reply is unparsed."
     )
@@ -140,4 +150,6 @@ class Strategy(models.Model):
 
     @property
     def scale(self) -> Scale:
-        return Scale(self.scale_min, self.scale_max)
+        """The scale replies are read on: with decimals for the parsers whose scores fall
+        between whole numbers (promptfoo's 0-1 scores, Inspect's partial grade)."""
+        return Scale(self.scale_min, self.scale_max, self.parser in FRACTION_PARSERS)

@@ -13,6 +13,12 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from apps.judging.parsers.grade_letter import (
+    DEFAULT_GRADE_PATTERN,
+    GradeLetterParser,
+    grade_pattern_problem,
+)
+from apps.judging.parsers.json_reply import JsonPassScoreParser
 from apps.judging.parsers.logprobs import (
     geval_logprob_score,
     logprob_reading,
@@ -42,29 +48,58 @@ PARSERS: dict[str, ParserFactory] = {
     ScoreOnlyParser.name: ScoreOnlyParser,
     HundredPointParser.name: HundredPointParser,
     PairwiseParser.name: PairwiseParser,
+    JsonPassScoreParser.name: JsonPassScoreParser,
+    GradeLetterParser.name: GradeLetterParser,
 }
+#: Parsers that read with a pattern a strategy may store (``Strategy.grade_pattern``).
+PATTERN_PARSERS = {GradeLetterParser.name: GradeLetterParser}
+#: Parsers that read a score token, so that G-Eval probabilities can weigh it.
+NUMERIC_TOKEN_PARSERS = frozenset(
+    {
+        AnalysisRatingParser.name,
+        PrometheusParser.name,
+        ScoreOnlyParser.name,
+        HundredPointParser.name,
+    }
+)
 
 
 def get_parser(
-    name: str, *, lo: int | None = None, hi: int | None = None, allow_decimals: bool = False
+    name: str,
+    *,
+    lo: int | None = None,
+    hi: int | None = None,
+    allow_decimals: bool = False,
+    grade_pattern: str = "",
 ) -> OutputParser:
-    """The parser registered as ``name``; without lo/hi it keeps its own default scale."""
+    """The parser registered as ``name``; without lo/hi it keeps its own default scale.
+    ``grade_pattern``: the pattern a letter-grade parser reads with (empty: its default)."""
     try:
         factory = PARSERS[name]
     except KeyError:
         raise KeyError(f"unknown output format {name!r}; known: {sorted(PARSERS)}") from None
     if lo is None and hi is None:
         default = factory().scale
-        return factory(Scale(default.lo, default.hi, allow_decimals))
+        lo, hi = default.lo, default.hi
     if lo is None or hi is None:
         raise ValueError("give both lo and hi, or neither")
-    return factory(Scale(lo, hi, allow_decimals))
+    scale = Scale(lo, hi, allow_decimals)
+    if grade_pattern:
+        if name not in PATTERN_PARSERS:
+            raise ValueError(f"{name} reads no grade pattern")
+        return PATTERN_PARSERS[name](scale, grade_pattern)
+    return factory(scale)
 
 
 __all__ = [
+    "DEFAULT_GRADE_PATTERN",
+    "NUMERIC_TOKEN_PARSERS",
     "PARSERS",
+    "PATTERN_PARSERS",
     "AnalysisRatingParser",
+    "GradeLetterParser",
     "HundredPointParser",
+    "JsonPassScoreParser",
     "OutputParser",
     "PairwiseParser",
     "ParseResult",
@@ -75,6 +110,7 @@ __all__ = [
     "Verdict",
     "get_parser",
     "geval_logprob_score",
+    "grade_pattern_problem",
     "logprob_reading",
     "score_token_top_logprobs",
 ]

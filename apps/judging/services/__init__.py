@@ -10,6 +10,12 @@ workers died. Adversarial searches (``searches``) work their judge runs themselv
 """
 
 from apps.judging.services.connection_test import ConnectionTest, judge_connection_test
+from apps.judging.services.imports import (
+    ImportPreview,
+    JudgePreview,
+    judge_import,
+    judge_import_preview,
+)
 from apps.judging.services.judges import (
     STRATEGY_FIELDS,
     judge_problems,
@@ -67,7 +73,9 @@ __all__ = [
     "STRATEGY_FIELDS",
     "TASKS_PER_RUN",
     "ConnectionTest",
+    "ImportPreview",
     "JudgeChoice",
+    "JudgePreview",
     "RunEstimate",
     "SearchEstimate",
     "SearchSetup",
@@ -81,6 +89,8 @@ __all__ = [
     "adversarial_search_work",
     "adversarial_searches_recover",
     "judge_connection_test",
+    "judge_import",
+    "judge_import_preview",
     "judge_offer",
     "judge_problems",
     "judge_run_cancel",

@@ -13,6 +13,7 @@ from apps.endpoints.models import Endpoint
 from apps.endpoints.services import endpoint_problems, endpoint_save, endpoint_settings_apply
 from apps.judging import selectors
 from apps.judging.models import Judge, JudgeKind, Strategy
+from apps.judging.parsers import NUMERIC_TOKEN_PARSERS, PATTERN_PARSERS, grade_pattern_problem
 from apps.judging.prompt_template import template_problems
 from apps.judging.services.shares import judge_endpoint_shares, judge_offer
 
@@ -33,6 +34,7 @@ STRATEGY_FIELDS = (
     "both_orders",
     "use_logprobs",
     "top_logprobs",
+    "grade_pattern",
     "format_retry",
     "format_reminder",
     "examples",
@@ -135,8 +137,13 @@ def strategy_problems(strategy: Strategy) -> dict[str, str]:
         problems["parser"] = "pairwise strategies (and only they) use the pairwise parser"
     if strategy.both_orders and not strategy.pairwise:
         problems["both_orders"] = "only pairwise strategies have orders"
-    if strategy.use_logprobs and strategy.pairwise:
-        problems["use_logprobs"] = "probability-weighted scores need a numeric scale"
+    if strategy.use_logprobs and strategy.parser not in NUMERIC_TOKEN_PARSERS:
+        problems["use_logprobs"] = "probability-weighted scores need a score token to weigh"
+    if strategy.grade_pattern:
+        if strategy.parser not in PATTERN_PARSERS:
+            problems["grade_pattern"] = "only letter grades (grade_letter) are read by a pattern"
+        elif problem := grade_pattern_problem(strategy.grade_pattern):
+            problems["grade_pattern"] = problem
     if strategy.scale_min >= strategy.scale_max:
         problems["scale_max"] = "the scale needs min < max"
     if not isinstance(strategy.examples, list):
