@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('judging', '0016_improvements'),
+        ('judging', '0017_strategy_grade_pattern'),
     ]
 
     operations = [
