@@ -465,6 +465,10 @@ def test_the_owner_reaches_their_objects(client, world):
         f"/audits/{FOREIGN}/cards/{FOREIGN}/",
         f"/audits/{FOREIGN}/compare/",
         f"/audits/{FOREIGN}/audit.json",
+        f"/audits/{FOREIGN}/junit.xml",
+        f"/audits/{FOREIGN}/promptfoo.json",
+        f"/audits/{FOREIGN}/cards/{FOREIGN}/junit.xml",
+        f"/api/v1/judge-audits/{FOREIGN}/junit.xml",
     ):
         assert client.get(path).status_code == 200, path
 

@@ -1,6 +1,8 @@
 """Reports as JSON through the API: GET /api/v1/studies/{id}/reports/{name}/[?run=ID]."""
 
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -110,6 +112,50 @@ class AuditCardsView(APIView):
 
         audit = audit_readable(request.user, pk, request.query_params.get("share", ""))
         return Response(audit_json(audit))
+
+
+class AuditCIFileView(APIView):
+    """Every card's verdicts as a file CI tools read (docs/audit.md, "In CI"), what
+    `judge_audit --junit` / `--promptfoo` write: the owner's, or with a share link (`?share=`)."""
+
+    permission_classes = [READS_AUDIT_CARDS]
+    ci_format = ""
+
+    def get(self, request, pk: int):
+        from apps.analysis.cards.ci_files import ci_file
+
+        audit = audit_readable(request.user, pk, request.query_params.get("share", ""))
+        text, content_type, name = ci_file(audit, self.ci_format)
+        response = HttpResponse(text, content_type)
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
+
+
+class AuditJUnitView(AuditCIFileView):
+    ci_format = "junit.xml"
+
+    @extend_schema(
+        operation_id="judge_audits_junit",
+        parameters=[OpenApiParameter("share", str, required=False)],
+        responses={(200, "application/xml"): OpenApiTypes.STR},
+    )
+    def get(self, request, pk: int):
+        """The audit's verdicts as JUnit XML: a test suite per judge, a test case per
+        verdict line, failed where the judge misses."""
+        return super().get(request, pk)
+
+
+class AuditPromptfooView(AuditCIFileView):
+    ci_format = "promptfoo.json"
+
+    @extend_schema(
+        operation_id="judge_audits_promptfoo",
+        parameters=[OpenApiParameter("share", str, required=False)],
+        responses=dict,
+    )
+    def get(self, request, pk: int):
+        """The audit's verdicts as promptfoo's results JSON (`promptfoo eval -o`'s shape)."""
+        return super().get(request, pk)
 
 
 class AuditBaselineView(APIView):

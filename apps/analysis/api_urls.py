@@ -1,6 +1,13 @@
 from django.urls import path
 
-from apps.analysis.api import AuditBaselineView, AuditCardsView, RatingsImportView, ReportView
+from apps.analysis.api import (
+    AuditBaselineView,
+    AuditCardsView,
+    AuditJUnitView,
+    AuditPromptfooView,
+    RatingsImportView,
+    ReportView,
+)
 from apps.analysis.improvement_views import (
     ImprovementActionView,
     ImprovementsView,
@@ -21,6 +28,12 @@ urlpatterns = [
         for action in ("start", "cancel", "adopt")
     ],
     path("judge-audits/<int:pk>/cards/", AuditCardsView.as_view(), name="api-audit-cards"),
+    path("judge-audits/<int:pk>/junit.xml", AuditJUnitView.as_view(), name="api-audit-junit"),
+    path(
+        "judge-audits/<int:pk>/promptfoo.json",
+        AuditPromptfooView.as_view(),
+        name="api-audit-promptfoo",
+    ),
     path("judge-audits/<int:pk>/baseline/", AuditBaselineView.as_view(), name="api-audit-baseline"),
     path("datasets/<int:pk>/ratings/", RatingsImportView.as_view(), name="api-ratings-import"),
     path("studies/<int:pk>/reports/<slug:name>/", ReportView.as_view(), name="api-report"),

@@ -1,5 +1,6 @@
 """Report cards of an audit's judges and the judges side by side (docs/cards.md): pages,
-the one-file HTML and JSON downloads, and the owner's read-only share links."""
+the one-file HTML and JSON downloads, the files CI tools read (JUnit XML, promptfoo's results
+JSON) and the owner's read-only share links."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from apps.analysis.models import CardShare
 from apps.analysis.permissions import READS_AUDIT_CARDS, SHARES_AUDIT_CARDS
 from apps.analysis.reports.base import Report
 from apps.analysis.selectors import audit_owned, audit_readable
-from apps.judging.models import Improvement
+from apps.judging.models import AuditSubject, Improvement
 
 logger = logging.getLogger(__name__)
 FILES = ("html", "json", "csv")
@@ -140,6 +141,37 @@ def audit_json_file(request: AuthedRequest, pk: int) -> HttpResponse:
     response = HttpResponse(audit_json_text(audit), "application/json")
     response["Content-Disposition"] = f'attachment; filename="audit-{audit.pk}.json"'
     return response
+
+
+def _ci_file(request: AuthedRequest, pk: int, subject_pk: int | None, ci_format: str):
+    """The verdicts of the audit (of one card with ``subject_pk``) as a file CI tools read."""
+    from apps.analysis.cards.ci_files import ci_file
+
+    audit = audit_readable(request.user, pk, request.GET.get("share", ""))
+    subject = None
+    if subject_pk is not None:
+        subject = get_object_or_404(AuditSubject, pk=subject_pk, audit=audit)
+    text, content_type, name = ci_file(audit, ci_format, subject=subject)
+    response = HttpResponse(text, content_type)
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@allow(READS_AUDIT_CARDS)
+@require_GET
+def audit_ci_file(request: AuthedRequest, pk: int, ci_format: str) -> HttpResponse:
+    """Every card's verdicts as JUnit XML or promptfoo's results JSON (docs/audit.md, "In
+    CI"): what `judge_audit --junit` and `--promptfoo` write."""
+    return _ci_file(request, pk, None, ci_format)
+
+
+@allow(READS_AUDIT_CARDS)
+@require_GET
+def audit_card_ci_file(
+    request: AuthedRequest, pk: int, subject_pk: int, ci_format: str
+) -> HttpResponse:
+    """One card's verdicts as JUnit XML or promptfoo's results JSON."""
+    return _ci_file(request, pk, subject_pk, ci_format)
 
 
 def _shares(request: AuthedRequest, audit) -> HttpResponse:

@@ -10,6 +10,7 @@ from apps.analysis import (
     threshold_views,
     views,
 )
+from apps.analysis.cards.ci_files import CI_FILES, ci_file_url_name
 from apps.analysis.raw_data.views import raw_data_download
 
 urlpatterns = [
@@ -42,6 +43,24 @@ urlpatterns = [
         name="audit-compare-file",
     ),
     path("audits/<int:pk>/audit.json", card_views.audit_json_file, name="audit-json"),
+    *[
+        path(
+            f"audits/<int:pk>/{ending}",
+            card_views.audit_ci_file,
+            {"ci_format": ending},
+            ci_file_url_name(ending),
+        )
+        for ending in CI_FILES
+    ],
+    *[
+        path(
+            f"audits/<int:pk>/cards/<int:subject_pk>/{ending}",
+            card_views.audit_card_ci_file,
+            {"ci_format": ending},
+            ci_file_url_name(ending, card=True),
+        )
+        for ending in CI_FILES
+    ],
     path("audits/<int:pk>/baseline/", card_views.audit_baseline, name="audit-baseline"),
     path("audits/<int:pk>/cards/<int:subject_pk>/", card_views.audit_card, name="audit-card"),
     path(

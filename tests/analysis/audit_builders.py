@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from django.core.management import call_command
 
 from apps.judging.models import (
     AuditPart,
@@ -81,3 +86,54 @@ def scripted_audit(n_items: int = 12, owner=None):
         audit, study, items, perts, careless=True, criterion=criterion.key, name="careless"
     )
     return audit, careful, careless
+
+
+#: The kinds the careless judge of ``command_audits`` misses.
+CARELESS_MISSES = {"negation", "different-entity", "conflicting-fact", "word-exchange"}
+
+
+@contextmanager
+def command_audits() -> Iterator[tuple[Callable[..., None], Any]]:
+    """`judge_audit` as a lab's CI runs it on the demo study (needs a Celery worker): yields
+    ``audit(name, *options)``, which audits the "careful" or the "careless" judge (answering
+    from the fake OpenAI server; careless misses ``CARELESS_MISSES``), and the server."""
+    from apps.annotation.demo import demo_load
+    from apps.judging.loading import judging_load
+    from tests.factories import llm_judge_save
+    from tests.fakes.openai_server import FakeOpenAIServer
+    from tests.fakes.scripted_judges import ScriptedJudges
+
+    study = demo_load()
+    judging_load()
+    single = Strategy.objects.filter(slug="cd-zero-shot").latest("version")
+    with FakeOpenAIServer(reply=ScriptedJudges.of(study, CARELESS_MISSES)) as server:
+        judges = {
+            name: llm_judge_save(
+                user=study.owner,
+                name=name,
+                base_url=server.base_url,
+                model=name,
+                max_concurrency=8,
+                timeout_s=10.0,
+            )
+            for name in ("careful", "careless")
+        }
+
+        def audit(name: str, *options: str) -> None:
+            call_command(
+                "judge_audit",
+                "--owner",
+                study.owner.username,
+                "--study",
+                str(study.pk),
+                "--judge",
+                f"{judges[name].pk}:{single.pk}",
+                "--no-vetted-only",
+                "--yes",  # as a lab's CI runs it: the estimate printed, no one to confirm
+                "--wait",
+                "--timeout",
+                "300",
+                *options,
+            )
+
+        yield audit, server

@@ -14,7 +14,7 @@ from django.test import Client
 
 from apps.analysis.cards.baseline import BaselineError, baseline_compare, saved_cards
 from apps.analysis.cards.snapshots import audit_json
-from tests.analysis.audit_builders import scripted_audit
+from tests.analysis.audit_builders import command_audits, scripted_audit
 from tests.factories import UserFactory
 
 
@@ -120,49 +120,8 @@ def test_the_command_exits_0_on_a_rerun_and_1_on_a_planted_regression(
     """A lab's CI: audit the careful judge and save its card; audit it again against the saved
     card (the cache answers, nothing is worse: exit 0); audit the careless judge against it:
     exit 1, naming the figures it got worse on."""
-    from apps.annotation.demo import demo_load
-    from apps.judging.loading import judging_load
-    from apps.judging.models import Strategy
-    from tests.factories import llm_judge_save
-    from tests.fakes.openai_server import FakeOpenAIServer
-    from tests.fakes.scripted_judges import ScriptedJudges
-
-    study = demo_load()
-    judging_load()
-    single = Strategy.objects.filter(slug="cd-zero-shot").latest("version")
     saved = tmp_path / "careful.json"
-    missed = {"negation", "different-entity", "conflicting-fact", "word-exchange"}
-    with FakeOpenAIServer(reply=ScriptedJudges.of(study, missed)) as server:
-        judges = {
-            name: llm_judge_save(
-                user=study.owner,
-                name=name,
-                base_url=server.base_url,
-                model=name,
-                max_concurrency=8,
-                timeout_s=10.0,
-            )
-            for name in ("careful", "careless")
-        }
-
-        def audit(name: str, *options: str) -> None:
-            judge = judges[name]
-            call_command(
-                "judge_audit",
-                "--owner",
-                study.owner.username,
-                "--study",
-                str(study.pk),
-                "--judge",
-                f"{judge.pk}:{single.pk}",
-                "--no-vetted-only",
-                "--yes",  # as a lab's CI runs it: the estimate printed, no one to confirm
-                "--wait",
-                "--timeout",
-                "300",
-                *options,
-            )
-
+    with command_audits() as (audit, server):
         audit("careful", "--json", str(saved))
         requests = server.request_count
         audit("careful", "--baseline", str(saved))  # exit 0: no exception

@@ -12,7 +12,7 @@ from tests.e2e.screens import overflow
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
-NOT_PAGES = ("/accounts/logout", "/admin", "/api/", ".csv", ".json", ".html", ".png")
+NOT_PAGES = ("/accounts/logout", "/admin", "/api/", ".csv", ".json", ".xml", ".html", ".png")
 
 
 def _reachable(page, base: str, limit: int = 120) -> dict[str, int]:

@@ -6,4 +6,7 @@
 - ``comparison``  ``build_comparison(audit)``: subjects side by side, paired tests, Holm
 - ``snapshots``   cards served from snapshots; ``audit_json(audit)`` for the page and CLI
 - ``evidence``    a subject's parts and runs, and the links to the evidence
+- ``outcomes``    each verdict line (and figure against a saved card) as a test outcome
+- ``junit``, ``promptfoo_results``  those outcomes as JUnit XML, as promptfoo's results JSON
+- ``ci_files``    the files CI tools read, by name, for the pages and the API
 """

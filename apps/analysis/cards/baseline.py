@@ -28,12 +28,28 @@ class BaselineError(ValueError):
     """The saved file is not a card or an audit of cards (the message says why)."""
 
 
+@dataclass(frozen=True)
+class GatedFigure:
+    """One figure of one subject tested against its saved card: the paired test's row by
+    column (``TEST_COLUMNS``), and whether it is a regression (significantly worse now)."""
+
+    subject: str
+    cells: dict[str, object]
+    regression: bool
+
+    @property
+    def named(self) -> str:
+        return f"{self.subject}: {self.cells['figure']}"
+
+
 @dataclass
 class BaselineResult:
     report: Report
     #: "subject: figure" for every figure significantly worse now.
     regressions: list[str] = field(default_factory=list)
     compared: int = 0
+    #: Every figure tested, in the table's order.
+    gated: list[GatedFigure] = field(default_factory=list)
 
 
 def saved_cards(data: Any) -> dict[str, dict[str, Units]]:
@@ -106,14 +122,16 @@ def baseline_compare(audit: JudgeAudit, data: Any) -> BaselineResult:
             tables=[table],
         )
     )
-    worse, figure = TEST_COLUMNS.index("worse"), TEST_COLUMNS.index("figure")
-    first = TEST_COLUMNS.index("second")
-    regressions = [
-        f"{str(row[first]).removesuffix(f' ({NOW})')}: {row[figure]}"
-        for row in table.rows
-        if str(row[worse]).endswith(f"({NOW})")
-    ]
-    return BaselineResult(with_meanings(report), regressions, len(table.rows))
+    gated = [_gated(row) for row in table.rows]
+    regressions = [g.named for g in gated if g.regression]
+    return BaselineResult(with_meanings(report), regressions, len(table.rows), gated)
+
+
+def _gated(row: list[object]) -> GatedFigure:
+    """A paired test's row, the saved card first and the subject now second."""
+    cells = dict(zip(TEST_COLUMNS, row, strict=True))
+    subject = str(cells["second"]).removesuffix(f" ({NOW})")
+    return GatedFigure(subject, cells, str(cells["worse"]).endswith(f"({NOW})"))
 
 
 def _current(subject) -> dict[str, Units]:

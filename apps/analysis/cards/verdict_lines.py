@@ -110,7 +110,7 @@ def _row(
 ) -> list[object]:
     definition = DEFINITIONS[key]
     estimate = _estimate(line)
-    part = _part(key)
+    part = part_of(key)
     word, why = _unmeasured(evidence, key, part, units, line)
     if not word:
         strength = _power(evidence, key, estimate, threshold)
@@ -118,7 +118,9 @@ def _row(
     return _out(key, definition.name, scope, word, estimate, threshold, why, line[-1])
 
 
-def _part(key: str) -> str:
+def part_of(key: str) -> str:
+    """The audit part (a PartKind value) a verdict line's figure comes from; "" for one
+    drawn from every part (unreadable replies)."""
     if key in BY_KEY:
         return BY_KEY[key].part
     return PartKind.ASPECT_DELTAS if key == "aspect_confusion" else PartKind.DISCERNMENT

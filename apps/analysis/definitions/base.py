@@ -50,6 +50,13 @@ class Definition:
             "neither": "no better direction",
         }[self.better]
 
+    def side(self, word: str) -> str:
+        """ "good" or "bad": the side of the threshold a verdict word names; "" for a word
+        that names neither (unstable, too few texts to tell, not measured, no result)."""
+        if word and word == self.good:
+            return "good"
+        return "bad" if word and word == self.bad else ""
+
     def passes(self, low: float, high: float, threshold: float) -> bool | None:
         """True when the whole interval is on the good side of ``threshold``, False when it
         is all on the bad side, None when it spans it."""

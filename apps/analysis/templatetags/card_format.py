@@ -24,11 +24,8 @@ def _row(table: Any, row: list[Any]) -> dict[str, Any]:
 def verdict_class(key: str, word: str) -> str:
     """good, bad, unstable or none: the colour of a verdict word."""
     definition = DEFINITIONS.get(key)
-    if definition is not None and word == definition.good:
-        return "good"
-    if definition is not None and word == definition.bad:
-        return "bad"
-    return "unstable" if word == "unstable" else "none"
+    side = definition.side(word) if definition is not None else ""
+    return side or ("unstable" if word == "unstable" else "none")
 
 
 @register.filter

@@ -1,5 +1,6 @@
 """`manage.py judge_audit`: plan a judge audit, print its estimate, start it, optionally wait
-for it and write its cards as JSON (docs/audit.md, "From the command line")."""
+for it and write its cards as JSON, its verdicts as JUnit XML and promptfoo's results JSON
+(docs/audit.md, "From the command line" and "In CI")."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from apps.accounts.models import User
-from apps.analysis.cards.baseline import BaselineError, baseline_compare, saved_cards
+from apps.analysis.cards.baseline import (
+    BaselineError,
+    BaselineResult,
+    baseline_compare,
+    saved_cards,
+)
+from apps.analysis.cards.junit import audit_junit_text
+from apps.analysis.cards.promptfoo_results import audit_promptfoo_text
 from apps.analysis.cards.snapshots import audit_json_text
 from apps.annotation.selectors import studies_for_user
 from apps.corpus.selectors import datasets_for_user
@@ -81,7 +89,8 @@ def _baseline(path: Path | None, wait: bool) -> Any:
 class Command(BaseCommand):
     help = (
         "Audit judges on a study or a dataset: plan the standard battery, print the estimate, "
-        "start it; --wait waits for the end, --json writes every report card and the comparison."
+        "start it; --wait waits for the end, --json writes every report card and the comparison, "
+        "--junit and --promptfoo the verdicts for CI."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -134,6 +143,20 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=0, help="Seconds; 0: no limit.")
         parser.add_argument("--json", type=Path, help="Write the audit's cards here (with --wait).")
         parser.add_argument(
+            "--junit",
+            type=Path,
+            metavar="FILE.xml",
+            help="With --wait, write the cards' verdicts here as JUnit XML: a test case per "
+            "verdict line, failed where the judge misses; with --baseline, one per figure "
+            "compared, failed where it got significantly worse. The exit code is unchanged.",
+        )
+        parser.add_argument(
+            "--promptfoo",
+            type=Path,
+            metavar="FILE.json",
+            help="With --wait, write the same verdicts as promptfoo's results JSON.",
+        )
+        parser.add_argument(
             "--baseline",
             type=Path,
             metavar="CARD.json",
@@ -143,6 +166,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         baseline = _baseline(options["baseline"], options["wait"])
+        for name in ("junit", "promptfoo"):
+            if options[name] and not options["wait"]:
+                raise CommandError(f"--{name} needs --wait (the verdicts are written once it ends)")
         try:
             owner = User.objects.get(username=options["owner"])
         except User.DoesNotExist as exc:
@@ -197,12 +223,27 @@ class Command(BaseCommand):
             return
         audit = self._wait(audit, options["timeout"])
         if options["json"]:
-            options["json"].write_text(audit_json_text(audit), encoding="utf-8")
-            self.stdout.write(f"wrote {options['json']}")
+            self._write(options["json"], audit_json_text(audit))
+        gate, unreadable = None, None
+        if baseline is not None and audit.status == AuditStatus.DONE:
+            try:
+                gate = baseline_compare(audit, baseline)
+            except BaselineError as exc:
+                unreadable = CommandError(f"--baseline: {exc}", returncode=2)
+        if options["junit"]:
+            self._write(options["junit"], audit_junit_text(audit, gate=gate))
+        if options["promptfoo"]:
+            self._write(options["promptfoo"], audit_promptfoo_text(audit, gate=gate))
         if audit.status != AuditStatus.DONE:
             raise CommandError(f"audit {audit.pk} ended {audit.status}: {audit.error}")
-        if baseline is not None:
-            self._gate(audit, baseline)
+        if unreadable is not None:
+            raise unreadable
+        if gate is not None:
+            self._gate(gate)
+
+    def _write(self, path: Path, text: str) -> None:
+        path.write_text(text, encoding="utf-8")
+        self.stdout.write(f"wrote {path}")
 
     def _plan(self, owner, study, dataset, subjects, generator, gold, options) -> JudgeAudit:
         try:
@@ -222,12 +263,8 @@ class Command(BaseCommand):
             lines = [f"{field}: {'; '.join(m)}" for field, m in problems.items()]
             raise CommandError("The audit was not planned.\n" + "\n".join(lines)) from exc
 
-    def _gate(self, audit: JudgeAudit, baseline: Any) -> None:
-        """Compare with the saved cards; exit 1 naming each figure significantly worse."""
-        try:
-            result = baseline_compare(audit, baseline)
-        except BaselineError as exc:
-            raise CommandError(f"--baseline: {exc}", returncode=2) from exc
+    def _gate(self, result: BaselineResult) -> None:
+        """Exit 1 naming each figure significantly worse than the saved cards."""
         self.stdout.write(f"compared with the saved cards: {result.compared} figures tested")
         if result.regressions:
             lines = "\n".join(f"  worse now: {r}" for r in result.regressions)
