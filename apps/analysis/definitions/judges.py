@@ -359,7 +359,8 @@ register(
         "cost_usd",
         "Cost (USD)",
         "lower",
-        "Tokens times the judge's prices per token (none when the judge has no prices).",
+        "Tokens times the judge's prices per token; tokens a batch answered at its batch "
+        "price (none when the judge has no prices).",
         "US dollars",
         "calls of the judge's runs",
         "none: a sum",

@@ -15,7 +15,7 @@ from apps.judging.call_results import CACHE_COLUMNS, fill_error, fill_from_cache
 from apps.judging.engine.once import PromptClaims, RequestCounter, run_identity
 from apps.judging.engine.params import sampling_params
 from apps.judging.engine.work import CANCEL_GRACE_S, FLUSH_EVERY_S, FLUSH_SIZE, Work
-from apps.judging.models import JudgeCall, JudgeRun, ParseStatus, Strategy
+from apps.judging.models import JudgeCall, JudgeRun, ParseStatus
 from apps.judging.prompt_template import TemplateError
 from apps.judging.prompting import PromptError, call_messages
 from apps.judging.scoring import ReplyReader
@@ -63,7 +63,6 @@ class LlmWork(Work):
         self.node = node
         strategy, model_endpoint = run.strategy, run.judge.endpoint
         assert strategy is not None and model_endpoint is not None
-        self.strategy: Strategy = strategy
         self.endpoint = model_endpoint.config()
         self.reader = ReplyReader.for_strategy(strategy)
         self.share = max(1, min(share, self.endpoint.max_concurrency))

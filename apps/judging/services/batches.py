@@ -267,12 +267,12 @@ def _store(
         outcome = answered.get(call.cache_key)
         if outcome is None or (live and not outcome.ok):
             unanswered.append(call)
-        elif call.cache_key in leaders:
+        elif call.cache_key in leaders:  # reuses its leader's reply; an error, it shares
             leader = leaders[call.cache_key]
-            source = {column: getattr(leader, column) for column in CACHE_COLUMNS}
             if leader.parse_status == ParseStatus.ERROR:
                 fill_from_reply(call, Answer(call.cache_key, outcome), reader)
             else:
+                source = {column: getattr(leader, column) for column in CACHE_COLUMNS}
                 fill_from_cache(call, {**source, "id": leader.pk}, reader)
             filled.append(call)
         else:
@@ -308,7 +308,7 @@ def _why_unanswered(state: BatchState | None) -> str:
 def _stop(run: JudgeRun) -> None:
     """A cancelled or failed run: its open batches stop being looked at and their calls are
     freed (a resume submits them again; the provider's batch is left to expire)."""
-    for batch in run.batches.filter(status__in=[BatchStatus.SUBMITTING, BatchStatus.SUBMITTED]):
+    for batch in _open_batches(run):
         with transaction.atomic():
             CallBatch.objects.filter(pk=batch.pk, status=batch.status).update(
                 status=BatchStatus.FAILED, error=f"the run was {run.status}", finished_at=Now()
