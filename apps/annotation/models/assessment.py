@@ -15,7 +15,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
-from apps.annotation.models.base import Judgement, LeasedSlot, Skip, slot_indexes
+from apps.annotation.models.base import Judgement, LeasedSlot, Skip, skip_meta, slot_meta
 from apps.annotation.models.study import Study, study_settings
 from apps.catalog.models import Criterion
 from apps.corpus.models import Perturbation, SourceItem
@@ -121,36 +121,14 @@ class AssessmentSlot(LeasedSlot):
     """One of the k ratings a text x criterion needs: open, leased to an annotator, or done."""
 
     unit = models.ForeignKey(AssessmentUnit, on_delete=models.CASCADE, related_name="slots")
-
     unit_field = "unit"
-
-    class Meta:
-        ordering = ["study", "position", "slot"]
-        constraints = [
-            models.UniqueConstraint(fields=["unit", "slot"], name="assessment_slot"),
-            models.UniqueConstraint(
-                fields=["unit", "annotator"], name="assessment_slot_once_per_annotator"
-            ),
-        ]
-        indexes = slot_indexes("assessment_slot")
-
-    def __str__(self) -> str:
-        return f"{self.unit_id}#{self.slot}"
+    Meta = slot_meta("assessment_slot", ("unit",))
 
 
 class AssessmentSkip(Skip):
     unit = models.ForeignKey(AssessmentUnit, on_delete=models.CASCADE, related_name="+")
-
-    class Meta:
-        ordering = ["created_at"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["study", "annotator", "unit"], name="assessment_skip_once"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.annotator_id} skipped {self.unit_id}"
+    unit_field = "unit"
+    Meta = skip_meta("assessment_skip_once", "unit")
 
 
 class Assessment(Judgement):

@@ -139,6 +139,24 @@ class LeasedSlot(models.Model):
     class Meta:
         abstract = True
 
+    def __str__(self) -> str:
+        return f"{self.study_id}/{getattr(self, f'{self.unit_field}_id')}#{self.slot}"
+
+
+def slot_meta(name: str, unit: tuple[str, ...]) -> Any:
+    """A kind's `LeasedSlot` Meta: slots in work order, each slot number and each person once
+    per unit (``unit``: the fields that name it), and `slot_indexes(name)`."""
+
+    class Meta:
+        ordering = ["study", "position", "slot"]
+        constraints = [
+            models.UniqueConstraint(fields=[*unit, "slot"], name=name),
+            models.UniqueConstraint(fields=[*unit, "annotator"], name=f"{name}_once_per_annotator"),
+        ]
+        indexes = slot_indexes(name)
+
+    return Meta
+
 
 def slot_indexes(prefix: str) -> list[models.Index]:
     """The indexes every kind of `LeasedSlot` has, named `<prefix>_open`, `_mine` and `_held`:
@@ -170,5 +188,22 @@ class Skip(models.Model):
     )
     created_at = models.DateTimeField(auto_now=True)
 
+    unit_field: ClassVar[str]
+
     class Meta:
         abstract = True
+
+    def __str__(self) -> str:
+        return f"{self.annotator_id} skipped {getattr(self, f'{self.unit_field}_id')}"
+
+
+def skip_meta(name: str, unit_field: str) -> Any:
+    """A kind's `Skip` Meta: one skip per person and unit, oldest first."""
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "annotator", unit_field], name=name)
+        ]
+
+    return Meta

@@ -21,7 +21,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
-from apps.annotation.models.base import Judgement, LeasedSlot, Skip, slot_indexes
+from apps.annotation.models.base import Judgement, LeasedSlot, Skip, skip_meta, slot_meta
 from apps.annotation.models.study import Study, study_settings
 from apps.catalog.models import Criterion
 from apps.corpus.models import SourceItem
@@ -122,36 +122,14 @@ class BestWorstSlot(LeasedSlot):
     """One of the r answers a tuple needs: open, leased to an annotator, or done."""
 
     unit = models.ForeignKey(BestWorstTuple, on_delete=models.CASCADE, related_name="slots")
-
     unit_field = "unit"
-
-    class Meta:
-        ordering = ["study", "position", "slot"]
-        constraints = [
-            models.UniqueConstraint(fields=["unit", "slot"], name="best_worst_slot"),
-            models.UniqueConstraint(
-                fields=["unit", "annotator"], name="best_worst_slot_once_per_annotator"
-            ),
-        ]
-        indexes = slot_indexes("best_worst_slot")
-
-    def __str__(self) -> str:
-        return f"{self.unit_id}#{self.slot}"
+    Meta = slot_meta("best_worst_slot", ("unit",))
 
 
 class BestWorstSkip(Skip):
     unit = models.ForeignKey(BestWorstTuple, on_delete=models.CASCADE, related_name="+")
-
-    class Meta:
-        ordering = ["created_at"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["study", "annotator", "unit"], name="best_worst_skip_once"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.annotator_id} skipped {self.unit_id}"
+    unit_field = "unit"
+    Meta = skip_meta("best_worst_skip_once", "unit")
 
 
 class BestWorst(Judgement):

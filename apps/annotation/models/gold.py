@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from apps.annotation.models.base import Judgement, LeasedSlot, Skip, slot_indexes
+from apps.annotation.models.base import Judgement, LeasedSlot, Skip, skip_meta, slot_meta
 from apps.annotation.models.study import Study
 from apps.corpus.models import Perturbation
 
@@ -23,39 +23,14 @@ class GoldCheckSlot(LeasedSlot):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="gold_check_slots")
     perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="+")
-
     unit_field = "perturbation"
-
-    class Meta:
-        ordering = ["study", "position", "slot"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["study", "perturbation", "slot"], name="gold_check_slot"
-            ),
-            models.UniqueConstraint(
-                fields=["study", "perturbation", "annotator"],
-                name="gold_check_slot_once_per_annotator",
-            ),
-        ]
-        indexes = slot_indexes("gold_check_slot")
-
-    def __str__(self) -> str:
-        return f"{self.study_id}/{self.perturbation_id}#{self.slot}"
+    Meta = slot_meta("gold_check_slot", ("study", "perturbation"))
 
 
 class GoldCheckSkip(Skip):
     perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="+")
-
-    class Meta:
-        ordering = ["created_at"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["study", "annotator", "perturbation"], name="gold_check_skip_once"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.annotator_id} skipped {self.perturbation_id}"
+    unit_field = "perturbation"
+    Meta = skip_meta("gold_check_skip_once", "perturbation")
 
 
 class GoldCheck(Judgement):

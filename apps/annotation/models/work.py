@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from apps.annotation.models.base import LeasedSlot, Skip, slot_indexes
+from apps.annotation.models.base import LeasedSlot, Skip, skip_meta, slot_meta
 from apps.annotation.models.study import Study
 from apps.catalog.models import Criterion
 from apps.corpus.models import Perturbation
@@ -25,22 +25,8 @@ class VettingSlot(LeasedSlot):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="vetting_slots")
     perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="+")
-
     unit_field = "perturbation"
-
-    class Meta:
-        ordering = ["study", "position", "slot"]
-        constraints = [
-            models.UniqueConstraint(fields=["study", "perturbation", "slot"], name="vetting_slot"),
-            models.UniqueConstraint(
-                fields=["study", "perturbation", "annotator"],
-                name="vetting_slot_once_per_annotator",
-            ),
-        ]
-        indexes = slot_indexes("vetting_slot")
-
-    def __str__(self) -> str:
-        return f"{self.study_id}/{self.perturbation_id}#{self.slot}"
+    Meta = slot_meta("vetting_slot", ("study", "perturbation"))
 
 
 class ComparisonSlot(models.Model):
@@ -84,14 +70,5 @@ class VettingSkip(Skip):
     """A vetting an annotator put back: offered to them again only when nothing else is left."""
 
     perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="+")
-
-    class Meta:
-        ordering = ["created_at"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["study", "annotator", "perturbation"], name="vetting_skip_once"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.annotator_id} skipped {self.perturbation_id}"
+    unit_field = "perturbation"
+    Meta = skip_meta("vetting_skip_once", "perturbation")
