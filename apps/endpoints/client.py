@@ -8,8 +8,9 @@ and always returns a ``CallOutcome`` (it raises only on bugs and cancellation):
   used through its public interface only. Its HTTP client is the SDK's aiohttp one (the
   default: a C-accelerated HTTP parser) or, after ``configure_transport("httpx")``, its httpx
   one; either checks the egress policy where it connects;
-- our single retry layer (``apps.endpoints.retry``) retries 429, 5xx, timeouts and connection
-  errors with full-jitter backoff or the server's Retry-After, up to ``max_attempts``;
+- our single retry layer retries 429, 5xx, timeouts and connection errors with full-jitter
+  backoff or the server's Retry-After, up to ``max_attempts``: which failures and how long
+  to wait are ours (``apps.endpoints.retry``), the loop is tenacity's (``_retrying``);
 - each HTTP attempt holds one slot of the endpoint's limiter (``apps.endpoints.limiter``: its
   concurrency and requests per minute, shared by all workers through Redis); the slot is
   released while waiting to retry;
@@ -37,6 +38,8 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
+
+import tenacity
 
 from apps.endpoints.cache_key import cache_key
 from apps.endpoints.egress import egress_policy, normal_url
@@ -437,47 +440,81 @@ async def complete(
     sender = client or client_for(endpoint, api_key)
     limiter = limiter or limiter_for(endpoint)
     policy = endpoint.retry
-    attempt = 0
-    while True:
-        attempt += 1
+    latency = 0.0
+
+    async def attempt() -> CallOutcome | Failure:
+        """One HTTP attempt, holding a slot of the limiter (released while waiting to retry)."""
+        nonlocal latency
         async with limiter.slot():
             if on_attempt is not None:
                 await on_attempt()
-            attempt_started = time.perf_counter()
+            started_at = time.perf_counter()
             try:
-                outcome = await _attempt(sender, endpoint, request)
-                failure = None
+                outcome: CallOutcome | Failure = await _attempt(sender, endpoint, request)
             except Exception as exc:
                 failure = classify(exc, policy)
                 if failure is None:
                     raise
-            latency = time.perf_counter() - attempt_started
-        if failure is None:
-            total = time.perf_counter() - started
-            text = mask_key(outcome.text, secret)
-            return replace(outcome, text=text, latency_s=latency, total_s=total, attempts=attempt)
-        delay = _retry_delay(failure, policy, attempt, rng)
-        if delay is None:
-            failure = _final(failure, policy, attempt)
-            total = time.perf_counter() - started
-            logger.warning(
-                "LLM call to %s (%s) failed after %d attempt(s): %s",
-                endpoint.limit_key,
-                endpoint.model,
-                attempt,
-                failure.kind,
-            )
-            return _failed(failure, secret, latency_s=latency, total_s=total, attempts=attempt)
+                outcome = failure
+            latency = time.perf_counter() - started_at
+        return outcome
+
+    retrying = _retrying(endpoint, rng, sleep)
+    result: CallOutcome | Failure = await retrying(attempt)
+    attempts = retrying.statistics.get("attempt_number", 1)
+    total = time.perf_counter() - started
+    if isinstance(result, CallOutcome):
+        text = mask_key(result.text, secret)
+        return replace(result, text=text, latency_s=latency, total_s=total, attempts=attempts)
+    failure = _final(result, policy, attempts)
+    logger.warning(
+        "LLM call to %s (%s) failed after %d attempt(s): %s",
+        endpoint.limit_key,
+        endpoint.model,
+        attempts,
+        failure.kind,
+    )
+    return _failed(failure, secret, latency_s=latency, total_s=total, attempts=attempts)
+
+
+def _retrying(
+    endpoint: EndpointConfig,
+    rng: random.Random | None,
+    sleep: Callable[[float], Awaitable[Any]],
+) -> tenacity.AsyncRetrying:
+    """The retry loop of one call (``complete``): an attempt that returns a ``Failure`` is
+    tried again after ``_retry_delay``, until that says to give up; the last result (an
+    outcome, or the last failure) is the call's."""
+    policy = endpoint.retry
+    delays: dict[int, float | None] = {}  # tenacity asks twice (stop? then wait): drawn once
+
+    def delay(state: tenacity.RetryCallState) -> float | None:
+        if state.attempt_number not in delays:
+            failure = state.outcome.result() if state.outcome else None
+            assert isinstance(failure, Failure)
+            delays[state.attempt_number] = _retry_delay(failure, policy, state.attempt_number, rng)
+        return delays[state.attempt_number]
+
+    def waited(state: tenacity.RetryCallState) -> None:
+        failure = state.outcome.result() if state.outcome else None
         logger.info(
             "LLM call to %s (%s) attempt %d: %s (HTTP %s); retrying in %.2fs",
             endpoint.limit_key,
             endpoint.model,
-            attempt,
-            failure.kind,
-            failure.status_code,
-            delay,
+            state.attempt_number,
+            getattr(failure, "kind", "?"),
+            getattr(failure, "status_code", None),
+            state.upcoming_sleep,
         )
-        await sleep(delay)
+
+    return tenacity.AsyncRetrying(
+        retry=tenacity.retry_if_result(lambda result: isinstance(result, Failure)),
+        stop=lambda state: delay(state) is None,
+        wait=lambda state: delay(state) or 0.0,
+        sleep=sleep,
+        before_sleep=waited,
+        retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
+    )
 
 
 def _final(failure: Failure, policy: RetryPolicy, attempt: int) -> Failure:
@@ -498,7 +535,8 @@ def _final(failure: Failure, policy: RetryPolicy, attempt: int) -> Failure:
 def _retry_delay(
     failure: Failure, policy: RetryPolicy, attempt: int, rng: random.Random | None
 ) -> float | None:
-    """Seconds to wait before the next attempt, or None to give up."""
+    """Seconds to wait before the next attempt, or None to give up (a permanent failure, the
+    last attempt, or a Retry-After longer than we wait)."""
     if not failure.transient or attempt >= policy.max_attempts:
         return None
     if failure.retry_after_s is None:

@@ -1,4 +1,5 @@
-"""Our one retry layer for LLM calls: which failures are transient, and how long to wait.
+"""Our one retry layer for LLM calls: which failures are transient, and how long to wait
+(the loop that asks again is tenacity's: ``apps.endpoints.client._retrying``).
 
 The openai client is built with ``max_retries=0`` so that retries happen only here:
 

@@ -86,7 +86,7 @@ def calls_claim(
 ) -> list[JudgeCall]:
     """Up to ``limit`` pending calls, now held by ``token``, with what prompts need attached
     (from ``related``: the same texts and criteria come back for every sample and quality)."""
-    if connection.vendor == "postgresql":
+    if plain_sql.fast():
         calls = _claim_rows(run_id, token, limit)
     else:
         candidates = _claim_ids_portable(run_id, token, limit)
@@ -288,7 +288,7 @@ def _write(calls: Sequence[JudgeCall], token: str) -> int:
     """Write the calls' results where ``token`` still holds them; how many were written."""
     columns = _columns()
     rows = [_row(c, token, columns) for c in calls]
-    if connection.vendor == "postgresql":
+    if plain_sql.fast():
         arrays = [list(column) for column in zip(*rows, strict=True)][:-1]  # all but token
         # parameters apart from the statement, in binary: Django's cursors escaped every
         # text of a batch (the prompts and replies) into it, a tenth of a worker's CPU
