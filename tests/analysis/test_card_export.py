@@ -234,7 +234,7 @@ def test_the_pages_and_the_api_serve_them_to_whoever_reads_the_card(
 
 def test_the_command_wants_wait_for_the_ci_files(catalog, tmp_path):
     audit, _careful, _careless = scripted_audit(n_items=2)
-    for option in ("--junit", "--promptfoo"):
+    for option in ("--json", "--junit", "--promptfoo"):
         with pytest.raises(CommandError, match=f"{option} needs --wait"):
             call_command(
                 "judge_audit", "--owner", audit.owner.username, "--study", str(audit.study_id),

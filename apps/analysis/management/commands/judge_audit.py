@@ -166,9 +166,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         baseline = _baseline(options["baseline"], options["wait"])
-        for name in ("junit", "promptfoo"):
+        for name in ("json", "junit", "promptfoo"):
             if options[name] and not options["wait"]:
-                raise CommandError(f"--{name} needs --wait (the verdicts are written once it ends)")
+                raise CommandError(f"--{name} needs --wait (the cards are written once it ends)")
         try:
             owner = User.objects.get(username=options["owner"])
         except User.DoesNotExist as exc:
