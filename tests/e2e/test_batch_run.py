@@ -110,6 +110,5 @@ def test_researcher_starts_an_audit_as_a_batch(
     assert not chat  # every run of the battery went as a batch (no search: no generator)
     assert 1 <= fake_openai_server.batches.created <= audit.estimate["batch_runs"]
     lines = fake_openai_server.batches.lines_answered
-    print("lines", lines, "estimated", audit.estimate["http_calls"])
     # a prompt two runs share is asked in one batch only, as the estimate counts it
     assert lines <= audit.estimate["http_calls"] * 1.05

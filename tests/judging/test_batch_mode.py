@@ -224,4 +224,4 @@ def test_the_run_page_says_how_far_the_batch_is(study, fake_openai_server, clien
     client.force_login(study.owner)
     page = client.get(f"/judging/runs/{run.pk}/").content.decode()
     lines = CallBatch.objects.get(run=run).lines
-    assert f"batch 1: submitted, 0 of {lines} done (the provider: in_progress)" in page
+    assert f"batch 1: submitted, 0 of {lines} done (the provider: in progress)" in page

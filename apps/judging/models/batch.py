@@ -9,6 +9,18 @@ from django.utils import timezone
 
 from apps.judging.models.run import JudgeRun
 
+#: The provider's states of a batch (OpenAI's names), in words.
+REMOTE_STATES = {
+    "validating": "being checked",
+    "in_progress": "in progress",
+    "finalizing": "finishing",
+    "completed": "completed",
+    "expired": "expired",
+    "failed": "failed",
+    "cancelling": "being cancelled",
+    "cancelled": "cancelled",
+}
+
 
 class BatchStatus(models.TextChoices):
     SUBMITTING = "submitting", "Being submitted"
@@ -64,11 +76,16 @@ class CallBatch(models.Model):
         if self.status == BatchStatus.SUBMITTING:
             return f"being submitted, {self.lines} requests"
         if self.status == BatchStatus.SUBMITTED:
-            said = f" (the provider: {self.remote_status})" if self.remote_status else ""
+            said = f" (the provider: {self.remote_state})" if self.remote_status else ""
             return f"submitted, {self.lines_done} of {self.lines} done{said}"
         if self.status == BatchStatus.FETCHED:
-            return f"{self.remote_status}, {self.lines_done} of {self.lines} done, stored"
+            return f"{self.remote_state}, {self.lines_done} of {self.lines} done, stored"
         return f"failed: {self.error}"
+
+    @property
+    def remote_state(self) -> str:
+        """What the provider says of it, in words."""
+        return REMOTE_STATES.get(self.remote_status, self.remote_status.replace("_", " "))
 
     @property
     def next_look_in(self) -> float:
