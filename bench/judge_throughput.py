@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/judge_throughput.py [--case small|big] [--calls 2000]
         [--concurrency 32] [--latency 0.1] [--postgres URL] [--redis URL | --no-redis]
-        [--workers N] [--transport aiohttp|httpx|both]
+        [--workers N]
 
 Two cases (docs/benchmarks.md, "Judge throughput"), each with its targets printed as met or
 not: ``--case small`` (the default: 2,000 calls, concurrency 32, 100 ms, one process; at least
@@ -14,17 +14,15 @@ The fake OpenAI-compatible server (its own process) answers each request after `
 seconds, so the ideal rate is concurrency / latency (32 / 0.1 s = 320 calls/s). A child
 process with a fresh PostgreSQL database creates N source items, one LLM judge and a score-only
 strategy, then works one judge run of N calls with ``judge_run_work``, the same function a
-Celery task runs (claims, prompts, cache lookups, the async openai client under the judge's
-limits, parsing and batched saves). Then it runs the same work again as a new run: every
+Celery task runs (claims, prompts, cache lookups, model calls through the runner under the
+judge's limits, parsing and batched saves). Then it runs the same work again as a new run: every
 call must come from the cache, with no HTTP request.
 
 After the runs, a bare aiohttp client (no database, no limiter, no SDK) sends the same number
 of requests to the same endpoint at the same concurrency: its rate is the ceiling the fake
 endpoint and loopback HTTP leave under the ideal on this machine, printed beside the run's.
 
-The child process is set up as a worker process is (``workers.celery.tune_process``). By
-default the whole measurement runs twice, once per HTTP transport of the openai client
-(aiohttp, the default, and the SDK's own httpx), each on a fresh database and fake server.
+The child process is set up as a worker process is (``workers.celery.tune_process``).
 
 ``--workers N`` instead starts a real ``celery worker --concurrency N`` (Redis broker) and
 starts the runs as the page does (``judge_run_start``): the run is planned by one task and
@@ -315,8 +313,6 @@ CPU_TARGET_MS = 1.0  # worker CPU per call
 
 
 def main() -> None:
-    from apps.endpoints.client import TRANSPORTS
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=sorted(CASES), default="small")
     parser.add_argument("--calls", type=int)
@@ -336,12 +332,6 @@ def main() -> None:
         type=int,
         help="run through a real Celery worker with this many processes (0: in this process)",
     )
-    parser.add_argument(
-        "--transport",
-        choices=[*TRANSPORTS, "both"],
-        default="aiohttp",
-        help="HTTP transport of the openai client (both: measure each in turn)",
-    )
     parser.add_argument("--child", action="store_true")
     parser.add_argument("--base-url", default="")
     args = parser.parse_args()
@@ -356,14 +346,11 @@ def main() -> None:
 
     if args.workers and args.no_redis:
         parser.error("--workers needs Redis (the broker and the shared limits)")
-    transports = list(TRANSPORTS) if args.transport == "both" else [args.transport]
-    rates = {name: _bench_transport(args, name) for name in transports}
-    if len(rates) > 1:
-        print("; ".join(f"{name}: {rate:.1f} calls/s" for name, rate in rates.items()))
+    measure(args)
 
 
-def _bench_transport(args: argparse.Namespace, transport: str) -> float:
-    """One measurement (first run and cached rerun) with this HTTP transport; calls/s."""
+def measure(args: argparse.Namespace) -> float:
+    """One measurement (first run and cached rerun); calls/s."""
     from tests.fakes.openai_server import spawn_fake_server
 
     recreate_postgres(args.postgres)
@@ -377,7 +364,6 @@ def _bench_transport(args: argparse.Namespace, transport: str) -> float:
         "DJANGO_LOG_LEVEL": "WARNING",
         "DISCERN_VAR_DIR": str(ROOT / "var" / "bench"),
         "DISCERN_QUEUE": f"bench-judge-{os.getpid()}",
-        "DISCERN_LLM_TRANSPORT": transport,
     }
     with spawn_fake_server(latency=args.latency) as server:
         command = [
@@ -413,7 +399,7 @@ def _bench_transport(args: argparse.Namespace, transport: str) -> float:
         else "judge_run_work in one process"
     )
     print(
-        f"== case {args.case}: {args.calls} calls; HTTP transport {transport}. Fake endpoint: "
+        f"== case {args.case}: {args.calls} calls. Fake endpoint: "
         f"child process, latency {args.latency * 1000:.0f} ms; judge concurrency "
         f"{args.concurrency}; limits {limits}; database PostgreSQL"
     )

@@ -285,8 +285,6 @@ DISCERN_EGRESS_ALLOW = env.list("DISCERN_EGRESS_ALLOW", default=[])
 # Study.confirm_above_requests).
 DISCERN_CONFIRM_ABOVE_REQUESTS = env.int("DISCERN_CONFIRM_ABOVE_REQUESTS", default=500)
 
-# HTTP transport of the LLM clients: "aiohttp" (faster, the default) or "httpx" (the SDK's own).
-DISCERN_LLM_TRANSPORT = env.str("DISCERN_LLM_TRANSPORT", default="aiohttp")
 # Batch mode: seconds until a submitted batch is first looked at, doubling up to the maximum.
 DISCERN_BATCH_POLL_S = env.float("DISCERN_BATCH_POLL_S", default=30.0)
 DISCERN_BATCH_POLL_MAX_S = env.float("DISCERN_BATCH_POLL_MAX_S", default=600.0)

@@ -10,10 +10,8 @@ class EndpointsConfig(AppConfig):
     def ready(self) -> None:
         from django.core.exceptions import ImproperlyConfigured
 
-        from apps.endpoints.client import configure_transport
         from apps.endpoints.egress import EgressPolicy
 
-        configure_transport(settings.DISCERN_LLM_TRANSPORT)
         try:
             EgressPolicy.parse(settings.DISCERN_EGRESS_ALLOW)
         except ValueError as exc:

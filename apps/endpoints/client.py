@@ -1,13 +1,15 @@
-"""A thin layer over the official ``openai`` async client: the one way to call a model.
+"""The one way to call a model: ``complete(endpoint, messages, params)`` makes one logical
+call (a judge's, a generator's...) and always returns a ``CallOutcome`` (it raises only on
+bugs and cancellation):
 
-``complete(endpoint, messages, params)`` makes one logical call (a judge's, a generator's...)
-and always returns a ``CallOutcome`` (it raises only on bugs and cancellation):
-
-- the client is ``AsyncOpenAI(base_url, api_key=<value of the env var *named* by the endpoint>,
-  timeout, max_retries=0)``, cached per event loop; the key is never logged or stored. It is
-  used through its public interface only. Its HTTP client is the SDK's aiohttp one (the
-  default: a C-accelerated HTTP parser) or, after ``configure_transport("httpx")``, its httpx
-  one; either checks the egress policy where it connects;
+- the request is the OpenAI wire format (``build_request``), POSTed to ``/chat/completions``
+  or ``/completions`` on the running loop's aiohttp session (``egress_guard.guarded_session``:
+  the egress policy checked where it connects), with the value of the environment variable
+  *named* by the endpoint as a bearer key (never logged or stored). Not through the ``openai``
+  SDK: its request machinery (an options model, header and URL objects, an httpx adapter)
+  cost 1.0-1.3 ms of CPU a call, three times the HTTP exchange itself, and a reply is a JSON
+  object of which we read a few fields (``read_completion``). The SDK client (``client_for``)
+  speaks the batch interface (``apps.endpoints.batches``), files and batches, once a step;
 - our single retry layer retries 429, 5xx, timeouts and connection errors with full-jitter
   backoff or the server's Retry-After, up to ``max_attempts``: which failures and how long
   to wait are ours (``apps.endpoints.retry``), the loop is tenacity's (``_retrying``);
@@ -39,6 +41,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+import aiohttp
 import tenacity
 
 from apps.endpoints.cache_key import cache_key
@@ -49,6 +52,8 @@ from apps.endpoints.retry import (
     AttemptDeadline,
     ErrorKind,
     Failure,
+    HttpConnectionError,
+    HttpStatusError,
     InvalidResponse,
     RetryPolicy,
     backoff_delay,
@@ -147,42 +152,40 @@ def resolve_api_key(endpoint: EndpointConfig) -> str:
     return value
 
 
+_sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _session() -> aiohttp.ClientSession:
+    """The running loop's HTTP session for model calls (``egress_guard.guarded_session``)."""
+    loop = asyncio.get_running_loop()
+    session = _sessions.get(loop)
+    if session is None or session.closed:
+        from apps.endpoints.egress_guard import guarded_session
+
+        session = _sessions[loop] = guarded_session()
+    return session
+
+
 # -- clients, one set per event loop -----------------------------------------------------------
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
     weakref.WeakKeyDictionary()
 )
-TRANSPORTS = ("aiohttp", "httpx")
-_transport = "aiohttp"
-
-
-def configure_transport(name: str) -> None:
-    """The HTTP transport of the clients made from now on: "aiohttp" or "httpx"."""
-    global _transport
-    if name not in TRANSPORTS:
-        raise ValueError(f"unknown LLM transport {name!r}; choose one of {', '.join(TRANSPORTS)}")
-    _transport = name
 
 
 def _http_client(timeout_s: float) -> Any:
-    """The SDK client's HTTP client: redirects are not followed (a model server does not
-    redirect, and a redirect could lead inside), and the egress policy is checked where it
-    connects (``apps.endpoints.egress_guard``)."""
-    import httpx2
+    """The SDK client's HTTP client (the batch interface's calls): aiohttp on the guarded
+    session (``egress_guard.guarded_session``), redirects not followed (a model server does
+    not redirect, and a redirect could lead inside)."""
     import openai
+    from httpx_aiohttp.httpx2 import AiohttpTransport
 
-    from apps.endpoints.egress_guard import CheckedTransport, guarded_session
+    from apps.endpoints.egress_guard import guarded_session
 
-    if _transport == "aiohttp":
-        from httpx_aiohttp.httpx2 import AiohttpTransport
-
-        aiohttp_transport = AiohttpTransport(verify=tls_context(), client=guarded_session)
-        return openai.DefaultAioHttpClient(
-            timeout=timeout_s, transport=aiohttp_transport, follow_redirects=False
-        )
-
-    transport = CheckedTransport(httpx2.AsyncHTTPTransport(verify=tls_context()), egress_policy())
-    return openai.DefaultAsyncHttpxClient(
+    transport = AiohttpTransport(verify=tls_context(), client=guarded_session)
+    return openai.DefaultAioHttpClient(
         timeout=timeout_s, transport=transport, follow_redirects=False
     )
 
@@ -201,7 +204,7 @@ def client_for(endpoint: EndpointConfig, api_key: str) -> openai.AsyncOpenAI:
     """The cached client for this endpoint's URL, key and timeout in the running loop."""
     clients = _clients.setdefault(asyncio.get_running_loop(), {})
     digest = hashlib.sha256(api_key.encode()).hexdigest()
-    key = (endpoint.base_url, digest, endpoint.timeout_s, _transport)
+    key = (endpoint.base_url, digest, endpoint.timeout_s)
     if key not in clients:
         import openai
 
@@ -222,9 +225,13 @@ async def close_clients() -> None:
     Await it before an event loop ends (e.g. at the end of the coroutine a Celery task passes
     to ``asyncio.run``): the cached objects refer to their loop and would otherwise keep it.
     """
-    clients = _clients.pop(asyncio.get_running_loop(), {})
+    loop = asyncio.get_running_loop()
+    clients = _clients.pop(loop, {})
     for client in clients.values():
         await client.close()
+    session = _sessions.pop(loop, None)
+    if session is not None:
+        await session.close()
     await limiters_close()
 
 
@@ -365,24 +372,34 @@ def read_completion(data: dict[str, Any], endpoint: EndpointConfig) -> CallOutco
 
 
 async def _attempt(
-    client: openai.AsyncOpenAI, endpoint: EndpointConfig, request: dict[str, Any]
+    session: aiohttp.ClientSession, endpoint: EndpointConfig, api_key: str, request: dict[str, Any]
 ) -> CallOutcome:
-    # ``client.post`` with ``cast_to=httpx2.Response`` is the SDK's documented way to send a
-    # body of one's own (our body is plain JSON already) and read the HTTP reply without its
-    # typed model of a completion, of which we read a few fields. Status codes, timeouts and
-    # connection errors are raised as the SDK raises them.
-    # The SDK's own timeout bounds each wait between bytes, not the attempt: a server that
-    # drips its reply would hold the call forever. The deadline covers connect + send + receive.
-    import httpx2
-
-    path = "/chat/completions" if endpoint.api == "chat" else "/completions"
+    """One HTTP attempt: the body POSTed as JSON with the key as a bearer token, the reply
+    read whole. A non-2xx status is ``HttpStatusError``, a failed connection
+    ``HttpConnectionError``; the deadline covers connect + send + receive (a server that
+    drips its reply ends at the judge's timeout)."""
+    url = _url(endpoint)
+    headers = {"Authorization": f"Bearer {api_key}", "Accept": "application/json"}
     try:
         async with asyncio.timeout(endpoint.timeout_s):
-            response = await client.post(path, body=request, cast_to=httpx2.Response)
+            async with session.post(
+                url, json=request, headers=headers, allow_redirects=False
+            ) as response:
+                content = await response.read()
     except TimeoutError as exc:
         raise AttemptDeadline(endpoint.timeout_s) from exc
-    outcome = read_completion(_body(response.headers, endpoint, response.content), endpoint)
+    except aiohttp.ClientError as exc:
+        raise HttpConnectionError(f"connection error: {type(exc).__name__}") from exc
+    if not 200 <= response.status < 300:
+        raise HttpStatusError(response.status, response.headers, content)
+    outcome = read_completion(_body(response.headers, endpoint, content), endpoint)
     return replace(outcome, request_id=response.headers.get("x-request-id"))
+
+
+@functools.lru_cache(maxsize=256)
+def _url(endpoint: EndpointConfig) -> str:
+    path = "chat/completions" if endpoint.api == "chat" else "completions"
+    return f"{normal_url(endpoint.base_url).rstrip('/')}/{path}"
 
 
 KEY_MASK = "***"
@@ -416,7 +433,6 @@ async def complete(
     messages: Messages,
     params: SamplingParams,
     *,
-    client: openai.AsyncOpenAI | None = None,
     limiter: EndpointLimiter | None = None,
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     rng: random.Random | None = None,
@@ -437,7 +453,7 @@ async def complete(
         return _failed(Failure("config", str(exc), transient=False), "", total_s=0.0)
     secret = api_key if endpoint.api_key_env else ""  # never the keyless placeholder
     request = build_request(endpoint, messages, params)
-    sender = client or client_for(endpoint, api_key)
+    session = _session()
     limiter = limiter or limiter_for(endpoint)
     policy = endpoint.retry
     latency = 0.0
@@ -450,7 +466,7 @@ async def complete(
                 await on_attempt()
             started_at = time.perf_counter()
             try:
-                outcome: CallOutcome | Failure = await _attempt(sender, endpoint, request)
+                outcome: CallOutcome | Failure = await _attempt(session, endpoint, api_key, request)
             except Exception as exc:
                 failure = classify(exc, policy)
                 if failure is None:

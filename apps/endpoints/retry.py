@@ -1,7 +1,9 @@
 """Our one retry layer for LLM calls: which failures are transient, and how long to wait
 (the loop that asks again is tenacity's: ``apps.endpoints.client._retrying``).
 
-The openai client is built with ``max_retries=0`` so that retries happen only here:
+Model calls (``client._attempt``) raise ``HttpStatusError`` and ``HttpConnectionError``; the
+batch interface's calls go through the openai SDK, built with ``max_retries=0``, and raise its
+errors, which are read the same way. Retries happen only here:
 
 - transient: HTTP 429, 408, 5xx, timeouts and connection errors (a server's
   ``x-should-retry`` header overrides the status rule, as the official client does);
@@ -20,12 +22,9 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from apps.endpoints.egress import EgressRefused
-
-if TYPE_CHECKING:  # imported where used, so that loading the models never imports the SDK
-    import openai
 
 E = TypeVar("E", bound=BaseException)
 ErrorKind = Literal[
@@ -122,9 +121,7 @@ def status_kind(status: int) -> ErrorKind:
     return "client_error"
 
 
-def _status_failure(error: openai.APIStatusError) -> Failure:
-    status = error.status_code
-    headers = error.response.headers
+def _status_failure(status: int, headers: Mapping[str, str], content: bytes) -> Failure:
     should_retry = (_header(headers, "x-should-retry") or "").lower()
     kind = status_kind(status)
     transient = kind in ("rate_limited", "timeout", "server_error")
@@ -132,11 +129,11 @@ def _status_failure(error: openai.APIStatusError) -> Failure:
         transient = should_retry == "true"
     return Failure(
         kind=kind,
-        message=provider_message(error.response.content),
+        message=provider_message(content),
         transient=transient,
         status_code=status,
         retry_after_s=retry_after_seconds(headers),
-        request_id=error.request_id,
+        request_id=_header(headers, "x-request-id"),
     )
 
 
@@ -167,14 +164,19 @@ def classify(error: BaseException, policy: RetryPolicy) -> Failure | None:
     """A ``Failure`` for errors an LLM call can meet; None for anything else (a bug: re-raise)."""
     import openai
 
+    if isinstance(error, HttpStatusError):
+        return _status_failure(error.status_code, error.headers, error.content)
     if isinstance(error, openai.APIStatusError):
-        return _status_failure(error)
+        response = error.response
+        return _status_failure(error.status_code, response.headers, response.content)
     if refused := _cause(error, EgressRefused):  # raised as is, or in the HTTP client
         return Failure("config", str(refused), transient=False)
     if isinstance(error, AttemptDeadline):
         return Failure("timeout", str(error), transient=True)
     if isinstance(error, openai.APITimeoutError) and not _refused(error):
         return Failure("timeout", "request timed out", transient=True)
+    if isinstance(error, HttpConnectionError):
+        return Failure("connection", str(error), transient=True)
     if isinstance(error, openai.APIConnectionError):
         cause = error.__cause__ or error.__context__
         detail = f": {type(cause).__name__}" if cause is not None else ""
@@ -208,6 +210,18 @@ def _cause(error: BaseException | None, kind: type[E]) -> E | None:
 
 class InvalidResponse(Exception):
     """A 2xx reply that is not a usable completion (e.g. HTML, no choices)."""
+
+
+class HttpStatusError(Exception):
+    """A reply whose HTTP status is not 2xx."""
+
+    def __init__(self, status_code: int, headers: Mapping[str, str], content: bytes) -> None:
+        super().__init__(f"HTTP {status_code}")
+        self.status_code, self.headers, self.content = status_code, headers, content
+
+
+class HttpConnectionError(Exception):
+    """The request or its reply did not get through (refused, reset, dropped)."""
 
 
 class AttemptDeadline(Exception):

@@ -12,8 +12,9 @@ back one ``Answer`` per ask:
   asked once more with ``retry_messages`` (a format reminder);
 - ``stop()``: asks not yet holding a slot are not asked (they come back with no outcome), asks
   on the wire finish, so no reply already paid for is lost;
-- answers are polled (``take``), not pushed: one wake-up per reply would have the two threads
-  trade the GIL hundreds of times a second.
+- answers are pushed: the loop thread wakes the caller's (a ``threading.Event``) once per turn
+  of its loop, however many replies that turn finished, so the caller never polls and the
+  two threads do not trade the GIL once per reply.
 
 Which stored replies may answer an ask instead (the cache) is the caller's: they live in its
 tables. The runner only asks.
@@ -49,8 +50,8 @@ logger = logging.getLogger(__name__)
 #: How long each step of closing may take (the cancelled calls, then the clients and limiter)
 #: before the runner ends anyway: reserved slots lapse with their lease.
 SHUTDOWN_S = 20.0
-#: How often ``run`` looks for finished answers.
-POLL_S = 0.02
+#: The longest ``run`` waits between two looks at its answers (it is woken when one comes).
+WAIT_S = 1.0
 
 
 @dataclass
@@ -101,6 +102,8 @@ class Runner:
         self.on_attempt = on_attempt
         self.pending = 0  # asks submitted whose answer is not taken yet (caller's thread)
         self._finished: deque[tuple[Ask, asyncio.Task[Answer]]] = deque()
+        self._ready = threading.Event()  # set when answers wait in ``_finished``
+        self._waking = False  # a wake-up of the caller is scheduled in the loop
         self._tasks: set[asyncio.Task[Answer]] = set()
         self._waiting: set[asyncio.Task[Answer]] = set()  # not holding a slot yet
         self._stopping = False
@@ -134,10 +137,12 @@ class Runner:
             self._loop.call_soon_threadsafe(self._spawn, batch)
 
     def take(self, wait: float = 0.0) -> list[Answer]:
-        """The answers finished so far (sleeping ``wait`` first when there are none). An ask
-        that raised (a bug, or Redis down under the limiter) comes back with its ``error``."""
+        """The answers finished so far (waiting up to ``wait`` seconds for one when there are
+        none). An ask that raised (a bug, or Redis down under the limiter) comes back with
+        its ``error``."""
         if not self._finished and wait > 0:
-            time.sleep(wait)
+            self._ready.wait(wait)
+        self._ready.clear()  # before reading: an answer finished after this wakes the next wait
         answers = []
         while self._finished:
             ask, task = self._finished.popleft()
@@ -154,7 +159,7 @@ class Runner:
         """Submit the asks and yield each answer as it comes; raises what an ask raised."""
         self.submit(asks)
         while self.pending:
-            for answer in self.take(wait=POLL_S):
+            for answer in self.take(wait=WAIT_S):
                 if answer.error is not None:
                     raise answer.error
                 yield answer
@@ -169,7 +174,7 @@ class Runner:
         self.stop()
         deadline = time.monotonic() + grace_s
         while self.pending and time.monotonic() < deadline:
-            yield from self.take(wait=0.05)
+            yield from self.take(wait=max(0.0, min(WAIT_S, deadline - time.monotonic())))
 
     def close(self) -> None:
         """Cancel what still runs, close the loop's clients and limiter (its slots go back)
@@ -212,7 +217,14 @@ class Runner:
 
     def _done(self, ask: Ask, task: asyncio.Task[Answer]) -> None:
         self._tasks.discard(task)
-        self._finished.append((ask, task))  # handed over; the caller's thread polls
+        self._finished.append((ask, task))  # handed over
+        if not self._waking:  # one wake-up for every answer this turn of the loop finishes
+            self._waking = True
+            self._loop.call_soon(self._wake)
+
+    def _wake(self) -> None:
+        self._waking = False
+        self._ready.set()
 
     def _stop_now(self) -> None:
         self._stopping = True

@@ -3,7 +3,7 @@
 Both call the same fake OpenAI-compatible endpoint (tests/fakes/openai_server.py, its own
 process, `--latency` per reply) with the same `--calls` distinct judge prompts at the same
 concurrency (ideal rate: concurrency / latency). Discern: `bench/judge_throughput.py` (its
-judge-run machinery in one worker process, PostgreSQL and Redis, aiohttp transport). Inspect
+judge-run machinery in one worker process, PostgreSQL and Redis). Inspect
 AI: one `eval()` of as many samples, `generate()` then a `pattern` scorer, `max_connections` =
 concurrency, in its own virtual environment (bench/peers/.venvs/inspect-ai, installed on the
 first run). Rounds alternate Discern and Inspect; the table shows medians and the ratio.
@@ -46,7 +46,7 @@ def discern(args: argparse.Namespace) -> dict[str, float]:
     command = [
         sys.executable, str(ROOT / "bench" / "judge_throughput.py"),
         "--calls", str(args.calls), "--concurrency", str(args.concurrency),
-        "--latency", str(args.latency), "--transport", "aiohttp",
+        "--latency", str(args.latency),
         "--postgres", args.postgres, "--redis", args.redis,
     ]  # fmt: skip
     out = subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True).stdout

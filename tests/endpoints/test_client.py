@@ -90,20 +90,12 @@ def server() -> Iterator[FakeOpenAIServer]:
         yield fake
 
 
-@pytest.fixture(params=llm_client.TRANSPORTS)
-def transport(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Run the test once per HTTP transport of the openai client: behaviour must not change."""
-    before = llm_client._transport
-    llm_client.configure_transport(request.param)
-    try:
-        yield request.param
-    finally:
-        llm_client.configure_transport(before)
-
-
-def test_the_default_transport_is_aiohttp(server: FakeOpenAIServer) -> None:
+def test_the_sdk_client_of_the_batch_interface_speaks_aiohttp(server: FakeOpenAIServer) -> None:
     async def http_client() -> object:
-        return llm_client.client_for(endpoint_for(server), "key")._client
+        try:
+            return llm_client.client_for(endpoint_for(server), "key")._client
+        finally:
+            await llm_client.close_clients()
 
     assert isinstance(run(http_client), openai.DefaultAioHttpClient)
     assert call(server).ok
@@ -134,16 +126,9 @@ def test_clients_read_the_certificate_bundle_once_and_verify_servers(
         llm_client.tls_context.cache_clear()
 
 
-def test_an_unknown_transport_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown LLM transport 'curl'"):
-        llm_client.configure_transport("curl")
-    assert llm_client._transport == "aiohttp"
-
-
 # -- success ----------------------------------------------------------------------------------
 
 
-@pytest.mark.usefixtures("transport")
 def test_success_records_text_tokens_request_id_and_fingerprint(server: FakeOpenAIServer) -> None:
     server.reply = lambda request: "Analysis: clear and fluent.\nRating: 4"
     outcome = call(server, "Evaluate the fluency of: the cat sat on the mat")
@@ -218,7 +203,6 @@ def test_empty_reply_is_kept_and_left_unparsed(server: FakeOpenAIServer) -> None
 # -- retries ----------------------------------------------------------------------------------
 
 
-@pytest.mark.usefixtures("transport")
 def test_429_waits_for_retry_after_then_succeeds(server: FakeOpenAIServer) -> None:
     server.enqueue(Fault.rate_limit(retry_after="0.5"))
     outcome = call(server)
@@ -257,7 +241,6 @@ def test_retry_after_beyond_the_limit_gives_up_at_once(server: FakeOpenAIServer)
     assert "retry after 3600 s, beyond the 120 s we wait at most" in (outcome.error_message or "")
 
 
-@pytest.mark.usefixtures("transport")
 def test_a_reply_dripping_a_byte_every_half_second_ends_at_the_timeout(
     server: FakeOpenAIServer,
 ) -> None:
@@ -276,7 +259,6 @@ def test_a_reply_dripping_a_byte_every_half_second_ends_at_the_timeout(
     assert 1.0 <= second.received_at - first.received_at <= 3.2
 
 
-@pytest.mark.usefixtures("transport")
 def test_500s_give_up_after_bounded_attempts(server: FakeOpenAIServer) -> None:
     server.enqueue(*[Fault.server_error()] * 10)
     outcome = call(server, retry=RetryPolicy(max_attempts=3, base_backoff_s=0.01))
@@ -306,7 +288,6 @@ def test_backoff_is_full_jitter_and_capped(server: FakeOpenAIServer) -> None:
     assert max(draws) <= 3.0 and min(draws) >= 0.0
 
 
-@pytest.mark.usefixtures("transport")
 def test_client_errors_fail_at_once(server: FakeOpenAIServer) -> None:
     server.enqueue(Fault.error(400, "Invalid value for 'temperature'"))
     outcome = call(server)
@@ -324,7 +305,6 @@ def test_server_can_forbid_a_retry(server: FakeOpenAIServer) -> None:
     assert outcome.error_kind == "server_error" and outcome.attempts == 1
 
 
-@pytest.mark.usefixtures("transport")
 def test_garbage_json_body_is_an_invalid_response(server: FakeOpenAIServer) -> None:
     server.enqueue(Fault.garbage_json())
     outcome = call(server)
@@ -334,7 +314,6 @@ def test_garbage_json_body_is_an_invalid_response(server: FakeOpenAIServer) -> N
     assert server.request_count == 1
 
 
-@pytest.mark.usefixtures("transport")
 def test_non_json_body_is_an_invalid_response(server: FakeOpenAIServer) -> None:
     server.enqueue(Fault.non_json())
     outcome = call(server)
@@ -385,7 +364,6 @@ def test_invalid_responses_can_be_retried_when_asked(server: FakeOpenAIServer) -
     assert outcome.ok and outcome.attempts == 2
 
 
-@pytest.mark.usefixtures("transport")
 def test_hang_times_out_then_the_retry_succeeds(server: FakeOpenAIServer) -> None:
     server.enqueue(Fault.hang(5.0))
     outcome = call(server, timeout_s=0.3)
@@ -395,7 +373,6 @@ def test_hang_times_out_then_the_retry_succeeds(server: FakeOpenAIServer) -> Non
     assert 0.3 <= outcome.total_s < 2.0
 
 
-@pytest.mark.usefixtures("transport")
 def test_endless_hang_ends_as_a_timeout(server: FakeOpenAIServer) -> None:
     server.add_rule(lambda request: True, Fault.hang(5.0))
     started = time.perf_counter()
@@ -406,7 +383,6 @@ def test_endless_hang_ends_as_a_timeout(server: FakeOpenAIServer) -> None:
     assert time.perf_counter() - started < 2.0
 
 
-@pytest.mark.usefixtures("transport")
 def test_slow_reply_within_the_timeout_is_fine(server: FakeOpenAIServer) -> None:
     server.enqueue(Fault.slow(0.1))
     outcome = call(server, timeout_s=1.0)
@@ -414,14 +390,12 @@ def test_slow_reply_within_the_timeout_is_fine(server: FakeOpenAIServer) -> None
     assert outcome.latency_s is not None and outcome.latency_s >= 0.1
 
 
-@pytest.mark.usefixtures("transport")
 def test_dropped_connection_is_retried(server: FakeOpenAIServer) -> None:
     server.enqueue(Fault.disconnect())
     outcome = call(server)
     assert outcome.ok and outcome.attempts == 2
 
 
-@pytest.mark.usefixtures("transport")
 def test_refused_connection_fails_after_bounded_attempts() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -458,7 +432,6 @@ def test_api_key_comes_from_the_named_env_var(
     assert secret not in everything and "sk-wrong-key-9876543210" not in everything
 
 
-@pytest.mark.usefixtures("transport")
 def test_a_reply_or_error_that_repeats_the_key_leaves_masked(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -687,7 +660,6 @@ def test_registry_gives_one_limiter_per_endpoint_and_loop() -> None:
 # -- logprobs ---------------------------------------------------------------------------------
 
 
-@pytest.mark.usefixtures("transport")
 def test_logprobs_give_a_geval_score(server: FakeOpenAIServer) -> None:
     alternatives = [("4", math.log(0.6)), ("3", math.log(0.3)), ("5", math.log(0.1))]
     server.reply = lambda request: Reply("4", top_logprobs=[alternatives])
@@ -701,7 +673,6 @@ def test_logprobs_give_a_geval_score(server: FakeOpenAIServer) -> None:
     assert result.score == pytest.approx(3.8)
 
 
-@pytest.mark.usefixtures("transport")
 def test_logprobs_from_the_completions_api(server: FakeOpenAIServer) -> None:
     alternatives = [("2", math.log(0.5)), ("1", math.log(0.5))]
     server.reply = lambda request: Reply("2", top_logprobs=[alternatives])

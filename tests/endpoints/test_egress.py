@@ -102,14 +102,6 @@ def listener() -> Iterator[Listener]:
     listening.close()
 
 
-@pytest.fixture(params=llm_client.TRANSPORTS)
-def transport(request: pytest.FixtureRequest) -> Iterator[str]:
-    before = llm_client._transport
-    llm_client.configure_transport(request.param)
-    yield request.param
-    llm_client.configure_transport(before)
-
-
 def call(base_url: str):
     endpoint = EndpointConfig(
         base_url=base_url, model="m", timeout_s=2.0, retry=RetryPolicy(max_attempts=3)
@@ -225,7 +217,6 @@ def test_a_policy_entry_that_is_neither_a_kind_nor_a_network_is_an_error() -> No
 # --- when a worker connects -----------------------------------------------------------------
 
 
-@pytest.mark.usefixtures("transport")
 def test_the_client_opens_no_connection_to_a_refused_address(closed, listener) -> None:
     outcome = call(f"http://127.0.0.1:{listener.port}/v1")
     assert not outcome.ok and outcome.error_kind == "config" and outcome.attempts == 0
@@ -233,7 +224,6 @@ def test_the_client_opens_no_connection_to_a_refused_address(closed, listener) -
     assert listener.accepted == 0
 
 
-@pytest.mark.usefixtures("transport")
 @pytest.mark.parametrize(("host", "kind"), UNICODE_SPELLINGS)
 def test_a_unicode_spelling_gets_no_connection(closed, listener, host, kind) -> None:
     """Past the save check (an endpoint saved before it knew these spellings): the client
@@ -244,25 +234,30 @@ def test_a_unicode_spelling_gets_no_connection(closed, listener, host, kind) -> 
     assert listener.accepted == 0
 
 
-@pytest.mark.usefixtures("transport")
 def test_each_request_is_checked_where_the_client_connects(closed, listener) -> None:
     """The guards themselves, with the check before the call left out: an IP literal, which
-    aiohttp connects to without asking its resolver, is refused by the session's middleware;
-    the httpx transport checks it before the request."""
+    aiohttp connects to without asking its resolver, is refused by the session's middleware,
+    for model calls and for the SDK client of the batch interface alike."""
+    base_url = f"http://127。0。0。1:{listener.port}/v1"
 
     async def main():
-        client = llm_client.client_for(
-            EndpointConfig(base_url=f"http://127。0。0。1:{listener.port}/v1", model="m"), "k"
-        )
-        try:
-            await client.chat.completions.create(model="m", messages=[])
-        except Exception as error:
-            return error
-        finally:
-            await close_clients()
+        errors = []
+        client = llm_client.client_for(EndpointConfig(base_url=base_url, model="m"), "k")
+        for send in (
+            lambda: client.chat.completions.create(model="m", messages=[]),
+            lambda: llm_client._session().post(f"{base_url}/chat/completions", json={}),
+        ):
+            try:
+                await send()
+            except Exception as error:
+                errors.append(error)
+        await close_clients()
+        return errors
 
-    error = asyncio.run(main())
-    assert error is not None and "refused by the egress policy" in repr(error.__cause__ or error)
+    errors = asyncio.run(main())
+    assert len(errors) == 2
+    for error in errors:
+        assert "refused by the egress policy" in repr(error.__cause__ or error)
     assert listener.accepted == 0
 
 
@@ -279,7 +274,6 @@ def inside_name() -> str:
     return name
 
 
-@pytest.mark.usefixtures("transport")
 def test_a_name_that_resolves_inside_is_refused_at_connection(closed, listener) -> None:
     """The URL names no address: the check is on what the name resolves to, when connecting."""
     name = inside_name()
@@ -306,7 +300,6 @@ class NotAModelServer(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.usefixtures("transport")
 def test_the_reply_of_a_server_that_is_not_a_model_server_is_not_echoed(settings) -> None:
     settings.DISCERN_EGRESS_ALLOW = ["loopback"]
     server = ThreadingHTTPServer(("127.0.0.1", 0), NotAModelServer)

@@ -178,13 +178,22 @@ class LlmWork(Work):
             self.buffer.append(follower.call)
 
     def _drain(self, wait: float) -> None:
-        """Take every finished request (the runner polls: see ``Runner.take``). An ask that
-        raised is a bug or Redis down: it propagates, once the other replies are taken."""
+        """Take every finished request, waiting up to ``wait`` for one (the runner wakes this
+        thread when one comes). An ask that raised is a bug or Redis down: it propagates, once
+        the other replies are taken."""
         assert self.runner is not None
         for reply in self.runner.take(wait):
             self._take(reply)
         if self.outage is not None:
             raise self.outage
+
+    def _until_due(self) -> float:
+        """How long to wait for replies before the loop has something else to do: store the
+        replies taken, look at parked prompts, check the run's status."""
+        due = min(self._last_flush + FLUSH_EVERY_S, self._next_status)
+        if self.parked:
+            due = min(due, self._next_unpark)
+        return max(0.0, due - time.monotonic())
 
     def _window(self) -> int:
         """Calls to keep queued: twice the slots held (more once it borrows some)."""
@@ -263,7 +272,7 @@ class LlmWork(Work):
                     self.start(batch)
                 else:
                     exhausted = True
-            self._drain(wait=0.02 if self.in_flight else 0.0)
+            self._drain(wait=self._until_due() if self.in_flight else 0.0)
             stale = time.monotonic() - self._last_flush >= FLUSH_EVERY_S
             if self.buffer and (len(self.buffer) >= FLUSH_SIZE or stale or not self.in_flight):
                 self.flush()
