@@ -29,7 +29,7 @@ database and stops (no server, no load).
 
 It prints the server's CPU per request (the gunicorn workers' user + system time, read from
 /proc before and after the load, over the requests answered; PostgreSQL's backends apart,
-`BackendCpu`) and
+`BackendCpu`), the connections opened to PostgreSQL while the clients ran, and
 the targets of issue 17: CPU per request at most 5 ms; with no pause, at least 4x the items/s
 of `--baseline` (the figure measured before the work, same machine); with a pause of 1 s, p95
 under 50 ms for both calls.

@@ -1,18 +1,23 @@
 """Annotation beside a peer: Discern's vetting API against Label Studio's, same data, same client.
 
 Both serve the same perturbations (bench/annotate_load.py's generated items, one negated
-perturbation each, 3 judgements wanted per perturbation) on loopback, each as its docs
-recommend for production: gunicorn with `--workers` processes and PostgreSQL. Discern is
-measured by bench/annotate_load.py itself (REST API: POST vetting/next/, POST vettings/).
-Label Studio (bench/peers/.venvs/label-studio, installed on the first run) gets the same texts
-as tasks of one project (`maximum_annotations` 3, sequential sampling), loaded through its
-import API, and the same client threads (annotate_load's `annotate`): GET
-/api/projects/<id>/next/, then POST /api/tasks/<id>/annotations/ with a choice (the verdict).
-One client, then 20 clients, without pause, for `--seconds`; rounds alternate Discern and
-Label Studio; the table shows medians and the ratios.
+perturbation each, 3 judgements wanted per perturbation) on loopback with PostgreSQL, each on
+its production server with `--workers` processes. Discern: gunicorn, connections kept
+(`conn_max_age=60`), measured by bench/annotate_load.py itself (REST API: POST vetting/next/,
+POST vettings/). Label Studio (bench/peers/.venvs/label-studio, installed on the first run):
+uwsgi with the settings of its image's deploy/uwsgi.ini (`UWSGI`; `--ls-server gunicorn` for
+gunicorn), once with its settings as shipped (a new connection a request) and once with
+connections kept (`--ls-conn-max-age 0,60`). It gets the same texts as tasks of one project
+(`maximum_annotations` 3, sequential sampling), loaded through its import API, and the same
+client threads (annotate_load's `annotate`): GET /api/projects/<id>/next/, then POST
+/api/tasks/<id>/annotations/ with a choice (the verdict). One client, then 20 clients, without
+pause, for `--seconds`; rounds alternate Discern and Label Studio's variants; the table shows
+medians, each side's app and PostgreSQL CPU an item apart, the connections each opened a
+request, and the ratios.
 
     .venv/bin/python bench/peers/annotation.py [--perturbations 2492] [--rounds 3]
-        [--seconds 20] [--workers 4] [--port 8560]
+        [--seconds 20] [--workers 4] [--port 8560] [--ls-server uwsgi|gunicorn]
+        [--ls-conn-max-age 0,60] [--database-prefix discern_bench_peers]
     .venv/bin/python bench/peers/annotation.py --perturbations 50000 --rounds 2
 
 The same conditions for both, as a Label Studio maintainer would ask:
@@ -26,10 +31,17 @@ The same conditions for both, as a Label Studio maintainer would ask:
   load; each round prints how many did and the judgements used of the N x 3, a round where
   any did is marked INVALID, left out of the medians, and the script exits with status 1
   (raise `--perturbations` or lower `--seconds`);
-* CPU over the same span, counted the same way: the gunicorn workers' and the database's
-  PostgreSQL backends' CPU time (from /proc; annotate_load's `BackendCpu`, which also counts
-  the backends Label Studio opens and closes for each request) from the clients' start to
-  their end, over the items answered (first submits), for both.
+* CPU over the same span, counted the same way: the server's processes' CPU time (gunicorn's
+  workers; uwsgi's workers and its HTTP router), "app", and the database's PostgreSQL
+  backends' (from /proc; annotate_load's `BackendCpu`, which also counts the backends Label
+  Studio opens and closes for each request), "PostgreSQL", from the clients' start to their
+  end, over the items answered (first submits), for both, shown apart;
+* its connections: Label Studio's settings set no CONN_MAX_AGE (none can be set from the
+  environment), so as shipped it opens a PostgreSQL connection for every request; a
+  deployment that keeps them is measured too (`KEPT_WSGI`). The connections each side opened
+  while the clients ran come from PostgreSQL's own count (`pg_stat_database.sessions`,
+  `BackendCpu.opened`), over the requests answered;
+* its production server: Label Studio's image serves with uwsgi (`UWSGI`), not gunicorn.
 
 A submit that annotate_load sends twice (a retry with the same idempotency key, one in ten) is
 sent once to Label Studio, which has no idempotency key (a second POST would add a second
