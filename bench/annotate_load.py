@@ -29,7 +29,7 @@ database and stops (no server, no load).
 
 It prints the server's CPU per request (the gunicorn workers' user + system time, read from
 /proc before and after the load, over the requests answered; PostgreSQL's backends apart,
-`BackendCpu`) and
+`BackendCpu`), the connections opened to PostgreSQL while the clients ran, and
 the targets of issue 17: CPU per request at most 5 ms; with no pause, at least 4x the items/s
 of `--baseline` (the figure measured before the work, same machine); with a pause of 1 s, p95
 under 50 ms for both calls.
@@ -313,12 +313,17 @@ class BackendCpu:
     children every 20 ms and keeps, for each backend of the database (by its process title,
     "postgres: ... <user> <database> ..."), its first and last reading; a backend born during
     the span counts from zero. The CPU a backend spends after its last reading is missed, so
-    the figure is low by up to 20 ms of a backend's time at its end."""
+    the figure is low by up to 20 ms of a backend's time at its end.
+
+    `opened()`, called once the server has stopped, says how many connections were opened to
+    the database from `start` on: PostgreSQL's own count (`pg_stat_database.sessions`), read
+    through one connection kept open over the span, so the reading adds none of its own."""
 
     def __init__(self, database_url: str, every: float = 0.02):
         import psycopg
 
         url = database_url.split("?")[0]
+        self.url = url
         self.name = url.rsplit("/", 1)[1].encode()
         with psycopg.connect(url, autocommit=True) as conn:  # read while its backend lives
             (pid,) = conn.execute("SELECT pg_backend_pid()").fetchone()
@@ -354,7 +359,19 @@ class BackendCpu:
         while not self.stopped.wait(self.every):
             self._read(start=False)
 
+    def _sessions(self) -> int:
+        self.reader.execute("SELECT pg_stat_clear_snapshot()")
+        row = self.reader.execute(
+            "SELECT sessions FROM pg_stat_database WHERE datname = %s", [self.name.decode()]
+        ).fetchone()
+        return int(row[0])
+
     def start(self) -> None:
+        import psycopg
+
+        self.reader = psycopg.connect(self.url, autocommit=True)
+        time.sleep(0.05)  # its own connection reaches the count first
+        self.sessions = self._sessions()
         self._read(start=True)
         self.thread.start()
 
@@ -364,6 +381,15 @@ class BackendCpu:
         self.thread.join()
         self._read(start=False)
         return sum(self.last[key] - self.first[key] for key in self.last)
+
+    def opened(self) -> int:
+        """Connections opened to the database since `start` (call it after the server has
+        stopped: a backend's count reaches the statistics by its exit at the latest)."""
+        time.sleep(0.2)
+        try:
+            return self._sessions() - self.sessions
+        finally:
+            self.reader.close()
 
 
 # --- the annotators -----------------------------------------------------------------------
@@ -720,6 +746,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+    opened = backends.opened()
     print(
         f"{args.mode}: {len(workers)} annotators, {args.workers} gunicorn workers, "
         f"{StudyPerturbation.objects.count()} perturbations x {args.overlap} vettings, "
@@ -739,6 +766,10 @@ def main() -> None:
     print(
         f"out of work: {tally.ran_out} of {len(workers)} annotators were told no work was left "
         f"before the end{short}"
+    )
+    print(
+        f"connections opened to PostgreSQL: {opened} while the clients ran, "
+        f"{opened / max(requests, 1):.3f} a request"
     )
     problems = check(tally, args.overlap, since)
     targets(args, tally, elapsed, server_cpu, requests, database_cpu)

@@ -1,18 +1,23 @@
 """Annotation beside a peer: Discern's vetting API against Label Studio's, same data, same client.
 
 Both serve the same perturbations (bench/annotate_load.py's generated items, one negated
-perturbation each, 3 judgements wanted per perturbation) on loopback, each as its docs
-recommend for production: gunicorn with `--workers` processes and PostgreSQL. Discern is
-measured by bench/annotate_load.py itself (REST API: POST vetting/next/, POST vettings/).
-Label Studio (bench/peers/.venvs/label-studio, installed on the first run) gets the same texts
-as tasks of one project (`maximum_annotations` 3, sequential sampling), loaded through its
-import API, and the same client threads (annotate_load's `annotate`): GET
-/api/projects/<id>/next/, then POST /api/tasks/<id>/annotations/ with a choice (the verdict).
-One client, then 20 clients, without pause, for `--seconds`; rounds alternate Discern and
-Label Studio; the table shows medians and the ratios.
+perturbation each, 3 judgements wanted per perturbation) on loopback with PostgreSQL, each on
+its production server with `--workers` processes. Discern: gunicorn, connections kept
+(`conn_max_age=60`), measured by bench/annotate_load.py itself (REST API: POST vetting/next/,
+POST vettings/). Label Studio (bench/peers/.venvs/label-studio, installed on the first run):
+uwsgi with the settings of its image's deploy/uwsgi.ini (`UWSGI`; `--ls-server gunicorn` for
+gunicorn), once with its settings as shipped (a new connection a request) and once with
+connections kept (`--ls-conn-max-age 0,60`). It gets the same texts as tasks of one project
+(`maximum_annotations` 3, sequential sampling), loaded through its import API, and the same
+client threads (annotate_load's `annotate`): GET /api/projects/<id>/next/, then POST
+/api/tasks/<id>/annotations/ with a choice (the verdict). One client, then 20 clients, without
+pause, for `--seconds`; rounds alternate Discern and Label Studio's variants; the table shows
+medians, each side's app and PostgreSQL CPU an item apart, the connections each opened a
+request, and the ratios.
 
     .venv/bin/python bench/peers/annotation.py [--perturbations 2492] [--rounds 3]
-        [--seconds 20] [--workers 4] [--port 8560]
+        [--seconds 20] [--workers 4] [--port 8560] [--ls-server uwsgi|gunicorn]
+        [--ls-conn-max-age 0,60] [--database-prefix discern_bench_peers]
     .venv/bin/python bench/peers/annotation.py --perturbations 50000 --rounds 2
 
 The same conditions for both, as a Label Studio maintainer would ask:
@@ -26,10 +31,17 @@ The same conditions for both, as a Label Studio maintainer would ask:
   load; each round prints how many did and the judgements used of the N x 3, a round where
   any did is marked INVALID, left out of the medians, and the script exits with status 1
   (raise `--perturbations` or lower `--seconds`);
-* CPU over the same span, counted the same way: the gunicorn workers' and the database's
-  PostgreSQL backends' CPU time (from /proc; annotate_load's `BackendCpu`, which also counts
-  the backends Label Studio opens and closes for each request) from the clients' start to
-  their end, over the items answered (first submits), for both.
+* CPU over the same span, counted the same way: the server's processes' CPU time (gunicorn's
+  workers; uwsgi's workers and its HTTP router), "app", and the database's PostgreSQL
+  backends' (from /proc; annotate_load's `BackendCpu`, which also counts the backends Label
+  Studio opens and closes for each request), "PostgreSQL", from the clients' start to their
+  end, over the items answered (first submits), for both, shown apart;
+* its connections: Label Studio's settings set no CONN_MAX_AGE (none can be set from the
+  environment), so as shipped it opens a PostgreSQL connection for every request; a
+  deployment that keeps them is measured too (`KEPT_WSGI`). The connections each side opened
+  while the clients ran come from PostgreSQL's own count (`pg_stat_database.sessions`,
+  `BackendCpu.opened`), over the requests answered;
+* its production server: Label Studio's image serves with uwsgi (`UWSGI`), not gunicorn.
 
 A submit that annotate_load sends twice (a retry with the same idempotency key, one in ten) is
 sent once to Label Studio, which has no idempotency key (a second POST would add a second
@@ -59,7 +71,7 @@ sys.path.insert(0, str(HERE))
 import annotate_load  # noqa: E402
 import venvs  # noqa: E402
 
-LABEL_STUDIO = ["label-studio==1.23.2", "gunicorn"]
+LABEL_STUDIO = ["label-studio==1.23.2", "gunicorn", "uwsgi"]
 PG = "postgres://discern:discern@127.0.0.1:5432"
 LABEL_CONFIG = """<View>
   <Text name="text" value="$text"/>
@@ -113,9 +125,61 @@ def perturbations(n: int) -> list[dict[str, str]]:
 # --- Label Studio -------------------------------------------------------------------------
 
 
+# Label Studio's production server: its image's `label-studio-uwsgi` command runs
+# `uwsgi --ini deploy/uwsgi.ini` (HumanSignal/label-studio, deploy/docker-entrypoint.sh; the
+# docker-compose.yml of its docs runs that command behind nginx). These are that ini's
+# settings; left out: its stats server (a port of its own), its pid file in /tmp and its JSON
+# log format. Its processes are UWSGI_PROCESSES (default twice the cores) with
+# UWSGI_NUMBER_OF_THREADS threads (default 1): here `--workers` processes of 1 thread.
+UWSGI = {
+    "module": "core.wsgi:application",
+    "master": "true",
+    "cheaper": "true",
+    "single-interpreter": "true",
+    "threads": "1",
+    "vacuum": "true",
+    "die-on-term": "true",
+    "buffer-size": "65535",
+    "http-timeout": "300",
+    "memory-report": "true",
+    "auto-procname": "true",
+    "procname-prefix": "ls-",
+    "need-app": "true",
+    "env": "APP_WEBSERVER=uwsgi",
+    "ignore-sigpipe": "true",
+    "ignore-write-errors": "true",
+    "disable-write-exception": "true",
+    "harakiri": "120",
+    "post-buffering": "4096",
+    "disable-logging": "true",
+    "log-5xx": "true",
+    "enable-threads": "true",
+    "thunder-lock": "true",
+    "lazy-apps": "true",
+    "max-requests": "5000",
+    "reload-on-rss": "2048",
+    "worker-reload-mercy": "300",
+}
+# Label Studio's settings (core/settings/base.py, 1.23.2) give its database no CONN_MAX_AGE
+# and read none from the environment: Django's default, 0, a new connection for every
+# request. To measure it with connections kept, the bench serves this WSGI module instead of
+# core.wsgi: the same application and settings, then CONN_MAX_AGE set on the database's
+# settings (the dict each thread's connection reads when it connects, before any request).
+# (A settings module of our own that imported theirs would not load: theirs reads
+# django.conf.settings while it is being imported.)
+KEPT_WSGI = """from core.wsgi import application  # noqa: F401  (Label Studio's own)
+from django.conf import settings
+
+settings.DATABASES["default"]["CONN_MAX_AGE"] = %(age)d
+"""
+
+
 class LabelStudio:
-    def __init__(self, venv: Path, database: str, port: int, workers: int, data_dir: Path):
-        self.venv, self.port, self.workers = venv, port, workers
+    def __init__(
+        self, venv: Path, database: str, port: int, workers: int, data_dir: Path, server: str
+    ):
+        self.venv, self.port, self.workers, self.server = venv, port, workers, server
+        self.data_dir = data_dir
         self.base = f"http://127.0.0.1:{port}"
         self.package = Path(
             subprocess.run(
@@ -147,11 +211,20 @@ class LabelStudio:
             "COLLECT_ANALYTICS": "false",
         }
         self.log = data_dir / "label-studio.log"
+        self.wsgi = "core.wsgi:application"
 
-    def use(self, database: str) -> None:
-        """Serve this database from now on (a round's fresh copy of the set-up one)."""
+    def use(self, database: str, conn_max_age: int = 0) -> None:
+        """Serve this database from now on (a round's fresh copy of the set-up one), with
+        Label Studio's own settings (`conn_max_age` 0) or those and CONN_MAX_AGE (KEPT_WSGI)."""
         self.database = database
         self.env["POSTGRE_NAME"] = database.rsplit("/", 1)[1]
+        self.wsgi = "core.wsgi:application"
+        self.env.pop("PYTHONPATH", None)
+        if conn_max_age:
+            module = f"bench_kept_{conn_max_age}"
+            (self.data_dir / f"{module}.py").write_text(KEPT_WSGI % {"age": conn_max_age})
+            self.wsgi = f"{module}:application"
+            self.env["PYTHONPATH"] = str(self.data_dir)
 
     def manage(self, *args: str) -> str:
         done = subprocess.run(
@@ -173,7 +246,7 @@ class LabelStudio:
         out = self.manage("shell", "-c", MAKE_USERS % {"annotators": annotators})
         tokens = json.loads(out.split("TOKENS ", 1)[1].splitlines()[0])
         print(f"label studio: schema and users in {time.perf_counter() - started:.0f} s")
-        server = self.serve()
+        server = self.serve("gunicorn")  # the set-up's import, not measured
         try:
             owner = httpx.Client(
                 base_url=self.base, headers={"Authorization": f"Token {tokens['owner']}"},
@@ -207,13 +280,31 @@ class LabelStudio:
             conn.execute("ANALYZE")
         return pk, {k: v for k, v in tokens.items() if k != "owner"}
 
-    def serve(self) -> subprocess.Popen:
+    def command(self, server: str) -> list[str]:
+        if server == "gunicorn":
+            return [
+                str(self.venv / "bin" / "gunicorn"), self.wsgi,
+                "-w", str(self.workers), "-b", f"127.0.0.1:{self.port}",
+                "--log-level", "warning", "--timeout", "600",
+            ]  # fmt: skip
+        settings = {
+            **UWSGI,
+            "module": self.wsgi,
+            "chdir": str(self.package),
+            "http": f"127.0.0.1:{self.port}",
+            "processes": str(self.workers),
+            "pidfile": str(self.data_dir / "uwsgi.pid"),
+        }
+        ini = self.data_dir / "uwsgi.ini"
+        ini.write_text("[uwsgi]\n" + "".join(f"{k} = {v}\n" for k, v in settings.items()))
+        return [str(self.venv / "bin" / "uwsgi"), "--ini", str(ini)]
+
+    def serve(self, server: str | None = None) -> subprocess.Popen:
+        """Label Studio's server (`self.server`, or gunicorn for the set-up's import)."""
         import httpx
 
         server = subprocess.Popen(
-            [str(self.venv / "bin" / "gunicorn"), "core.wsgi:application",
-             "-w", str(self.workers), "-b", f"127.0.0.1:{self.port}", "--log-level", "warning",
-             "--timeout", "600"],
+            self.command(server or self.server),
             cwd=self.package, env=self.env, stdout=self.log.open("a"), stderr=subprocess.STDOUT,
         )  # fmt: skip
         deadline = time.monotonic() + 120
@@ -225,7 +316,8 @@ class LabelStudio:
                 time.sleep(0.5)
         else:
             server.terminate()
-            raise SystemExit("Label Studio's gunicorn did not start")
+            tail = self.log.read_text()[-3000:]
+            raise SystemExit(f"Label Studio's server did not start; its log ends:\n{tail}")
         warm = [
             threading.Thread(target=lambda: httpx.get(f"{self.base}/health", timeout=60))
             for _ in range(self.workers * 8)
@@ -289,7 +381,8 @@ def label_studio_round(
         ]
         tally = annotate_load.Tally()
         deadline = time.monotonic() + seconds
-        # CPU over the clients' span, as annotate_load counts Discern's
+        # CPU over the clients' span, as annotate_load counts Discern's: the server's
+        # processes (gunicorn's workers; uwsgi's workers and its HTTP router)
         gunicorn = annotate_load._children(server.pid)
         server_cpu = annotate_load.cpu_seconds(gunicorn)
         backends = annotate_load.BackendCpu(ls.database)  # one a request here: see its doc
@@ -308,10 +401,13 @@ def label_studio_round(
         database_cpu = backends.stop()
     finally:
         ls.stop(server)
+    opened = backends.opened()
     if tally.errors:
         print(f"  label studio errors: {dict(tally.errors)}")
     items = max(len(tally.submit_ms), 1)
+    requests = len(tally.next_ms) + len(tally.submit_ms)
     return {
+        "connections": opened / max(requests, 1),
         "done": len(tally.submit_ms),
         "ran_out": tally.ran_out,
         "server_ms": server_cpu / items * 1000,
@@ -332,6 +428,7 @@ LINE = re.compile(
 )
 ITEM_CPU = re.compile(r"an item \(.*\): server ([\d.na]+) ms, PostgreSQL ([\d.na]+) ms")
 RAN_OUT = re.compile(r"out of work: (\d+) of")
+OPENED = re.compile(r"connections opened to PostgreSQL: \d+ while the clients ran, ([\d.]+) a")
 
 
 def discern_setup(args, database: str) -> None:
@@ -358,12 +455,14 @@ def discern_round(args, database: str, clients: int) -> dict[str, float]:
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     found = {m.group(1): m for m in LINE.finditer(done.stdout)}
     cpu, ran_out = ITEM_CPU.search(done.stdout), RAN_OUT.search(done.stdout)
-    if set(found) != {"next", "submit"} or not cpu or not ran_out:
+    opened = OPENED.search(done.stdout)
+    if set(found) != {"next", "submit"} or not cpu or not ran_out or not opened:
         raise SystemExit(f"unexpected output of annotate_load.py:\n{done.stdout}\n{done.stderr}")
     if done.returncode:  # a verdict lost or stored twice, or an error: annotate_load says which
         raise SystemExit(f"annotate_load.py found problems:\n{done.stdout}\n{done.stderr}")
     errors = re.search(r"errors: (\d+)", done.stdout)
     return {
+        "connections": float(opened.group(1)),
         "done": int(found["submit"].group(2)),
         "ran_out": int(ran_out.group(1)),
         "server_ms": float(cpu.group(1)),
@@ -396,15 +495,29 @@ def main() -> None:
     parser.add_argument("--perturbations", type=int, default=2492)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=20)
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--port", type=int, default=8560)
+    parser.add_argument("--workers", type=int, default=4, help="server processes, both sides")
+    parser.add_argument("--port", type=int, default=8560, help="Discern's; Label Studio's +1")
     parser.add_argument("--clients", default="1,20")
     parser.add_argument("--database-prefix", default="discern_bench_peers")
     parser.add_argument(
         "--client", choices=["plain", "httpx"], default="plain", help="as annotate_load.py's"
     )
+    parser.add_argument(
+        "--ls-server",
+        choices=["uwsgi", "gunicorn"],
+        default="uwsgi",
+        help="Label Studio's server: its image's uwsgi with its ini's settings (default), or "
+        "gunicorn -w WORKERS",
+    )
+    parser.add_argument(
+        "--ls-conn-max-age",
+        default="0,60",
+        help="Label Studio measured with each of these CONN_MAX_AGE (seconds, comma-separated):"
+        " 0 is its settings as shipped (a connection a request), 60 keeps them",
+    )
     args = parser.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
+    ages = [int(a) for a in args.ls_conn_max_age.split(",")]
     venv = venvs.ensure("label-studio", LABEL_STUDIO)
     ls_version = venvs.version(venv, "label-studio")
     name = f"{args.database_prefix}_{args.perturbations}"
@@ -412,12 +525,25 @@ def main() -> None:
     discern_db = f"{PG}/{name}_ann_round?conn_max_age=60"
     ls_db = f"{PG}/{name}_ls_round"
     capacity = args.perturbations * 3
-    loads = [os.getloadavg()[0]]
+    loads = [os.getloadavg()]
+    sides = ["discern", *(f"ls-{age}" for age in ages)]
+
+    def label(side: str) -> str:
+        if side == "discern":
+            return f"Discern (gunicorn -w {args.workers}, conn_max_age 60)"
+        server = (
+            f"uwsgi, {args.workers} processes x 1 thread"
+            if args.ls_server == "uwsgi"
+            else f"gunicorn -w {args.workers}"
+        )
+        return f"Label Studio {ls_version} ({server}, CONN_MAX_AGE {side[3:]})"
 
     print(f"setup: Discern, {args.perturbations} perturbations (annotate_load.py)", flush=True)
     discern_setup(args, discern_template)
     with tempfile.TemporaryDirectory() as data_dir:
-        ls = LabelStudio(venv, ls_template, args.port + 1, args.workers, Path(data_dir))
+        ls = LabelStudio(
+            venv, ls_template, args.port + 1, args.workers, Path(data_dir), args.ls_server
+        )
         print(f"setup: Label Studio {ls_version}, the same texts as tasks", flush=True)
         project, tokens = ls.setup(perturbations(args.perturbations), 20)
         print(
@@ -429,13 +555,13 @@ def main() -> None:
         invalid = []
         for round_ in range(1, args.rounds + 1):
             for n in clients:
-                for side in ("discern", "label-studio"):
+                for side in sides:
                     if side == "discern":
                         fresh_copy(discern_template, discern_db)
                         result = discern_round(args, discern_db, n)
                     else:
                         fresh_copy(ls_template, ls_db)
-                        ls.use(ls_db)
+                        ls.use(ls_db, int(side[3:]))
                         result = label_studio_round(
                             ls, project, tokens, n, args.seconds, args.client == "plain"
                         )
@@ -444,15 +570,17 @@ def main() -> None:
                         runs.setdefault((side, n), []).append(result)
                     else:
                         invalid.append(f"round {round_}, {n} clients, {side}")
-                    loads.append(os.getloadavg()[0])
+                    loads.append(os.getloadavg())
                     print(
-                        f"round {round_}, {n:>2} clients, {side:<12} {result['items_s']:6.1f} "
+                        f"round {round_}, {n:>2} clients, {side:<8} {result['items_s']:6.1f} "
                         f"items/s, next p50/p95 {result['next_p50']:7.1f}/{result['next_p95']:7.1f}"
                         f" ms, submit p50/p95 {result['submit_p50']:7.1f}/"
-                        f"{result['submit_p95']:7.1f} ms, CPU an item server "
+                        f"{result['submit_p95']:7.1f} ms, CPU an item app "
                         f"{result['server_ms']:.1f} + PostgreSQL {result['database_ms']:.1f} ms, "
+                        f"{result['connections']:.3f} connections opened a request, "
                         f"errors {result['errors']}, {result['done']:,} of {capacity:,} "
-                        f"judgements used, {result['ran_out']} clients out of work"
+                        f"judgements used, {result['ran_out']} clients out of work, "
+                        f"load {os.getloadavg()[0]:.1f}"
                         + ("" if valid else " INVALID (ran out of work)"),
                         flush=True,
                     )
@@ -461,38 +589,46 @@ def main() -> None:
         values = [r[key] for r in runs.get((side, n), [])]
         return statistics.median(values) if values else float("nan")
 
+    def spread(side: str, n: int, key: str) -> str:
+        values = [r[key] for r in runs.get((side, n), [])]
+        return f" ({min(values):.1f}-{max(values):.1f})" if len(values) > 1 else ""
+
     print()
-    print(f"| work | Discern | Label Studio {ls_version} | ratio |\n|---|---|---|---|")
-    for n in clients:
-        d, p = "discern", "label-studio"
-        what = (
-            f"annotation, {args.perturbations:,} perturbations, gunicorn -w {args.workers} + "
-            f"PostgreSQL, {n} client{'s' if n > 1 else ''} without pause"
-        )
-
-        def cpu(side: str, n: int = n) -> float:
-            return med(side, n, "server_ms") + med(side, n, "database_ms")
-
-        def cell(side: str, n: int = n) -> str:
-            return (
-                f"{med(side, n, 'next_p50'):.0f} / {med(side, n, 'submit_p50'):.0f} ms, "
-                f"{med(side, n, 'next_p95'):.0f} ms, {med(side, n, 'items_s'):.1f}/s, "
-                f"{med(side, n, 'server_ms'):.1f} + {med(side, n, 'database_ms'):.1f} ms"
-            )
-
-        print(
-            f"| {what}: next / submit p50, next p95, items/s, CPU an item (server + PostgreSQL) "
-            f"| {cell(d)} | {cell(p)} "
-            f"| {med(p, n, 'next_p50') / med(d, n, 'next_p50'):.1f}x / "
-            f"{med(p, n, 'submit_p50') / med(d, n, 'submit_p50'):.1f}x, "
-            f"{med(p, n, 'next_p95') / med(d, n, 'next_p95'):.1f}x, "
-            f"{med(d, n, 'items_s') / med(p, n, 'items_s'):.1f}x, "
-            f"{cpu(p) / cpu(d):.1f}x |"
-        )
     print(
-        f"\nmedians of the valid rounds of {args.rounds} alternating rounds of "
-        f"{args.seconds:.0f} s, each on a fresh copy; load average "
-        f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
+        f"annotation, {args.perturbations:,} perturbations, PostgreSQL, clients without pause; "
+        f"medians of the valid rounds of {args.rounds} alternating rounds of {args.seconds:.0f} s"
+        f", each on a fresh copy. CPU an item (its next and submit): the server's processes "
+        f"(app) and the database's backends (PostgreSQL), apart.\n"
+    )
+    print(
+        "| clients | side | items/s | next p50 / p95 | submit p50 | app CPU an item "
+        "| PostgreSQL CPU an item | connections opened a request |"
+    )
+    print("|---" * 8 + "|")
+    d = "discern"
+    for n in clients:
+        for side in sides:
+            print(
+                f"| {n} | {label(side)} | {med(side, n, 'items_s'):.1f}"
+                f"{spread(side, n, 'items_s')} | {med(side, n, 'next_p50'):.0f} / "
+                f"{med(side, n, 'next_p95'):.0f} ms | {med(side, n, 'submit_p50'):.0f} ms "
+                f"| {med(side, n, 'server_ms'):.1f} ms | {med(side, n, 'database_ms'):.1f} ms "
+                f"| {med(side, n, 'connections'):.3f} |"
+            )
+        for side in sides[1:]:
+            print(
+                f"| {n} | Discern against CONN_MAX_AGE {side[3:]} "
+                f"| **{med(d, n, 'items_s') / med(side, n, 'items_s'):.1f}x** "
+                f"| {med(side, n, 'next_p50') / med(d, n, 'next_p50'):.1f}x / "
+                f"{med(side, n, 'next_p95') / med(d, n, 'next_p95'):.1f}x faster "
+                f"| {med(side, n, 'submit_p50') / med(d, n, 'submit_p50'):.1f}x faster "
+                f"| {med(side, n, 'server_ms') / med(d, n, 'server_ms'):.1f}x less "
+                f"| {med(side, n, 'database_ms') / med(d, n, 'database_ms'):.1f}x less | |"
+            )
+    print(
+        f"\nload average (1, 5, 15 min) from {' '.join(f'{x:.1f}' for x in loads[0])} before "
+        f"to {' '.join(f'{x:.1f}' for x in loads[-1])} after; 1 min: "
+        f"{min(x[0] for x in loads):.1f}-{max(x[0] for x in loads):.1f}; {os.cpu_count()} cores"
     )
     if invalid:
         print(
