@@ -18,6 +18,7 @@ that a name that resolves, or later re-resolves, to an inside address does not p
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
@@ -110,20 +111,26 @@ class EgressPolicy:
         )
 
     def url_problem(self, url: str) -> str | None:
-        """Why an endpoint may not have this base URL, as far as the URL alone tells."""
-        parts = urlsplit(url)
-        if parts.username is not None or parts.password is not None:
-            return "no user name or password in the address: a key goes in a key variable"
-        try:
-            host = normal_host(parts.hostname or "").rstrip(".")
-        except HostUnreadable as error:
-            return str(error)
-        if host in METADATA_NAMES:
-            return self.address_problem(METADATA_ADDRESS_OF_NAME, host)
-        if host == "localhost" or host.endswith(".localhost"):
-            return self.address_problem(LOOPBACK, host)
-        address = literal_address(host)
-        return None if address is None else self.address_problem(address, host)
+        """Why an endpoint may not have this base URL, as far as the URL alone tells (asked
+        before every request: remembered for the URLs last asked about)."""
+        return _url_problem(self, url)
+
+
+@functools.lru_cache(maxsize=1024)
+def _url_problem(policy: EgressPolicy, url: str) -> str | None:
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        return "no user name or password in the address: a key goes in a key variable"
+    try:
+        host = normal_host(parts.hostname or "").rstrip(".")
+    except HostUnreadable as error:
+        return str(error)
+    if host in METADATA_NAMES:
+        return policy.address_problem(METADATA_ADDRESS_OF_NAME, host)
+    if host == "localhost" or host.endswith(".localhost"):
+        return policy.address_problem(LOOPBACK, host)
+    address = literal_address(host)
+    return None if address is None else policy.address_problem(address, host)
 
 
 METADATA_ADDRESS_OF_NAME = ipaddress.ip_address("169.254.169.254")
@@ -196,5 +203,10 @@ def egress_policy() -> EgressPolicy:
     from django.conf import settings
 
     if settings.configured:
-        return EgressPolicy.parse(getattr(settings, SETTING, ()) or ())
-    return EgressPolicy.parse(os.environ.get(SETTING, "").split(","))
+        return _parsed(tuple(getattr(settings, SETTING, ()) or ()))
+    return _parsed(tuple(os.environ.get(SETTING, "").split(",")))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(entries: tuple[str, ...]) -> EgressPolicy:
+    return EgressPolicy.parse(entries)
