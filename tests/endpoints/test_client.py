@@ -35,9 +35,13 @@ from apps.endpoints.client import (
     close_clients,
     complete,
 )
-from apps.endpoints.limiter import LimiterRegistry, configure_limits, limits_reset
-from apps.endpoints.limits import RATE_WINDOW_S, RedisSemaphore, WindowRate
-from apps.endpoints.reserved_slots import ReservedSlots
+from apps.endpoints.limiter import (
+    RATE_WINDOW_S,
+    LimiterRegistry,
+    WindowRate,
+    configure_limits,
+    limits_reset,
+)
 from apps.endpoints.retry import RetryPolicy, backoff_delay, retry_after_seconds
 from apps.judging.parsers import Scale, get_parser, geval_logprob_score, score_token_top_logprobs
 from tests.fakes.fixtures import fake_openai_server as fake_openai_server  # the shared fixture
@@ -593,43 +597,6 @@ def redis_url() -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(5)
-
-
-def test_redis_semaphore_lease_frees_a_killed_holders_slot(redis_url: str) -> None:
-    import redis.asyncio
-
-    async def scenario() -> tuple[bool, bool, bool, int]:
-        client = redis.asyncio.Redis.from_url(redis_url)
-        semaphore = RedisSemaphore(client, "test:lease", 1, lease_s=0.5)
-        await client.delete("test:lease")
-        taken = await semaphore.try_acquire("dead-worker")  # never released: the worker died
-        blocked = not await semaphore.try_acquire("live-worker")
-        await asyncio.sleep(0.6)
-        freed = await semaphore.try_acquire("live-worker")
-        holders = await semaphore.holders()
-        await client.aclose()
-        return taken, blocked, freed, holders
-
-    assert asyncio.run(scenario()) == (True, True, True, 1)
-
-
-def test_redis_semaphore_renews_leases_of_live_holders(redis_url: str) -> None:
-    import redis.asyncio
-
-    async def scenario() -> bool:
-        client = redis.asyncio.Redis.from_url(redis_url)
-        semaphore = RedisSemaphore(client, "test:renew", 1, lease_s=0.5)
-        await client.delete("test:renew")
-        slots = ReservedSlots(semaphore, 1, "w1")
-        await slots.start()
-        async with slots:
-            await asyncio.sleep(1.2)  # over twice the lease: renewal keeps the slot
-            stolen = await semaphore.try_acquire("intruder")
-        await slots.close()
-        await client.aclose()
-        return stolen
-
-    assert asyncio.run(scenario()) is False
 
 
 def test_redis_limit_holds_across_processes(redis_url: str) -> None:
