@@ -9,10 +9,8 @@ import json
 import logging
 import math
 import random
-import shutil
 import socket
 import ssl
-import subprocess
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -573,30 +571,6 @@ def test_requests_per_minute_limit_applies_to_calls(server: FakeOpenAIServer) ->
 
 
 # -- Redis-wide limits ------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly"]
-    process = subprocess.Popen([*command, "no"], stdout=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(5)
 
 
 def test_redis_limit_holds_across_processes(redis_url: str) -> None:

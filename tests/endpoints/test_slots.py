@@ -5,10 +5,10 @@ of its share."""
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from collections.abc import Awaitable, Callable
 
+import pytest
 import redis.asyncio
 
 from apps.endpoints.slots import ReservedSlots
@@ -32,19 +32,20 @@ class Shared:
         return int(await self.redis.zcount(self.key, f"({await self.now_ms()}", "+inf"))
 
 
-def scenario(body: Callable[[Shared], Awaitable[None]], limit: int = 4) -> None:
+@pytest.fixture
+def scenario(redis_url: str) -> Callable[..., None]:
+    return lambda body, limit=4: asyncio.run(run(body, redis_url, limit))
+
+
+async def run(body: Callable[[Shared], Awaitable[None]], url: str, limit: int) -> None:
     """Run ``body`` with fresh shared slots, ``limit`` of them."""
-
-    async def main() -> None:
-        client = redis.asyncio.Redis.from_url(os.environ["REDIS_URL"])
-        shared = Shared(client, limit)
-        try:
-            await body(shared)
-        finally:
-            await client.delete(shared.key, f"{shared.key}:short")
-            await client.aclose()
-
-    asyncio.run(main())
+    client = redis.asyncio.Redis.from_url(url)
+    shared = Shared(client, limit)
+    try:
+        await body(shared)
+    finally:
+        await client.delete(shared.key, f"{shared.key}:short")
+        await client.aclose()
 
 
 async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
@@ -54,7 +55,7 @@ async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
         await asyncio.sleep(0.01)
 
 
-def test_a_killed_holders_lease_lapses_and_its_slot_is_taken() -> None:
+def test_a_killed_holders_lease_lapses_and_its_slot_is_taken(scenario: Callable[..., None]) -> None:
     async def body(shared: Shared) -> None:
         dead_lease = await shared.now_ms() + 600  # on Redis's clock
         await shared.redis.zadd(shared.key, {"dead/1/token": dead_lease})  # never renewed
@@ -70,7 +71,7 @@ def test_a_killed_holders_lease_lapses_and_its_slot_is_taken() -> None:
     scenario(body, limit=1)
 
 
-def test_leases_of_live_holders_are_renewed() -> None:
+def test_leases_of_live_holders_are_renewed(scenario: Callable[..., None]) -> None:
     async def body(shared: Shared) -> None:
         slots = shared.caller(lease_s=0.5)
         await slots.start()
@@ -82,7 +83,9 @@ def test_leases_of_live_holders_are_renewed() -> None:
     scenario(body, limit=1)
 
 
-def test_a_lone_task_borrows_the_free_slots_up_to_the_judge_limit() -> None:
+def test_a_lone_task_borrows_the_free_slots_up_to_the_judge_limit(
+    scenario: Callable[..., None],
+) -> None:
     async def body(shared: Shared) -> None:
         lone = shared.caller(2, "w1")
         await lone.start()
@@ -95,7 +98,9 @@ def test_a_lone_task_borrows_the_free_slots_up_to_the_judge_limit() -> None:
     scenario(body)
 
 
-def test_idle_borrowed_slots_go_back_to_a_task_short_of_its_share() -> None:
+def test_idle_borrowed_slots_go_back_to_a_task_short_of_its_share(
+    scenario: Callable[..., None],
+) -> None:
     async def body(shared: Shared) -> None:
         first = shared.caller(2, "w1")
         await first.start()
@@ -116,7 +121,9 @@ def test_idle_borrowed_slots_go_back_to_a_task_short_of_its_share() -> None:
     scenario(body)
 
 
-def test_an_idle_task_lends_even_its_share_to_a_task_short_of_slots() -> None:
+def test_an_idle_task_lends_even_its_share_to_a_task_short_of_slots(
+    scenario: Callable[..., None],
+) -> None:
     """Shares may add up to more than the limit (a run's tasks started again after an outage):
     a task with nothing to ask keeps none, else the other waits for ever."""
 
@@ -142,7 +149,9 @@ def test_an_idle_task_lends_even_its_share_to_a_task_short_of_slots() -> None:
     scenario(body)
 
 
-def test_borrowed_slots_in_use_come_back_as_their_calls_finish() -> None:
+def test_borrowed_slots_in_use_come_back_as_their_calls_finish(
+    scenario: Callable[..., None],
+) -> None:
     async def body(shared: Shared) -> None:
         first = shared.caller(2, "w1")
         await first.start()
