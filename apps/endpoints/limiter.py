@@ -6,13 +6,13 @@ their requests to one endpoint count together, under the endpoint's ``limit_key`
 
 - **concurrency**: at most ``max_concurrency`` requests in flight. With Redis (``REDIS_URL``)
   the slots are shared by every worker process: a caller reserves its share of them once
-  (``reserved_slots.ReservedSlots``; borrowing what is free, giving back when another caller is
-  short). Each attempt holds one while it is on the wire and none while it waits to retry,
-  unless the caller holds one for the whole call (``EndpointLimiter.call``: its retries and a
-  follow-up, as a judge's format retry). Without Redis (the embedded demo) the limit holds in
-  each process;
+  (``slots.ReservedSlots``; borrowing what is free, giving back when another caller is short).
+  Each attempt holds one while it is on the wire and none while it waits to retry, unless the
+  caller holds one for the whole call (``EndpointLimiter.call``: its retries and a follow-up,
+  as a judge's format retry). Without Redis (the embedded demo) the limit holds in each
+  process;
 - **rate**: at most ``requests_per_minute`` attempts in any minute over all workers, as the
-  server counts them (``limits.WindowRate``: the ``limits`` library's moving window, in Redis);
+  server counts them (``WindowRate``: the ``limits`` library's moving window, in Redis);
   without Redis, in the process.
 
 A limiter belongs to the event loop that made it (asyncio primitives and redis.asyncio clients
@@ -25,26 +25,73 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import inspect
+import random
+import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
+import limits
+import limits.aio.storage
+import limits.aio.strategies
 import limits.storage
+import limits.strategies
 import redis.asyncio
 
-from apps.endpoints.limits import (
-    RedisSemaphore,
-    WindowRate,
-    rate_key,
-    redis_rate_storage,
-    slots_key,
-)
-from apps.endpoints.reserved_slots import SLOT_LEASE_S, ReservedSlots
+from apps.endpoints.slots import SLOT_PREFIX, ReservedSlots, slots_key
+
+RATE_WINDOW_S = 61  # requests_per_minute: a minute, and a second for a request to arrive
 
 #: The limiters (by id) whose slot the running asyncio task holds through ``call()``.
 _HELD: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
     "endpoint_slots_held", default=frozenset()
 )
+
+
+def rate_key(limit_key: str) -> str:
+    """The identifier of an endpoint's requests-per-minute window (``WindowRate``)."""
+    return f"{SLOT_PREFIX}:rpm:{limit_key}"
+
+
+class WindowRate:
+    """At most ``per_minute`` requests in any moving window of ``RATE_WINDOW_S``: the
+    ``limits`` library's moving window, on its Redis storage (across processes) or in this
+    process's memory.
+
+    The window is a second longer than a minute: a request is counted when it is admitted and
+    reaches the server a little later, so the server, counting arrivals by its own clock,
+    never sees more than ``per_minute`` in one minute.
+    """
+
+    def __init__(
+        self,
+        storage: Any,
+        key: str,
+        per_minute: int,
+        *,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
+        if per_minute < 1:
+            raise ValueError("per_minute must be at least 1")
+        self.item = limits.RateLimitItemPerSecond(per_minute, RATE_WINDOW_S)
+        self.key = key
+        if isinstance(storage, limits.aio.storage.Storage):
+            self.window: Any = limits.aio.strategies.MovingWindowRateLimiter(storage)
+        else:
+            self.window = limits.strategies.MovingWindowRateLimiter(storage)
+        self._sleep = sleep
+
+    async def acquire(self) -> None:
+        while not await self._ask(self.window.hit(self.item, self.key)):
+            stats = await self._ask(self.window.get_window_stats(self.item, self.key))
+            wait = max(0.01, stats.reset_time - time.time())
+            await self._sleep(wait + random.uniform(0.0, 0.05))
+
+    @staticmethod
+    async def _ask(answer: Any) -> Any:
+        """The answer of the memory storage's (plain) or the Redis storage's (awaited) call."""
+        return await answer if inspect.isawaitable(answer) else answer
 
 
 class Limited(Protocol):
@@ -66,7 +113,7 @@ class EndpointLimiter:
 
     ``share`` is how many of the endpoint's slots this caller reserves (default: all of them;
     a judge run's task asks for its part); ``node`` names the worker, so a restarted worker
-    frees its dead predecessor's slots at once (``reserved_slots.node_slots_release``).
+    frees its dead predecessor's slots at once (``slots.node_slots_release``).
     """
 
     def __init__(
@@ -87,17 +134,14 @@ class EndpointLimiter:
         self.redis = redis
         self.rate = rate
         self.reserved: ReservedSlots | None = None
-        self.slots: asyncio.Semaphore | ReservedSlots = asyncio.Semaphore(self.share)
-        self._reserving: asyncio.Task[None] | None = None
         if redis is not None:
-            shared = RedisSemaphore(redis, slots_key(key), max_concurrency, lease_s=SLOT_LEASE_S)
-            self.reserved = ReservedSlots(shared, self.share, node, cap=max_concurrency)
-            self.slots = self.reserved
+            self.reserved = ReservedSlots(redis, slots_key(key), max_concurrency, self.share, node)
+        self.slots = self.reserved or asyncio.Semaphore(self.share)
 
     def start(self) -> None:
         """Begin reserving this caller's share, in the background (attempts wait for a slot)."""
-        if self.reserved is not None and self._reserving is None:
-            self._reserving = asyncio.create_task(self.reserved.start())
+        if self.reserved is not None:
+            self.reserved.start()
 
     def idle(self, idle: bool) -> None:
         """Say whether this caller has nothing to ask for now: an idle caller keeps no share
@@ -113,11 +157,17 @@ class EndpointLimiter:
     def slot(self) -> contextlib.AbstractAsyncContextManager[Any]:
         """Admit one HTTP attempt: a concurrency slot (unless ``call()`` holds one), then its
         turn under the rate limit."""
-        if id(self) in _HELD.get():
-            return self._rated() if self.rate is not None else contextlib.nullcontext()
-        if self.reserved is None and self.rate is None:
-            return self.slots  # the common case, without the generator's overhead
-        return self._full_slot()
+        held = id(self) in _HELD.get()
+        if self.rate is None:
+            return contextlib.nullcontext() if held else self.slots  # without a generator
+        return self._rated(held)
+
+    @contextlib.asynccontextmanager
+    async def _rated(self, held: bool) -> AsyncIterator[None]:
+        assert self.rate is not None
+        async with contextlib.nullcontext() if held else self.slots:
+            await self.rate.acquire()
+            yield
 
     @contextlib.asynccontextmanager
     async def call(self) -> AsyncIterator[None]:
@@ -126,7 +176,6 @@ class EndpointLimiter:
         if id(self) in _HELD.get():
             yield
             return
-        await self._reserving_started()
         async with self.slots:
             held = _HELD.set(_HELD.get() | {id(self)})
             try:
@@ -134,37 +183,8 @@ class EndpointLimiter:
             finally:
                 _HELD.reset(held)
 
-    async def _reserving_started(self) -> None:
-        """Until the first slot is reserved; its error (Redis unreachable) is every caller's."""
-        if self.reserved is not None:
-            self.start()
-            assert self._reserving is not None
-            await asyncio.shield(self._reserving)
-
-    @contextlib.asynccontextmanager
-    async def _full_slot(self) -> AsyncIterator[None]:
-        await self._reserving_started()
-        async with self.slots:
-            if self.rate is None:
-                yield
-            else:
-                async with self._rated():
-                    yield
-
-    @contextlib.asynccontextmanager
-    async def _rated(self) -> AsyncIterator[None]:
-        assert self.rate is not None
-        await self.rate.acquire()
-        yield
-
     async def aclose(self) -> None:
-        """Give every reserved slot back (best effort: a lost one's lease expires)."""
-        if self._reserving is not None and not self._reserving.done():
-            self._reserving.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reserving
-        elif self._reserving is not None and not self._reserving.cancelled():
-            self._reserving.exception()  # seen: its error (Redis away) was every caller's
+        """Give every reserved slot back (best effort: a lost one's lease lapses)."""
         if self.reserved is not None:
             await self.reserved.close()
 
@@ -187,11 +207,6 @@ class LimiterRegistry:
         )
         self._local_rates = limits.storage.MemoryStorage()  # the process's windows
 
-    def _redis_client(self, loop: asyncio.AbstractEventLoop, url: str) -> Any:
-        if loop not in self._redis:
-            self._redis[loop] = redis.asyncio.Redis.from_url(url)
-        return self._redis[loop]
-
     def for_endpoint(
         self,
         key: str,
@@ -213,14 +228,18 @@ class LimiterRegistry:
         self, loop: asyncio.AbstractEventLoop, found: LimiterKey, node: str
     ) -> EndpointLimiter:
         key, max_concurrency, per_minute, share = found
-        if not self.redis_url:
-            rate = WindowRate(self._local_rates, rate_key(key), per_minute) if per_minute else None
-            return EndpointLimiter(key, max_concurrency, rate=rate, share=share, node=node)
-        client = self._redis_client(loop, self.redis_url)
-        storage = redis_rate_storage(client)
-        remote = WindowRate(storage, rate_key(key), per_minute) if per_minute else None
+        client: Any = None
+        storage: Any = self._local_rates  # the process's, or Redis's below
+        if self.redis_url:
+            if loop not in self._redis:
+                self._redis[loop] = redis.asyncio.Redis.from_url(self.redis_url)
+            client = self._redis[loop]
+            storage = limits.aio.storage.RedisStorage(  # the limits library on our connections
+                "async+redis://", implementation="redispy", connection_pool=client.connection_pool
+            )
+        rate = WindowRate(storage, rate_key(key), per_minute) if per_minute else None
         return EndpointLimiter(
-            key, max_concurrency, redis=client, rate=remote, share=share, node=node
+            key, max_concurrency, redis=client, rate=rate, share=share, node=node
         )
 
     async def aclose(self) -> None:

@@ -9,10 +9,8 @@ import json
 import logging
 import math
 import random
-import shutil
 import socket
 import ssl
-import subprocess
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -35,9 +33,13 @@ from apps.endpoints.client import (
     close_clients,
     complete,
 )
-from apps.endpoints.limiter import LimiterRegistry, configure_limits, limits_reset
-from apps.endpoints.limits import RATE_WINDOW_S, RedisSemaphore, WindowRate
-from apps.endpoints.reserved_slots import ReservedSlots
+from apps.endpoints.limiter import (
+    RATE_WINDOW_S,
+    LimiterRegistry,
+    WindowRate,
+    configure_limits,
+    limits_reset,
+)
 from apps.endpoints.retry import RetryPolicy, backoff_delay, retry_after_seconds
 from apps.judging.parsers import Scale, get_parser, geval_logprob_score, score_token_top_logprobs
 from tests.fakes.fixtures import fake_openai_server as fake_openai_server  # the shared fixture
@@ -542,67 +544,6 @@ def test_requests_per_minute_limit_applies_to_calls(server: FakeOpenAIServer) ->
 
 
 # -- Redis-wide limits ------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly"]
-    process = subprocess.Popen([*command, "no"], stdout=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(5)
-
-
-def test_redis_semaphore_lease_frees_a_killed_holders_slot(redis_url: str) -> None:
-    import redis.asyncio
-
-    async def scenario() -> tuple[bool, bool, bool, int]:
-        client = redis.asyncio.Redis.from_url(redis_url)
-        semaphore = RedisSemaphore(client, "test:lease", 1, lease_s=0.5)
-        await client.delete("test:lease")
-        taken = await semaphore.try_acquire("dead-worker")  # never released: the worker died
-        blocked = not await semaphore.try_acquire("live-worker")
-        await asyncio.sleep(0.6)
-        freed = await semaphore.try_acquire("live-worker")
-        holders = await semaphore.holders()
-        await client.aclose()
-        return taken, blocked, freed, holders
-
-    assert asyncio.run(scenario()) == (True, True, True, 1)
-
-
-def test_redis_semaphore_renews_leases_of_live_holders(redis_url: str) -> None:
-    import redis.asyncio
-
-    async def scenario() -> bool:
-        client = redis.asyncio.Redis.from_url(redis_url)
-        semaphore = RedisSemaphore(client, "test:renew", 1, lease_s=0.5)
-        await client.delete("test:renew")
-        slots = ReservedSlots(semaphore, 1, "w1")
-        await slots.start()
-        async with slots:
-            await asyncio.sleep(1.2)  # over twice the lease: renewal keeps the slot
-            stolen = await semaphore.try_acquire("intruder")
-        await slots.close()
-        await client.aclose()
-        return stolen
-
-    assert asyncio.run(scenario()) is False
 
 
 def test_redis_limit_holds_across_processes(redis_url: str) -> None:

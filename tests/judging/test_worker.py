@@ -18,7 +18,8 @@ import pytest
 import redis
 from django.db import connection
 
-from apps.endpoints.limits import RATE_WINDOW_S, rate_key, slots_key
+from apps.endpoints.limiter import RATE_WINDOW_S, rate_key
+from apps.endpoints.slots import slots_key
 from apps.judging.models import JudgeCall, JudgeRun
 from apps.judging.services import judge_run_create, judge_run_rerun
 from tests.conftest import ARTIFACTS, ROOT

@@ -22,7 +22,7 @@ import redis
 from django.db import transaction
 from django.db.models import F
 
-from apps.endpoints.limits import SLOT_PREFIX
+from apps.endpoints.slots import SLOT_PREFIX
 from apps.judging.models import JudgeRun, RunRequests
 from apps.outages import REDIS_DOWN
 

@@ -11,7 +11,7 @@ from django.db.models import Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from apps.endpoints.reserved_slots import node_slots_release
+from apps.endpoints.slots import node_slots_release
 from apps.judging import claims
 from apps.judging.engine import run_work
 from apps.judging.engine.once import requests_recover
