@@ -1,5 +1,5 @@
 """A study's plan: its perturbations in a shuffled work order, then each type of work's slots
-(`Work.plan`): k vetting slots per perturbation, the criteria design (methods §2) and one
+(`Setup.plan`): k vetting slots per perturbation, the criteria design (methods §2) and one
 comparison slot per comparable pair x (group, criterion), direct assessment's texts.
 
 `study_plan_build` is safe to run again: it brings the plan up to date with the study's
