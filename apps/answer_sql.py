@@ -61,7 +61,9 @@ class _Joined:
     (`criterion__scale_min`)."""
 
     def __init__(self, model: type[models.Model]) -> None:
-        self.model, self.joins, self.aliases = model, [], {}  # type: ignore[var-annotated]
+        self.model = model
+        self.joins: list[str] = []
+        self.aliases: dict[str, str] = {}  # a path of foreign keys: its table's alias
 
     def column(self, lookup: str) -> str:
         model: Any = self.model
