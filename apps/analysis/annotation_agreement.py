@@ -3,14 +3,16 @@
 Over every annotator's type of work (vettings: unit perturbation; comparisons: perturbation x
 criterion; direct assessments: text x criterion), the share of an annotator's answers that
 match the plurality of the other annotators on that unit. The rows come from each type's
-`Work.agreement_rows` (apps/annotation/services/work.py).
+`agreement_rows` (apps/annotation/selectors/work_counts.py).
 """
 
 from __future__ import annotations
 
 from apps.accounts.models import Role
 from apps.analysis.controls import excluded_people
+from apps.annotation.kinds import asks
 from apps.annotation.models import Study
+from apps.annotation.selectors.work_counts import agreement_rows
 from apps.annotation.services import work_types
 
 
@@ -27,10 +29,10 @@ def agreement_shares(study: Study | int) -> dict[int, tuple[float, int]]:
 
     if not isinstance(study, Study):
         study = Study.objects.get(pk=study)
-    works = [work for work in work_types(Role.ANNOTATOR) if work.asks(study)]
+    works = [work for work in work_types(Role.ANNOTATOR) if asks(work, study)]
     excluded = excluded_people(study)  # below the control items' threshold, if it excludes
     rows: list[tuple[object, object, object]] = [
-        row for work in works for row in work.agreement_rows(study) if row[1] not in excluded
+        row for work in works for row in agreement_rows(work, study) if row[1] not in excluded
     ]
     return {
         int(str(rater)): (share, n) for rater, (share, n) in leave_one_out_agreement(rows).items()

@@ -64,7 +64,7 @@ def demo_load(*, audit_texts: bool = False) -> Study:
         study.kinds.set(PerturbationKind.objects.filter(id__in=kind_ids))
     study.criteria.set(_demo_criteria())
     for work in work_types():
-        work.demo(study)  # what a kind with its own settings asks of the demo
+        work.setup.demo(study)  # what a kind with its own settings asks of the demo
     for name, role in DEMO_USERS.items():
         if role != Role.RESEARCHER:
             StudyMembership.objects.update_or_create(

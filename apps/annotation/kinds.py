@@ -1,47 +1,15 @@
 """The kinds of human work a study may ask for, as the pages, reports and selectors know them:
 each registers itself (`register`, from services/work.py's `Work` subclasses) and is found by
-its slug. What a person sees of their work (`AnnotatorProgress`) and of the study's
-(`Figure`) is defined here too, below the services, so that selectors can read it."""
+its slug; whether a study asks for one (`asks`). What a person sees of their work
+(`AnnotatorProgress`) is here too, below the services, so that selectors can read it; the
+counts themselves are selectors/work_counts.py's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from apps.annotation.models import Study
-from apps.annotation.selectors.shown import QUEUE_SHOWN_UP_TO
-
-#: A person's answers and units waiting for them, already counted.
-Counted = tuple[int, int]
-
-
-@dataclass(frozen=True)
-class Queue:
-    """What a person sees of one type of work: what they did, what waits for them, and the
-    study's open and total units (pooled work)."""
-
-    done: int = 0
-    mine: int = 0
-    open: int = 0
-    total: int = 0
-
-    @property
-    def mine_shown(self) -> str:
-        """`mine` as a page shows it: counted up to `QUEUE_SHOWN_UP_TO` + 1 ("1000+")."""
-        return f"{QUEUE_SHOWN_UP_TO}+" if self.mine > QUEUE_SHOWN_UP_TO else str(self.mine)
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One count of the researcher's progress page: `key` names it in the API (and
-    `total_key` its total, if it has one), `id` on the page."""
-
-    key: str
-    label: str
-    value: int
-    id: str
-    total: int | None = None
-    total_key: str = ""
+from apps.annotation.selectors.work_counts import Counted, Queue, queue
 
 
 class Kind(Protocol):
@@ -72,6 +40,16 @@ def work_type(slug: str) -> Any:
     return _TYPES[slug]
 
 
+def asks(work: Any, study: Study) -> bool:
+    """Whether the study asks for this work (its `setup.opted_in`), asked once per study
+    object: a page that asks it in several places (the progress page: figures, then
+    agreement) makes one query, not one each."""
+    asked = study.__dict__.setdefault("_work_opted_in", {})
+    if work.slug not in asked:
+        asked[work.slug] = work.setup.opted_in(study)
+    return bool(asked[work.slug])
+
+
 class AnnotatorProgress:
     """What a person sees of their work in a study: a `Queue` per type (``progress["vetting"]``,
     in templates ``progress.vetting``), each counted when first asked for."""
@@ -89,7 +67,8 @@ class AnnotatorProgress:
     def __getitem__(self, slug: str) -> Queue:
         if slug not in self._queues:
             work = work_type(slug)
-            self._queues[slug] = work.queue(
+            self._queues[slug] = queue(
+                work,
                 study=self.study,
                 person=self.person,
                 fresh=self.fresh,

@@ -165,7 +165,7 @@ class StudySteps:
 def study_preview(choices: dict[str, Any], *, annotators: int) -> PlanPreview:
     """The counts of the plan these choices make (`plan_preview`), with the rows of the kinds of
     work that count their own (`Work.preview`)."""
-    kinds = (work.preview(choices) for work in work_types())
+    kinds = (work.setup.preview(choices) for work in work_types())
     return replace(
         plan_preview(**choices, annotators=annotators),
         kinds=tuple(kind for kind in kinds if kind is not None),

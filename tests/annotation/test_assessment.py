@@ -54,7 +54,7 @@ def test_the_plan_rates_each_text_under_each_criterion_k_times():
 def test_a_study_without_criteria_to_rate_has_no_such_work():
     setup = study_setup(perturbations=2, annotators=1, aspects=1)
     assert not AssessmentUnit.objects.exists()
-    assert not ASSESSMENT.opted_in(setup.study)
+    assert not ASSESSMENT.setup.opted_in(setup.study)
     assert ASSESSMENT.next(study=setup.study, person=setup.annotators[0]) is None
 
 

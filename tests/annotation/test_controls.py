@@ -22,6 +22,7 @@ from apps.annotation.models import (
     original_shown_first,
     unit_of,
 )
+from apps.annotation.selectors.work_counts import done_by, queue
 from apps.annotation.services import ASSESSMENT, COMPARISON, VETTING
 from apps.annotation.services.controls import control_add, control_due, hand_out, put_back
 from tests.annotation.factories import study_setup
@@ -104,11 +105,11 @@ def test_the_rate_holds_over_a_queue_and_controls_are_not_data():
     # Never data: the default manager, the progress figures and the reports leave them out.
     assert Vetting.objects.filter(study=study).count() == 100
     assert Vetting.answers.filter(study=study).count() == 100 + controls
-    assert VETTING.done_by(study)[ann.pk][0] == 100
+    assert done_by(VETTING, study)[ann.pk][0] == 100
     assert len(list(history_rows(study))) == 100  # the raw data's history too
     assert len(list(judgement_rows(study))) == 100
     # ... but the annotator's own count includes them (nothing tells them apart).
-    assert VETTING.queue(study=study, person=ann).done == 100 + controls
+    assert queue(VETTING, study=study, person=ann).done == 100 + controls
 
 
 def test_a_control_is_never_served_twice_to_one_annotator():

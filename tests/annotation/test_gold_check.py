@@ -40,7 +40,7 @@ def label(searched, annotator, perturbation, good, key=None):
 
 def test_each_adversarial_text_needs_three_labels(searched):
     study = searched.study
-    assert GOLD_CHECK.opted_in(study)
+    assert GOLD_CHECK.setup.opted_in(study)
     slots = GoldCheckSlot.objects.filter(study=study)
     assert slots.count() == 2 * 3
     assert set(slots.values_list("perturbation_id", flat=True)) == {
@@ -118,7 +118,7 @@ def test_the_api_hands_out_and_takes_labels(api_client, searched):
 
 
 def test_a_study_without_adversarial_texts_has_no_such_work(demo):  # noqa: F811
-    assert not GOLD_CHECK.opted_in(demo)
+    assert not GOLD_CHECK.setup.opted_in(demo)
     assert not GoldCheckSlot.objects.exists()
 
 

@@ -128,7 +128,7 @@ class WorkAPI(viewsets.GenericViewSet):
         """Put the unit back (it comes back to you last)."""
         study = self.study()
         assert self.unit_serializer is not None
-        unit = self.work.unit_from(valid(self.unit_serializer, request))
+        unit = self.work.model.unit_from(valid(self.unit_serializer, request))
         put_back(self.work, study=study, person=request.user, unit=unit)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -157,7 +157,7 @@ class WorkAPI(viewsets.GenericViewSet):
             lambda: self.work.submit(
                 study=study,
                 person=request.user,
-                unit=self.work.unit_from(answer),
+                unit=self.work.model.unit_from(answer),
                 answer=answer,
                 idempotency_key=key,
                 based_on=based_on,

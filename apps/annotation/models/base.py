@@ -9,6 +9,7 @@ work.py); docs/annotation.md, "One pattern for human work", tells how a new type
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -71,6 +72,17 @@ class Judgement(models.Model):
     def unit_lookup(self) -> dict[str, Any]:
         """The unit this answers, as a lookup (``{"perturbation_id": 3}``)."""
         return unit_of(self, self.unit_fields)
+
+    @classmethod
+    def unit_from(cls, data: Mapping[str, Any]) -> dict[str, Any]:
+        """A unit from the API's fields or a page's URL (`perturbation` or
+        `perturbation_pk`)."""
+        unit = {}
+        for name in cls.unit_fields:
+            value = data.get(name, data.get(f"{name}_pk"))
+            if value is not None:
+                unit[f"{name}_id"] = int(value)
+        return unit
 
 
 def unit_of(row: Any, fields: tuple[str, ...]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """What a new study's plan will hold, counted from its unsaved choices (the new-study steps
 show it before anything is saved).
 
-The rules are the plan's (services/plan.py and each `Work.plan`), as counts:
+The rules are the plan's (services/plan.py and each kind's `Setup.plan`), as counts:
 
 * the plan's perturbations: those of the chosen kinds on the items of the chosen datasets;
 * vetting: `vetting_overlap` slots per perturbation;

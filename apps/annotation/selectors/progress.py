@@ -1,9 +1,9 @@
 """Progress: an annotator's own queue, and a study's progress for its researcher, in a fixed
 number of aggregate queries (no per-row queries, whatever the study's size).
 
-Every type of work contributes its figures and its per-person counts (`Work.figures`,
-`Work.done_by`); agreement is statistics, so the analysis app adds it where it shows this
-(apps/analysis/progress.py), from each type's `Work.agreement_rows`.
+Every type of work contributes its figures and its per-person counts (selectors/work_counts.py,
+`figures` and `done_by`); agreement is statistics, so the analysis app adds it where it shows
+this (apps/analysis/progress.py), from each type's `agreement_rows`.
 """
 
 from __future__ import annotations
@@ -16,12 +16,7 @@ from typing import Any
 from django.db.models import Count, Q
 
 from apps.accounts.models import Role, User
-from apps.annotation.kinds import (
-    AnnotatorProgress,
-    Figure,
-    annotator_progress,
-    work_types,
-)
+from apps.annotation.kinds import AnnotatorProgress, annotator_progress, asks, work_types
 from apps.annotation.models import (
     Comparison,
     ComparisonSlot,
@@ -34,6 +29,8 @@ from apps.annotation.models import (
     Verdict,
     Vetting,
 )
+from apps.annotation.selectors.work_counts import Figure, done_by
+from apps.annotation.selectors.work_counts import figures as work_figures
 
 __all__ = ["AnnotatorProgress", "StudyProgress", "annotator_progress", "study_progress"]
 
@@ -145,8 +142,8 @@ class StudyProgress:
 
 def study_progress(study: Study) -> StudyProgress:
     """Every type of work the study asks for: its figures, and each annotator's answers."""
-    works = [work for work in work_types() if work.asks(study)]
-    done = {work.slug: work.done_by(study) for work in works}
+    works = [work for work in work_types() if asks(work, study)]
+    done = {work.slug: done_by(work, study) for work in works}
     plan = StudyPerturbation.objects.filter(study=study).aggregate(
         n=Count("id"), comparable=Count("id", filter=Q(comparable=True))
     )
@@ -156,7 +153,7 @@ def study_progress(study: Study) -> StudyProgress:
     ]
     for work in works:
         answers = sum(n for n, _ in done[work.slug].values())
-        figures.extend(work.figures(study, answers))
+        figures.extend(work_figures(work, study, answers))
     annotated = [work for work in works if work.role == Role.ANNOTATOR]
     annotators = _annotator_rows(study, {work.slug: done[work.slug] for work in annotated})
     experts = dict(

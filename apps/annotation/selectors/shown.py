@@ -215,9 +215,9 @@ def _assessment_page() -> tuple[str, str]:
 
 
 def assessment_shown_sql() -> tuple[str, str]:
-    """The API's text to rate, read with the slot handed out (services/leases.py,
-    `shown_sql`): `assessment_item_sql`'s row, from which the API takes the unit and the
-    version of the person's rating (a page's hand-out reads it as `page_sql`)."""
+    """The API's text to rate, read with the slot handed out (selectors/handed.py):
+    `assessment_item_sql`'s row, from which the API takes the unit and the version of the
+    person's rating (a page's hand-out reads that statement itself)."""
     select, tables = _assessment_page()
     return select, f"{tables} WHERE u.id = got.unit_id"
 
@@ -257,8 +257,8 @@ def gold_check_load(row: Any, at: int = 0) -> tuple[Perturbation, tuple[str, str
 
 
 def gold_check_shown_sql() -> tuple[str, str]:
-    """The API's adversarial text, read with the slot handed out (services/leases.py,
-    `shown_sql`), and the version of the person's label of it."""
+    """The API's adversarial text, read with the slot handed out (selectors/handed.py),
+    and the version of the person's label of it."""
     select, tables = gold_check_parts()
     version = _version_handed_out(GoldCheck, "gold_check", "perturbation_id")
     return f"{select}, {version}", f"{tables} WHERE p.id = got.perturbation_id"

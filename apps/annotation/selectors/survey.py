@@ -12,6 +12,7 @@ from django.db import models
 
 from apps import sql_rows as rows
 from apps.annotation.models import ExpertVote, Study
+from apps.answer_sql import Scalar
 from apps.catalog.models import Metric, PerturbationKind, Task
 from apps.corpus.models import Dataset, SourceItem
 
@@ -181,3 +182,7 @@ def vote_counts(study: Study) -> dict[tuple[int, int], Counter[int]]:
     ):
         counts[(task_id, kind_id)][metric_id] += 1
     return counts
+
+
+#: What a vote's save reads of its question (services/votes.py, apps/answer_sql.py).
+SURVEY_QUESTION = Scalar(question_sql, ("study", "person", "kind_id", "metric"))

@@ -315,9 +315,9 @@ def _brief_sql() -> str:
     return f"SELECT {select} FROM {joins} WHERE p.id = %s"
 
 
-def vetting_shown_sql() -> tuple[str, str]:
+def vetting_brief_parts() -> tuple[str, str]:
     """The API's vetting item as a select list and its tables: read with the slot handed
-    out (services/leases.py, `shown_sql`)."""
+    out (selectors/handed.py)."""
     return _brief_parts()
 
 
@@ -356,7 +356,7 @@ def assessment_item(
 ) -> AssessmentItem:
     """One text x criterion as this annotator rates it; 404 unless they hold it or rated it.
     Whether the text is an original or a perturbed one is not shown. `shown_row`: the row
-    read with the slot just handed out (`shown.assessment_shown_sql`), not read again."""
+    read with the slot just handed out (selectors/handed.py), not read again."""
     params = {"study": study.pk, "person": annotator.pk, "unit": unit_id}
     found = [shown_row] if shown_row else rows.fetch(shown.assessment_item_sql(), params)
     if not found:

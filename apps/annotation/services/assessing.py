@@ -12,7 +12,6 @@ from typing import Any
 
 from django.db.models import Exists, Max, OuterRef
 
-from apps import sql_rows as rows
 from apps.annotation.kinds import register
 from apps.annotation.models import (
     AssessedTexts,
@@ -25,14 +24,32 @@ from apps.annotation.models import (
     StudyPerturbation,
 )
 from apps.annotation.models.assessment import rated
-from apps.annotation.selectors.shown import assessment_item_sql, assessment_shown_sql
+from apps.annotation.selectors.handed import ASSESSMENT_PAGE, ASSESSMENT_SHOWN
 from apps.annotation.selectors.work import assessment_item
 from apps.annotation.services.leases import BATCH, PooledWork
-from apps.annotation.services.work import PlanPart, Unit
+from apps.annotation.services.work import PlanPart, Setup, Unit
+from apps.answer_sql import UnitRead
 from apps.catalog.models import Criterion
 from apps.corpus.models import SourceItem
 
 Text = tuple[int, int | None]  # (item, perturbation or None for the original)
+
+
+class AssessmentSetup(Setup):
+    def opted_in(self, study: Study) -> bool:
+        return rated(study).assessment_criteria.exists()
+
+    def demo(self, study: Study) -> None:
+        rated(study).assessment_criteria.set(
+            Criterion.objects.filter(
+                key__in=("discern-coherence-default", "discern-fluency-default")
+            )
+        )
+
+    def plan(self, work: Any, *, study: Study) -> PlanPart:
+        _units_sync(study)
+        units = AssessmentUnit.objects.filter(study=study, active=True)
+        return PlanPart(work.slots_sync(study=study, units=units, key="id"))
 
 
 class AssessmentWork(PooledWork):
@@ -45,47 +62,31 @@ class AssessmentWork(PooledWork):
     answer_noun = "rating"
     answers_figure = ("assessments", "Ratings", "assessment-count")
     recent_related = ("unit__criterion__aspect",)
-
-    def opted_in(self, study: Study) -> bool:
-        return rated(study).assessment_criteria.exists()
+    setup = AssessmentSetup()
+    api_item, page_item = ASSESSMENT_SHOWN, ASSESSMENT_PAGE
+    # The criterion's scale and what the answer shows of the unit, read by the save's first
+    # statement.
+    reads = UnitRead(
+        AssessmentUnit,
+        by=(("id", "unit_id"),),
+        fields=(
+            "criterion__scale_min",
+            "criterion__scale_max",
+            "item_id",
+            "perturbation_id",
+            "criterion_id",
+            "criterion__key",
+        ),
+    )
 
     def overlap(self, study: Study) -> int:
         return rated(study).assessment_overlap
 
-    def demo(self, study: Study) -> None:
-        rated(study).assessment_criteria.set(
-            Criterion.objects.filter(
-                key__in=("discern-coherence-default", "discern-fluency-default")
-            )
-        )
-
-    def plan(self, *, study: Study) -> PlanPart:
-        _units_sync(study)
-        units = AssessmentUnit.objects.filter(study=study, active=True)
-        return PlanPart(self.slots_sync(study=study, units=units, key="id"))
-
-    def shown_sql(self) -> tuple[str, str]:
-        return assessment_shown_sql()
-
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return assessment_item(study=study, annotator=person, **unit, held=held)
 
-    def page_sql(self) -> str:
-        return assessment_item_sql()
-
-    def page_item(self, *, study: Study, person, row: Any) -> Any:
-        # The row starts with the unit's id (`assessment_parts`).
-        return assessment_item(
-            study=study, annotator=person, unit_id=row[0], held=True, shown_row=row
-        )
-
-    def read_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]]:
-        # The criterion's scale and what the answer shows of the unit, read by the save's
-        # first statement.
-        return _UNIT, [unit["unit_id"]]
-
     def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
-        low, high = held[:2]  # read by `read_sql`
+        low, high = held[:2]  # read by the save (`reads`)
         score = answer["score"]
         if not low <= score <= high:
             raise ValueError(f"score {score} is outside this criterion's scale, {low} to {high}")
@@ -105,13 +106,6 @@ class AssessmentWork(PooledWork):
         return f"{judgement.score} (on {judgement.scale_min}-{judgement.scale_max})"
 
 
-_SCALE = rows.json_array(
-    "c.scale_min", "c.scale_max", "u.item_id", "u.perturbation_id", "u.criterion_id", "c.key"
-)
-_UNIT = (
-    f"(SELECT {_SCALE} FROM {rows.table(AssessmentUnit)} u "
-    f"JOIN {rows.table(Criterion)} c ON c.id = u.criterion_id WHERE u.id = %s)"
-)
 ASSESSMENT = register(AssessmentWork())
 
 

@@ -37,7 +37,7 @@ from apps.annotation.selectors.best_worst import NOT_YOURS, best_worst_item
 from apps.annotation.selectors.plan_preview import KindPreview, planned_ids, planned_perturbations
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.leases import BATCH, PooledWork
-from apps.annotation.services.work import PlanPart, Unit
+from apps.annotation.services.work import PlanPart, Setup, Unit
 from apps.catalog.models import Criterion
 
 #: An item needs this many texts for best and worst to say something (a pair is a comparison).
@@ -45,17 +45,7 @@ FEWEST_TEXTS = 3
 Group = tuple[int, int]  # (item, criterion)
 
 
-class BestWorstWork(PooledWork):
-    slug, name, action = "best_worst", "Best-worst scaling", "Pick best and worst"
-    position = 4
-    model = BestWorst
-    slot_model = BestWorstSlot
-    skip_model = BestWorstSkip
-    answer_keys = ("best", "worst")
-    answer_noun = "choice"
-    answers_figure = ("best_worsts", "Best-worst answers", "best-worst-count")
-    recent_related = ("unit__criterion__aspect",)
-
+class BestWorstSetup(Setup):
     def opted_in(self, study: Study) -> bool:
         return scaled(study).best_worst_criteria.exists()
 
@@ -78,20 +68,34 @@ class BestWorstWork(PooledWork):
         )
         if not tuples:
             detail += " (no item has 3 texts: its original and 2 perturbations)"
-        return KindPreview(self.slug, "Best-worst answers", tuples * criteria * overlap, detail)
+        return KindPreview("best_worst", "Best-worst answers", tuples * criteria * overlap, detail)
 
     def demo(self, study: Study) -> None:
         scaled(study).best_worst_criteria.set(
             Criterion.objects.filter(key="discern-coherence-default")
         )
 
-    def overlap(self, study: Study) -> int:
-        return scaled(study).best_worst_overlap
-
-    def plan(self, *, study: Study) -> PlanPart:
+    def plan(self, work: Any, *, study: Study) -> PlanPart:
         _tuples_sync(study)
         units = BestWorstTuple.objects.filter(study=study, active=True)
-        return PlanPart(self.slots_sync(study=study, units=units, key="id"))
+        return PlanPart(work.slots_sync(study=study, units=units, key="id"))
+
+
+class BestWorstWork(PooledWork):
+    slug, name, action = "best_worst", "Best-worst scaling", "Pick best and worst"
+    position = 4
+    model = BestWorst
+    slot_model = BestWorstSlot
+    skip_model = BestWorstSkip
+    answer_keys = ("best", "worst")
+    answer_noun = "choice"
+    answers_figure = ("best_worsts", "Best-worst answers", "best-worst-count")
+    recent_related = ("unit__criterion__aspect",)
+    setup = BestWorstSetup()
+    agreement = False  # compared by split-half reliability, not alpha
+
+    def overlap(self, study: Study) -> int:
+        return scaled(study).best_worst_overlap
 
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return best_worst_item(study=study, annotator=person, **unit, held=held)
@@ -119,10 +123,6 @@ class BestWorstWork(PooledWork):
                     f"(0 to {len(texts) - 1})"
                 )
         return {"best": answer["best"], "worst": answer["worst"]}
-
-    def agreement_rows(self, study: Study) -> list[tuple[tuple, int, Any]]:
-        """None: best-worst answers are compared by split-half reliability, not alpha."""
-        return []
 
     def label(self, judgement: Any) -> str:
         return f"best text {judgement.best + 1}, worst text {judgement.worst + 1}"

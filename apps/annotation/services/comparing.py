@@ -12,11 +12,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Q
 from django.utils import timezone
 
 from apps import sql_rows as rows
-from apps.annotation.kinds import Counted, Figure, Queue, register
+from apps.annotation.kinds import register
 from apps.annotation.models import (
     Choice,
     Comparison,
@@ -25,7 +24,7 @@ from apps.annotation.models import (
     original_shown_first,
     outcome_of,
 )
-from apps.annotation.selectors.shown import QUEUE_SHOWN_UP_TO, comparison_next_sql
+from apps.annotation.selectors.shown import comparison_next_sql
 from apps.annotation.selectors.work import comparison_item
 from apps.annotation.services.errors import WorkRefused
 from apps.annotation.services.plan import (
@@ -33,9 +32,17 @@ from apps.annotation.services.plan import (
     comparison_slots_sync,
     criteria_design_sync,
 )
-from apps.annotation.services.work import PlanPart, Unit, Work
+from apps.annotation.services.work import PlanPart, Setup, Unit, Work
 
 __all__ = ["COMPARISON"]
+
+
+class ComparisonSetup(Setup):
+    def plan(self, work: Any, *, study: Study) -> PlanPart:
+        problem = criteria_design_sync(study)
+        comparable_refresh(study=study)
+        comparison_slots_sync(study=study)
+        return PlanPart(ComparisonSlot.objects.filter(study=study).count(), problem)
 
 
 class ComparisonWork(Work):
@@ -47,12 +54,8 @@ class ComparisonWork(Work):
     skipped_message = "Skipped: moved to the end of your queue"
     answers_figure = ("comparisons", "Comparisons", "comparison-count")
     recent_related = ("criterion__aspect",)
-
-    def plan(self, *, study: Study) -> PlanPart:
-        problem = criteria_design_sync(study)
-        comparable_refresh(study=study)
-        comparison_slots_sync(study=study)
-        return PlanPart(ComparisonSlot.objects.filter(study=study).count(), problem)
+    setup = ComparisonSetup()
+    slot_model = ComparisonSlot  # owned by one annotator each; the save marks theirs done
 
     def next(
         self, *, study: Study, person, now: datetime | None = None, page: bool = False
@@ -90,9 +93,6 @@ class ComparisonWork(Work):
             raise ValueError(f"unknown choice {answer['choice']!r}")
         return unit
 
-    def closing(self) -> type[ComparisonSlot]:
-        return ComparisonSlot
-
     def close(
         self,
         *,
@@ -102,7 +102,7 @@ class ComparisonWork(Work):
         revisit: bool,
         closed: tuple[Any | None] | None = None,
     ) -> Any | None:
-        if closed is not None:  # marked done by the save's first read (`closing`)
+        if closed is not None:  # marked done by the save's first read (`slot_model`)
             slot = closed[0]
         else:
             slot = (
@@ -136,31 +136,6 @@ class ComparisonWork(Work):
 
     def label(self, judgement: Any) -> str:
         return f"{judgement.choice} ({Choice(judgement.choice).label})"
-
-    def queue(
-        self, *, study: Study, person, fresh: bool = False, counted: Counted | None = None
-    ) -> Queue:
-        if counted:
-            return Queue(done=counted[0], mine=counted[1])
-        waiting = ComparisonSlot.objects.filter(
-            study=study, annotator=person, done_at__isnull=True
-        )[: QUEUE_SHOWN_UP_TO + 1].count()
-        return Queue(done=self.mine(study, person).count(), mine=waiting)
-
-    def slot_figures(self, study: Study) -> list[Figure]:
-        slots = ComparisonSlot.objects.filter(study=study).aggregate(
-            n=Count("id"), done=Count("id", filter=Q(done_at__isnull=False))
-        )
-        return [
-            Figure(
-                "comparison_done",
-                "Comparison slots done",
-                slots["done"],
-                "comparison-done",
-                total=slots["n"],
-                total_key="comparison_slots",
-            )
-        ]
 
 
 COMPARISON = register(ComparisonWork())

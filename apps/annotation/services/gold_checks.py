@@ -13,7 +13,6 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from apps import sql_rows as rows
 from apps.annotation.kinds import register
 from apps.annotation.models import (
     GOLD_CHECK_OVERLAP,
@@ -23,23 +22,14 @@ from apps.annotation.models import (
     Study,
     StudyPerturbation,
 )
-from apps.annotation.selectors.shown import gold_check_item_sql, gold_check_shown_sql
-from apps.annotation.selectors.work import gold_check_item, gold_check_page_item
-from apps.annotation.services.errors import WorkRefused
+from apps.annotation.selectors.handed import GOLD_CHECK_PAGE, GOLD_CHECK_SHOWN
+from apps.annotation.selectors.work import gold_check_item
 from apps.annotation.services.leases import PooledWork
-from apps.annotation.services.work import PlanPart, Saved, Unit
-from apps.catalog.models import KindFamily, PerturbationKind
-from apps.corpus.models import Perturbation
+from apps.annotation.services.work import PlanPart, Saved, Setup, Unit
+from apps.answer_sql import UnitLock
+from apps.catalog.models import KindFamily
 
 _NOT_ADVERSARIAL = "This text is not one of the study's adversarial texts."
-# The plan row of an adversarial text, locked (saves of one text queue on it): taken by the
-# save's first statement (`lock_sql`).
-_LOCK = (
-    f"SELECT {rows.columns(StudyPerturbation, 'sp').sql} FROM {rows.table(StudyPerturbation)} sp "
-    f"JOIN {rows.table(Perturbation)} p ON p.id = sp.perturbation_id "
-    f"JOIN {rows.table(PerturbationKind)} k ON k.id = p.kind_id "
-    "WHERE sp.study_id = %s AND sp.perturbation_id = %s AND k.family = %s FOR UPDATE OF sp"
-)
 
 
 def adversarial_plan(study: Study) -> Any:
@@ -47,6 +37,15 @@ def adversarial_plan(study: Study) -> Any:
     return StudyPerturbation.objects.filter(
         study=study, perturbation__kind__family=KindFamily.ADVERSARIAL
     )
+
+
+class GoldCheckSetup(Setup):
+    def opted_in(self, study: Study) -> bool:
+        return adversarial_plan(study).exists()
+
+    def plan(self, work: Any, *, study: Study) -> PlanPart:
+        units = adversarial_plan(study)
+        return PlanPart(work.slots_sync(study=study, units=units, key="perturbation_id"))
 
 
 class GoldCheckWork(PooledWork):
@@ -58,41 +57,26 @@ class GoldCheckWork(PooledWork):
     answer_keys = ("good",)
     answer_noun = "label"
     answers_figure = ("gold_checks", "Gold labels", "gold-check-count")
-
-    def opted_in(self, study: Study) -> bool:
-        return adversarial_plan(study).exists()
+    setup = GoldCheckSetup()
+    api_item, page_item = GOLD_CHECK_SHOWN, GOLD_CHECK_PAGE
+    # Labels of one text queue on its plan row, which must be an adversarial text's.
+    lock = UnitLock(
+        StudyPerturbation,
+        by=("perturbation_id",),
+        refusal=_NOT_ADVERSARIAL,
+        where=(("perturbation__kind__family", KindFamily.ADVERSARIAL),),
+    )
 
     def overlap(self, study: Study) -> int:
         return GOLD_CHECK_OVERLAP
 
-    def plan(self, *, study: Study) -> PlanPart:
-        units = adversarial_plan(study)
-        return PlanPart(self.slots_sync(study=study, units=units, key="perturbation_id"))
-
-    def shown_sql(self) -> tuple[str, str]:
-        return gold_check_shown_sql()
-
     def item(self, *, study: Study, person, unit: Unit, held: bool | None = None) -> Any:
         return gold_check_item(study=study, annotator=person, **unit, held=held)
-
-    def page_sql(self) -> str:
-        return gold_check_item_sql()
-
-    def page_item(self, *, study: Study, person, row: Any) -> Any:
-        return gold_check_page_item(study, person, row, held=True)
 
     def checked(self, *, study: Study, unit: Unit, answer: Mapping[str, Any]) -> Unit:
         if not isinstance(answer["good"], bool):
             raise ValueError("the label is good (true) or not good (false)")
         return unit
-
-    def lock_sql(self, *, study: Study, unit: Unit, person: Any) -> tuple[str, list[Any]]:
-        return _LOCK, [study.pk, unit["perturbation_id"], KindFamily.ADVERSARIAL]
-
-    def locked(self, row: tuple[Any, ...] | None) -> StudyPerturbation:
-        if row is None:
-            raise WorkRefused(_NOT_ADVERSARIAL)
-        return rows.columns(StudyPerturbation, "sp").load(row)
 
     def values(self, *, study, person, unit, answer, earlier, slot, held=None) -> dict[str, Any]:
         return {"good": answer["good"]}

@@ -23,9 +23,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import Role
-from apps.annotation.kinds import work_types
+from apps.annotation.kinds import asks, work_types
 from apps.annotation.models import ControlServe, Panel, Participant, Study
 from apps.annotation.selectors.panel import screen_failures
+from apps.annotation.selectors.work_counts import answers_of
 from apps.annotation.services.panel import panel_of, panel_seat_refill
 from apps.annotation.services.work import Work
 
@@ -42,14 +43,14 @@ def participant_of(*, study: Study, person) -> Participant:
 
 
 def _kinds(study: Study) -> list[Work]:
-    return [work for work in work_types(Role.ANNOTATOR) if work.asks(study)]
+    return [work for work in work_types(Role.ANNOTATOR) if asks(work, study)]
 
 
 def units_used(*, study: Study, person) -> int:
     """The units the participant answered or holds now, control items included."""
     used = 0
     for work in _kinds(study):
-        used += work.mine(study, person).count() + work.holds(study=study, person=person)
+        used += answers_of(work, study, person).count() + work.holds(study=study, person=person)
     held = ControlServe.objects.filter(
         study=study, annotator=person, answered_at__isnull=True, skipped=False
     )

@@ -1,5 +1,5 @@
 """A study's plan: its perturbations in a shuffled work order, then each type of work's slots
-(`Work.plan`): k vetting slots per perturbation, the criteria design (methods §2) and one
+(`Setup.plan`): k vetting slots per perturbation, the criteria design (methods §2) and one
 comparison slot per comparable pair x (group, criterion), direct assessment's texts.
 
 `study_plan_build` is safe to run again: it brings the plan up to date with the study's
@@ -94,7 +94,7 @@ def study_plan_build(*, study: Study) -> PlanSummary:
     """Bring the study's plan up to date (see the module docstring)."""
     study = Study.objects.select_for_update().get(pk=study.pk)  # one build at a time
     _perturbations_sync(study)
-    parts = {work.slug: work.plan(study=study) for work in work_types()}
+    parts = {work.slug: work.setup.plan(work, study=study) for work in work_types()}
     slots = {slug: part.slots for slug, part in parts.items() if part is not None}
     problem = " ".join(part.problem for part in parts.values() if part and part.problem)
     study.plan_built_at = timezone.now()

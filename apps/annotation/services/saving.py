@@ -18,15 +18,14 @@ from django.db import IntegrityError, models, transaction
 from apps import sql_rows as rows
 from apps.annotation.models import Judgement, JudgementChange
 from apps.annotation.services.errors import KeyReused, StaleJudgement
+from apps.answer_sql import Repeated, key_seen
 
 M = TypeVar("M", bound=models.Model)
 
 
-class Repeated(Exception):
-    """Raised inside `save` when its own read found the key already used (see `submit_once`)."""
-
-
-KEY_SEEN = f"SELECT 1 FROM {rows.table(JudgementChange)} WHERE idempotency_key = %s"
+#: Whether a key was used (`Repeated`, from apps/answer_sql.py, is raised inside `save` when
+#: its own read found it used: see `submit_once`).
+KEY_SEEN = key_seen(JudgementChange)
 
 
 def submit_once(

@@ -7,21 +7,15 @@ slots, no "next" and no skip; saving goes through the shared `Work.submit`.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from apps import sql_rows as rows
 from apps.accounts.models import Role
 from apps.annotation.kinds import register
 from apps.annotation.models import ExpertVote, Study
-from apps.annotation.selectors.survey import (
-    SurveyQuestion,
-    question_from,
-    question_sql,
-)
+from apps.annotation.selectors.survey import SURVEY_QUESTION, SurveyQuestion, question_from
 from apps.annotation.services.errors import WorkRefused
-from apps.annotation.services.work import Saved, SqlValue, Unit, Work
+from apps.annotation.services.work import Saved, Unit, Work
+from apps.answer_sql import Through
 from apps.catalog.models import Metric
 
 
@@ -34,39 +28,11 @@ class SurveyWork(Work):
     answer_noun = "vote"
     answers_figure = ("votes", "Expert votes", "vote-count")
 
-    def submit(
-        self,
-        *,
-        study: Study,
-        person,
-        unit: Unit,
-        answer: Mapping[str, Any],
-        idempotency_key: uuid.UUID,
-        based_on: int | None = None,
-        active_seconds: float | None = None,
-    ) -> Saved[Any]:
-        """The shared submit, on the vote's question: (the metric's task, the kind), refused
-        unless the survey asks it. The question is read once, with what the page shows of
-        it, by the save's first step (`read_sql`), and the saved vote carries it
-        (`question_of`)."""
-        kind_id, metric_id = unit["kind_id"], answer["metric"]
-        # The vote is found by the metric's task, read with the question (`read_back`).
-        task = _MetricTask(_TASK_OF_METRIC, (metric_id,), metric_id, person.pk)
-        return super().submit(
-            study=study,
-            person=person,
-            unit={"task_id": task, "kind_id": kind_id},
-            answer=answer,
-            idempotency_key=idempotency_key,
-            based_on=based_on,
-            active_seconds=active_seconds,
-        )
-
-    def read_sql(self, *, study: Study, unit: Unit) -> tuple[str, list[Any]] | None:
-        task = unit["task_id"]
-        if not isinstance(task, _MetricTask):
-            return None
-        return question_sql(), [study.pk, task.expert, unit["kind_id"], task.metric]
+    # The vote's task is the task of the metric voted for; the question (that task, the
+    # kind) is read once, with what the page shows of it, by the save's first step, and the
+    # saved vote carries it (`question_of`).
+    through = (Through("task_id", Metric, "task_id", "metric"),)
+    reads = SURVEY_QUESTION
 
     def read_back(self, *, unit: Unit, value: Any) -> tuple[Unit, Any]:
         question = question_from(value)
@@ -83,18 +49,6 @@ class SurveyWork(Work):
 
     def label(self, judgement: Any) -> str:
         return f"{judgement.kind.name} → {judgement.metric.name}"
-
-
-@dataclass(frozen=True)
-class _MetricTask(SqlValue):
-    """The vote's task: the task of the metric voted for (`sql`), and what the question read
-    with it needs (`SurveyWork.read_sql`)."""
-
-    metric: int
-    expert: int
-
-
-_TASK_OF_METRIC = f"(SELECT task_id FROM {rows.table(Metric)} WHERE id = %s)"
 
 
 def _refuse_unless_asked(question: SurveyQuestion | None) -> None:

@@ -26,8 +26,9 @@ from apps.accounts.requests import AuthedRequest
 from apps.annotation.kinds import annotator_progress, work_types
 from apps.annotation.models import Study, unit_of
 from apps.annotation.permissions import does_work, study_access
+from apps.annotation.selectors.work_counts import recent as recent_answers
 from apps.annotation.services.controls import hand_out, put_back
-from apps.annotation.services.work import Saved, Unit, Work
+from apps.annotation.services.work import Saved, Unit, Work, handed_item
 from apps.annotation.views.responses import REFUSALS, bad_request, refused, saved_event
 
 _PAGES: dict[str, WorkPage] = {}
@@ -38,7 +39,7 @@ def work_pages(study: Study, role: str | None) -> list[WorkPage]:
     return [
         _PAGES[work.slug]
         for work in work_types(role)
-        if work.slug in _PAGES and role is not None and work.opted_in(study)
+        if work.slug in _PAGES and role is not None and work.setup.opted_in(study)
     ]
 
 
@@ -98,7 +99,7 @@ class WorkPage:
             return participant_redirect(request, study, after=self.work.slug)
         if slot is None:
             return self.unit_page(request, study, None)
-        item = self.work.handed_item(study=study, person=request.user, slot=slot)
+        item = handed_item(self.work, study=study, person=request.user, slot=slot)
         return self.unit_page(request, study, unit_of(slot, self.work.model.unit_fields), item)
 
     def unit_page(
@@ -159,14 +160,14 @@ def work_next(request: AuthedRequest, pk: int, *, page: WorkPage) -> HttpRespons
 def work_item(request: AuthedRequest, pk: int, *, page: WorkPage, **unit: int) -> HttpResponse:
     """A given unit: one they hold, or one they answered and want to change ("back")."""
     study = page.study(request, pk)
-    return page.unit_page(request, study, page.work.unit_from(unit))
+    return page.unit_page(request, study, page.work.model.unit_from(unit))
 
 
 @require_GET
 def work_recent(request: AuthedRequest, pk: int, *, page: WorkPage) -> HttpResponse:
     """The person's last answers, each a link to change it (the page's list, as it opens)."""
     study = page.study(request, pk)
-    recent = page.work.recent(study=study, person=request.user)
+    recent = recent_answers(page.work, study=study, person=request.user)
     return render(request, f"{page.template}#recent", {"study": study, "recent": recent})
 
 
@@ -183,7 +184,7 @@ def work_submit(request: AuthedRequest, pk: int, *, page: WorkPage, **unit: int)
         saved = page.work.submit(
             study=study,
             person=request.user,
-            unit=page.work.unit_from({**unit, **answer}),
+            unit=page.work.model.unit_from({**unit, **answer}),
             answer=answer,
             idempotency_key=key,
             based_on=based_on,
@@ -201,7 +202,7 @@ def work_submit(request: AuthedRequest, pk: int, *, page: WorkPage, **unit: int)
 @require_POST
 def work_skip(request: AuthedRequest, pk: int, *, page: WorkPage, **unit: int) -> HttpResponse:
     study = page.study(request, pk)
-    put_back(page.work, study=study, person=request.user, unit=page.work.unit_from(unit))
+    put_back(page.work, study=study, person=request.user, unit=page.work.model.unit_from(unit))
     if not request.htmx:
         return redirect(f"{page.prefix}-next", pk=study.pk)
     return saved_event(page.next_page(request, study), page.work.skipped_message)
