@@ -12,7 +12,8 @@ bugs and cancellation):
   speaks the batch interface (``apps.endpoints.batches``), files and batches, once a step;
 - our single retry layer retries 429, 5xx, timeouts and connection errors with full-jitter
   backoff or the server's Retry-After, up to ``max_attempts``: which failures and how long
-  to wait are ours (``apps.endpoints.retry``), the loop is tenacity's (``_retrying``);
+  to wait are ours (``apps.endpoints.retry``), the loop is tenacity's (``_retrying``),
+  entered with the first failure (a first attempt that succeeds costs no retry machinery);
 - each HTTP attempt holds one slot of the endpoint's limiter (``apps.endpoints.limiter``: its
   concurrency and requests per minute, shared by all workers through Redis); the slot is
   released while waiting to retry;
@@ -475,9 +476,12 @@ async def complete(
             latency = time.perf_counter() - started_at
         return outcome
 
-    retrying = _retrying(endpoint, rng, sleep)
-    result: CallOutcome | Failure = await retrying(attempt)
-    attempts = retrying.statistics.get("attempt_number", 1)
+    result: CallOutcome | Failure = await attempt()
+    attempts = 1
+    if isinstance(result, Failure):  # the retry loop is entered with the first failure
+        retrying = _retrying(endpoint, rng, sleep)
+        result = await retrying(_again(result, attempt))
+        attempts = retrying.statistics.get("attempt_number", 1)
     total = time.perf_counter() - started
     if isinstance(result, CallOutcome):
         text = mask_key(result.text, secret)
@@ -491,6 +495,19 @@ async def complete(
         failure.kind,
     )
     return _failed(failure, secret, latency_s=latency, total_s=total, attempts=attempts)
+
+
+def _again(
+    first: Failure, attempt: Callable[[], Awaitable[CallOutcome | Failure]]
+) -> Callable[[], Awaitable[CallOutcome | Failure]]:
+    """``attempt`` whose first call returns ``first``, the failure already met: the retry
+    loop counts it as attempt 1 and decides from it (a success costs no retry machinery)."""
+    met = [first]
+
+    async def again() -> CallOutcome | Failure:
+        return met.pop() if met else await attempt()
+
+    return again
 
 
 def _retrying(
