@@ -2,7 +2,8 @@
 (services/leases.py; docs/annotation.md, "Speed").
 
 A kind of pooled work names its tables (`Pool`) and, if it reads what it shows with the
-hand-out, a selector's read of its unit: the API's (`Shown`) or the page's item (`Page`).
+hand-out, a selector's statement of one unit: the API's (`Shown`) or the page's item (`Page`),
+joined to the slot handed out; no statement is built of a kind's fragments.
 The statements are written here once a process: the person's held slot renewed, else the
 first open one claimed (`parts`, run one by one on SQLite), or all of it in one statement
 (`statements`, PostgreSQL), with what is shown of the unit handed out.
@@ -40,19 +41,18 @@ class Pool:
 
 @dataclass(frozen=True)
 class Shown:
-    """What the API shows of a unit, read by the statement that hands it out: `parts()`
-    gives a select list and its tables, joined to the slot handed out (`got`)."""
+    """What the API shows of a unit, read by the statement that hands it out: `sql()` is a
+    statement of one unit (given as `%(<unit field>)s`, with `%(study)s` and `%(person)s`),
+    run for the slot handed out."""
 
-    parts: Callable[[], tuple[str, str]]
+    sql: Callable[[], str]
 
 
 @dataclass(frozen=True)
-class Page:
-    """The page's item of a unit, read by a page's hand-out: `sql()` is the item's statement
-    (its unit given as `%(<unit field>)s`, with `%(study)s` and `%(person)s`), `item(study,
-    person, row)` the item from its row (the person holds the unit)."""
+class Page(Shown):
+    """The page's item of a unit, read by a page's hand-out: `sql()` as `Shown`'s, and
+    `item(study, person, row)` the item from its row (the person holds the unit)."""
 
-    sql: Callable[[], str]
     item: Callable[..., Any]
 
 
@@ -138,20 +138,16 @@ def statements(pool: Pool, shown: Shown | None, page: Page | None) -> tuple[str,
         f"RETURNING {returned}, (SELECT skipped FROM chosen)), "
         "got AS (SELECT * FROM renewed UNION ALL SELECT * FROM claimed) "
     )
-    if page is not None:  # the item's statement, of the unit handed out
-        # OFFSET 0: planned as a statement of its own, not merged into the hand-out's joins
-        # (which doubled the whole statement's planning, 2.6 against 1.35 ms: it is planned
-        # again whenever psycopg drops its prepared statements, after any rollback).
-        field = pool.slots.unit_field
-        item = page.sql().replace(f"%({field})s", f"got.{field}_id")
-        statement += (
-            f"SELECT got.*, item.* FROM got LEFT JOIN LATERAL ({item} OFFSET 0) item ON true"
-        )
-    elif shown is None:
-        statement += "SELECT * FROM got"
-    else:
-        select, tables = shown.parts()
-        statement += f"SELECT got.*, {select} FROM got, {tables}"
+    read = page or shown
+    if read is None:
+        return lock, statement + "SELECT * FROM got"
+    # The read's statement, of the unit handed out. OFFSET 0: planned as a statement of its
+    # own, not merged into the hand-out's joins (which doubled the whole statement's
+    # planning, 2.6 against 1.35 ms: it is planned again whenever psycopg drops its prepared
+    # statements, after any rollback).
+    field = pool.slots.unit_field
+    item = read.sql().replace(f"%({field})s", f"got.{field}_id")
+    statement += f"SELECT got.*, item.* FROM got LEFT JOIN LATERAL ({item} OFFSET 0) item ON true"
     return lock, statement
 
 

@@ -74,15 +74,6 @@ def _version(link: str) -> str:
     )
 
 
-def _version_handed_out(model: type, link: str, unit: str) -> str:
-    """`_version` of the person's answer on the unit handed out (`got`, services/leases.py)."""
-    return (
-        f"COALESCE((SELECT max(ch.id) FROM {rows.table(JudgementChange)} ch "
-        f"JOIN {rows.table(model)} j ON j.id = ch.{link}_id WHERE j.study_id = got.study_id "
-        f"AND j.annotator_id = got.annotator_id AND j.{unit} = got.{unit}), 0)"
-    )
-
-
 def latest_sql(model: type[Judgement]) -> str:
     """The unit of the person's last answer of `model` (the page's "back" when they have not
     answered the unit shown), as its unit fields' ids joined by commas; NULL if none."""
@@ -214,14 +205,6 @@ def _assessment_page() -> tuple[str, str]:
     return select, tables
 
 
-def assessment_shown_sql() -> tuple[str, str]:
-    """The API's text to rate, read with the slot handed out (selectors/handed.py):
-    `assessment_item_sql`'s row, from which the API takes the unit and the version of the
-    person's rating (a page's hand-out reads that statement itself)."""
-    select, tables = _assessment_page()
-    return select, f"{tables} WHERE u.id = got.unit_id"
-
-
 @cache
 def assessment_item_sql() -> str:
     """A unit with the person's rating (and its version), whether they hold its slot, how
@@ -254,14 +237,6 @@ def gold_check_load(row: Any, at: int = 0) -> tuple[Perturbation, tuple[str, str
     (perturbation, item), at = _load(row, at, (Perturbation, "p"), (SourceItem, "i"))
     perturbation.item = item
     return perturbation, tuple(row[at : at + 3]), at + 3  # type: ignore[return-value]
-
-
-def gold_check_shown_sql() -> tuple[str, str]:
-    """The API's adversarial text, read with the slot handed out (selectors/handed.py),
-    and the version of the person's label of it."""
-    select, tables = gold_check_parts()
-    version = _version_handed_out(GoldCheck, "gold_check", "perturbation_id")
-    return f"{select}, {version}", f"{tables} WHERE p.id = got.perturbation_id"
 
 
 @cache

@@ -91,7 +91,7 @@ class VettingItem:
 
 @cache
 def _item_sql() -> str:
-    """`_brief_sql` with, for the annotator: their answer on it, the latest version's
+    """`vetting_brief_sql` with, for the annotator: their answer on it, the latest version's
     author, whether they hold an open slot of it, the counts of the page's queue line and
     the unit of their last verdict."""
     v = rows.columns(Vetting, "v")
@@ -310,21 +310,20 @@ def _brief_load(row) -> tuple[Perturbation, int]:
 
 
 @cache
-def _brief_sql() -> str:
+def vetting_brief_sql() -> str:
+    """The API's vetting item: a perturbation (`_brief_parts`), read with the slot that hands
+    it out (selectors/handed.py) or alone."""
     select, joins = _brief_parts()
-    return f"SELECT {select} FROM {joins} WHERE p.id = %s"
-
-
-def vetting_brief_parts() -> tuple[str, str]:
-    """The API's vetting item as a select list and its tables: read with the slot handed
-    out (selectors/handed.py)."""
-    return _brief_parts()
+    return f"SELECT {select} FROM {joins} WHERE p.id = %(perturbation)s"
 
 
 def vetting_brief(slot: VettingSlot | ControlServe) -> VettingBrief:
     """The API's vetting item: read with the slot when it was handed out, else one
     statement written once (apps/sql_rows.py)."""
-    row = getattr(slot, "shown", None) or rows.fetch(_brief_sql(), [slot.perturbation_id])[0]
+    row = (
+        getattr(slot, "shown", None)
+        or rows.fetch(vetting_brief_sql(), {"perturbation": slot.perturbation_id})[0]
+    )
     perturbation, at = _brief_load(row)
     perturbation.diff_ops()  # computed once and stored
     text_name, version = row[at], row[at + 1]
@@ -480,4 +479,5 @@ def gold_check_brief(*, study: Study, annotator, slot: GoldCheckSlot) -> Any:
             study=study, annotator=annotator, perturbation_id=slot.perturbation_id, held=True
         )
     perturbation, names, at = shown.gold_check_load(row)
-    return _gold_check_shown(study, annotator, perturbation, names, row[at])
+    version = row[at + rows.columns(GoldCheck, "j").width]  # after the person's label
+    return _gold_check_shown(study, annotator, perturbation, names, version)

@@ -101,9 +101,11 @@ class PooledWork(Work):
                 study=study, annotator=annotator, **self._unit_of(slot)
             ).delete()
         rest = found[0][columns.width + 1 :]
-        slot.shown = rest if rest and read is None and self.api_item else None
-        if read is not None and rest and rest[0] is not None:
-            slot.item = read.item(study, annotator, rest)
+        if rest and rest[0] is not None:  # what the API shows, or the page's item
+            if read is None:
+                slot.shown = rest
+            else:
+                slot.item = read.item(study, annotator, rest)
         return slot, True
 
     def _claimed_apart(self, params: dict[str, Any]) -> tuple[list[tuple[Any, ...]], bool]:
