@@ -19,6 +19,7 @@ import email.utils
 import json
 import math
 import random
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -161,27 +162,31 @@ def provider_message(content: bytes, limit: int = 500) -> str:
 
 
 def classify(error: BaseException, policy: RetryPolicy) -> Failure | None:
-    """A ``Failure`` for errors an LLM call can meet; None for anything else (a bug: re-raise)."""
-    import openai
+    """A ``Failure`` for errors an LLM call can meet; None for anything else (a bug: re-raise).
 
+    The SDK's errors are looked at only once something imported the SDK (a caller of the
+    batch interface): importing it here took a second, in the loop, at a worker's first failed
+    call, and held up every other call of that loop."""
+    openai = sys.modules.get("openai")
     if isinstance(error, HttpStatusError):
         return _status_failure(error.status_code, error.headers, error.content)
-    if isinstance(error, openai.APIStatusError):
+    if openai is not None and isinstance(error, openai.APIStatusError):
         response = error.response
         return _status_failure(error.status_code, response.headers, response.content)
     if refused := _cause(error, EgressRefused):  # raised as is, or in the HTTP client
         return Failure("config", str(refused), transient=False)
     if isinstance(error, AttemptDeadline):
         return Failure("timeout", str(error), transient=True)
-    if isinstance(error, openai.APITimeoutError) and not _refused(error):
+    if openai is not None and isinstance(error, openai.APITimeoutError) and not _refused(error):
         return Failure("timeout", "request timed out", transient=True)
     if isinstance(error, HttpConnectionError):
         return Failure("connection", str(error), transient=True)
-    if isinstance(error, openai.APIConnectionError):
+    if openai is not None and isinstance(error, openai.APIConnectionError):
         cause = error.__cause__ or error.__context__
         detail = f": {type(cause).__name__}" if cause is not None else ""
         return Failure("connection", f"{error.message}{detail}", transient=True)
-    if isinstance(error, openai.APIResponseValidationError | ValueError):
+    sdk_invalid = openai is not None and isinstance(error, openai.APIResponseValidationError)
+    if sdk_invalid or isinstance(error, ValueError):
         # json.JSONDecodeError and UnicodeDecodeError are ValueErrors: an undecodable body.
         return Failure(
             "invalid_response",

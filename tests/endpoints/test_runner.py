@@ -4,8 +4,12 @@ retry, and a stop that asks nothing new but keeps the calls on the wire."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,6 +43,40 @@ def question(number: int) -> list[dict[str, str]]:
 
 def asked_about(number: int):
     return lambda request: f"Question {number}" in str(request.json)
+
+
+FRESH_WORKER = """
+import os, sys, time
+import django
+django.setup()
+from apps.endpoints.client import EndpointConfig, SamplingParams
+from apps.endpoints.retry import RetryPolicy
+from apps.endpoints.runner import Ask, Runner
+retry = RetryPolicy(max_attempts=3, base_backoff_s=0.01, max_backoff_s=0.05)
+endpoint = EndpointConfig(base_url=sys.argv[1], model="m", retry=retry)
+with Runner(endpoint) as runner:
+    list(runner.run([Ask("warm", [{"role": "user", "content": "warm"}], SamplingParams())]))
+    started = time.perf_counter()
+    asks = [Ask(n, [{"role": "user", "content": f"Question {n}"}], SamplingParams()) for n in (1, 2)]
+    answers = {a.handle: a for a in runner.run(asks)}
+print(answers[1].attempts, answers[2].outcome.ok, round(time.perf_counter() - started, 3))
+print("openai" in sys.modules)
+"""
+
+
+def test_a_worker_s_first_failed_call_holds_up_no_other_call(fake_openai_server):
+    """Run as a worker starts, in a new interpreter: its first failed call once imported the
+    SDK (about a second) in the loop, and every other call of the loop waited for it."""
+    fake_openai_server.add_rule(asked_about(1), Fault.server_error(), times=1)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONPATH": str(root)}
+    command = [sys.executable, "-c", FRESH_WORKER, fake_openai_server.base_url]
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    attempts, ok, seconds = done.stdout.split("\n")[0].split()
+    assert (attempts, ok) == ("2", "True")  # failed once, then answered; the other answered
+    assert float(seconds) < 0.3, seconds
+    assert done.stdout.split("\n")[1] == "False"  # the SDK was never imported
 
 
 def test_each_ask_gets_one_answer_as_it_comes(fake_openai_server):
