@@ -1,4 +1,5 @@
-"""Model calls side by side in one run: a bare client, our ``complete()`` and the runner.
+"""Model calls side by side in one run: a bare client, our ``complete()`` and the runner (its
+core in the caller's loop, and behind a thread).
 
     .venv/bin/python bench/judge_client_throughput.py [--calls 2000] [--concurrency 32]
         [--latency 0.1] [--rounds 3] [--server process|thread]
@@ -12,8 +13,10 @@ prompts three ways, one after the other, to the same server at the same concurre
 - **complete**: ``apps.endpoints.client.complete`` (egress check, key, the guarded aiohttp
   session, retry on tenacity, the endpoint's limiter, the reply read), what every model call
   goes through;
+- **asker**: the same asks through the runner's core, ``apps.endpoints.runner.Asker``, one
+  coroutine per ask in the caller's loop, as a judge run sends them (a slot held per call);
 - **runner**: the same asks through ``apps.endpoints.runner.Runner`` from a caller's thread,
-  as a judge run sends them (its loop thread, a slot held per call, answers handed back).
+  as an adversarial search's generator sends them (its loop thread, answers handed back).
 
 Rounds alternate the three, so a machine that slows down mid-run slows all of them. The table
 shows each one's median calls/s and client CPU a call (``process_time``: every thread of this
@@ -41,7 +44,7 @@ from apps.endpoints.client import (
     close_clients,
     complete,
 )
-from apps.endpoints.runner import Ask, Runner
+from apps.endpoints.runner import Ask, Asker, Runner
 from tests.fakes.openai_server import FakeOpenAIServer, spawn_fake_server
 
 # The model servers these runs call are local: allow loopback (apps/endpoints/egress.py).
@@ -121,6 +124,21 @@ def through_complete(endpoint: EndpointConfig, texts: list[str], clock: Clock) -
     return asyncio.run(work())
 
 
+def through_asker(endpoint: EndpointConfig, texts: list[str], clock: Clock) -> int:
+    async def work() -> int:
+        asker = Asker(endpoint)
+        warm = [{"role": "user", "content": "warm-up"}]
+        await asyncio.gather(*(asker.ask(Ask(i, warm, PARAMS)) for i in range(32)))
+        asks = [Ask(i, [{"role": "user", "content": t}], PARAMS) for i, t in enumerate(texts)]
+        clock.start()
+        answers = await asyncio.gather(*map(asker.ask, asks))
+        clock.stop()
+        await asker.close()
+        return sum(not (answer.outcome and answer.outcome.ok) for answer in answers)
+
+    return asyncio.run(work())
+
+
 def through_runner(endpoint: EndpointConfig, texts: list[str], clock: Clock) -> int:
     with Runner(endpoint) as runner:
         warm = [{"role": "user", "content": "warm-up"}]
@@ -141,7 +159,12 @@ def main() -> None:
     parser.add_argument("--server", choices=["process", "thread"], default="process")
     args = parser.parse_args()
     ideal = args.concurrency / args.latency
-    results: dict[str, list[tuple[float, float]]] = {"bare": [], "complete": [], "runner": []}
+    results: dict[str, list[tuple[float, float]]] = {
+        "bare": [],
+        "complete": [],
+        "asker": [],
+        "runner": [],
+    }
     with serve(args.server, args.latency) as (base_url, where):
         endpoint = EndpointConfig(
             base_url=base_url,
@@ -152,6 +175,7 @@ def main() -> None:
         ways: dict[str, Callable[[list[str], Clock], int]] = {
             "bare": lambda texts, clock: bare(base_url, texts, args.concurrency, clock),
             "complete": lambda texts, clock: through_complete(endpoint, texts, clock),
+            "asker": lambda texts, clock: through_asker(endpoint, texts, clock),
             "runner": lambda texts, clock: through_runner(endpoint, texts, clock),
         }
         print(
@@ -161,7 +185,7 @@ def main() -> None:
             f"{os.getloadavg()[0]:.2f}"
         )
         for round_ in range(args.rounds):
-            line = []
+            line: list[str] = []
             for name, send in ways.items():
                 texts = prompts(args.calls, round_ * 10 + len(line))
                 clock = Clock()

@@ -70,6 +70,12 @@ def fbi_folder() -> Path:
 # --- a real Celery worker, in its own process, on the test database -------------------------
 
 
+def worker_environ() -> dict[str, str]:
+    """This process's environment for a worker, less what only the test process needs: a
+    worker runs as in production, where database access from an event loop raises."""
+    return {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+
+
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen]:
     """Start `celery worker` against the test database and Redis, on a queue of its own."""
@@ -82,7 +88,7 @@ def celery_worker(django_db_setup, django_db_blocker) -> Iterator[subprocess.Pop
     db = connection.settings_dict
     queue = f"test-{uuid.uuid4().hex[:8]}"
     env = {
-        **os.environ,
+        **worker_environ(),
         "DISCERN_QUEUE": queue,
         "DISCERN_BATCH_POLL_S": os.environ.get("DISCERN_BATCH_POLL_S", "0.5"),  # batch mode
         "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/"

@@ -1,25 +1,26 @@
-"""One batch runner for model calls: every caller that asks an endpoint many things at once
-(a judge run, an adversarial search's generator, LLM perturbation) goes through it.
+"""One runner for model calls: every caller that asks an endpoint many things at once (a judge
+run, an adversarial search's generator, LLM perturbation) goes through it.
 
-A ``Runner`` owns an asyncio loop in a helper thread and, made in that loop, the endpoint's
-limiter (``limiter_for``: the caller's share of the endpoint's slots, with every worker and
-every other caller of the endpoint). The caller's thread hands it batches of ``Ask`` and takes
-back one ``Answer`` per ask:
+Its core, ``Asker``, lives in an event loop with the endpoint's limiter made there
+(``limiter_for``: the caller's share of the endpoint's slots, with every worker and every other
+caller of the endpoint). ``await asker.ask(ask)`` gives one ``Answer``:
 
 - each ask holds one slot for its whole call (``limiter.call()``): its HTTP attempts, the waits
   between them (the retry layer is inside ``complete``) and its format retry;
 - the format retry is made here, once: an ask with a ``parsed`` check whose reply fails it is
   asked once more with ``retry_messages`` (a format reminder);
 - ``stop()``: asks not yet holding a slot are not asked (they come back with no outcome), asks
-  on the wire finish, so no reply already paid for is lost;
-- answers are pushed: the loop thread wakes the caller's (a ``threading.Event``) once per turn
-  of its loop, however many replies that turn finished, so the caller never polls and the
-  two threads do not trade the GIL once per reply.
+  on the wire finish, so no reply already paid for is lost.
+
+A caller whose code is a coroutine (a judge run: ``apps.judging.engine.llm_work``) makes an
+``Asker`` in its loop. A caller that is a plain thread uses ``Runner``: an ``Asker`` in a
+helper thread's loop, handed batches of ``Ask`` and giving back one ``Answer`` per ask,
+pushed: the loop thread wakes the caller's (a ``threading.Event``) once per turn of its loop,
+however many replies that turn finished, so the caller never polls.
 
 Which stored replies may answer an ask instead (the cache) is the caller's: they live in its
 tables. The runner only asks.
 """
-
 from __future__ import annotations
 
 import asyncio
@@ -28,7 +29,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
@@ -85,8 +86,10 @@ class Answer:
         return self.outcome is not None
 
 
-class Runner:
-    """Asks an endpoint batches of requests from a helper thread (see the module docstring).
+class Asker:
+    """The runner's core, for a caller whose own code runs in an event loop (a judge run: one
+    coroutine per prompt, from its claim to its save). Made in the loop that uses it; ``Runner``
+    is the same core behind a helper thread, for callers that are plain threads.
     ``share``/``node``: the limiter's (this caller's part of the endpoint's slots; the worker,
     whose slots a restart frees). ``on_attempt`` is awaited just before each HTTP attempt."""
 
@@ -100,34 +103,122 @@ class Runner:
     ) -> None:
         self.endpoint = endpoint
         self.on_attempt = on_attempt
+        self.limiter: EndpointLimiter = limiter_for(endpoint, share=share, node=node)
+        self._waiting: set[asyncio.Task[Any]] = set()  # asking, not holding a slot yet
+        self._stopped: set[asyncio.Task[Any]] = set()  # cancelled by ``stop``
+        self.stopping = False
+
+    @property
+    def held(self) -> int:
+        """Slots of the endpoint held now."""
+        return self.limiter.held
+
+    def idle(self, idle: bool) -> None:
+        """Say whether the caller has nothing to ask for now (its slots go to whoever is
+        short of them; ``EndpointLimiter.idle``)."""
+        self.limiter.idle(idle)
+
+    def stop(self) -> None:
+        """Ask nothing new: asks waiting for a slot come back not asked; those on the wire
+        finish."""
+        self.stopping = True
+        for task in self._waiting:
+            self._stopped.add(task)
+            task.cancel()
+
+    async def ask(self, ask: Ask) -> Answer:
+        """One ask under one slot; not asked if stopped before it got one."""
+        task = asyncio.current_task()
+        assert task is not None
+        if self.stopping:
+            return Answer(ask.handle, None)
+        self._waiting.add(task)
+        try:
+            async with self.limiter.call():
+                self._waiting.discard(task)
+                if self.stopping:
+                    return Answer(ask.handle, None)
+                return await self._ask_now(ask)
+        except asyncio.CancelledError:
+            if task not in self._stopped:
+                raise
+            task.uncancel()  # stopped while waiting for its slot: not asked
+            return Answer(ask.handle, None)
+        finally:
+            self._waiting.discard(task)
+            self._stopped.discard(task)
+
+    async def _ask_now(self, ask: Ask) -> Answer:
+        """The call, and its format retry when the reply fails the ask's check."""
+        answer = Answer(ask.handle, None)
+
+        async def counted() -> None:
+            answer.attempts += 1
+            if self.on_attempt is not None:
+                await self.on_attempt()
+
+        answer.outcome = first = await self._complete(ask.messages, ask.params, counted)
+        if (
+            not first.ok
+            or ask.parsed is None
+            or ask.retry_messages is None
+            or ask.parsed(first.text or "", first.logprobs)
+        ):
+            return answer
+        answer.retry_messages = ask.retry_messages(ask.messages, first.text or "")
+        answer.retry = await self._complete(answer.retry_messages, ask.params, counted)
+        return answer
+
+    def _complete(
+        self, messages: Messages, params: SamplingParams, counted: Callable[[], Awaitable[None]]
+    ) -> Awaitable[CallOutcome]:
+        return complete(self.endpoint, messages, params, limiter=self.limiter, on_attempt=counted)
+
+    async def close(self) -> None:
+        """Close this loop's clients and limiters (their slots go back); await it before the
+        loop ends, once no ask runs."""
+        try:
+            await asyncio.wait_for(close_clients(), SHUTDOWN_S)
+        except TimeoutError:
+            logger.warning("closing the model-call clients took over %.0f s", SHUTDOWN_S)
+
+
+class Runner:
+    """An ``Asker`` in a helper thread's loop, asked in batches from the caller's thread (see
+    the module docstring)."""
+
+    def __init__(
+        self,
+        endpoint: EndpointConfig,
+        *,
+        share: int | None = None,
+        node: str = "",
+        on_attempt: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self.endpoint = endpoint
         self.pending = 0  # asks submitted whose answer is not taken yet (caller's thread)
         self._finished: deque[tuple[Ask, asyncio.Task[Answer]]] = deque()
         self._ready = threading.Event()  # set when answers wait in ``_finished``
         self._waking = False  # a wake-up of the caller is scheduled in the loop
         self._tasks: set[asyncio.Task[Answer]] = set()
-        self._waiting: set[asyncio.Task[Answer]] = set()  # not holding a slot yet
-        self._stopping = False
         self._closed = False
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="model-calls")
         self._thread.daemon = True
         self._thread.start()
-        self.limiter: EndpointLimiter = self._call(self._limiter(share, node))
+        self.asker: Asker = self._call(self._asker(share, node, on_attempt))
 
-    async def _limiter(self, share: int | None, node: str) -> EndpointLimiter:
-        return limiter_for(self.endpoint, share=share, node=node)  # made in the loop using it
+    async def _asker(
+        self, share: int | None, node: str, on_attempt: Callable[[], Awaitable[None]] | None
+    ) -> Asker:
+        return Asker(self.endpoint, share=share, node=node, on_attempt=on_attempt)  # in its loop
 
     # -- the caller's thread --------------------------------------------------------------------
 
     @property
     def held(self) -> int:
         """Slots of the endpoint this runner holds now."""
-        return self.limiter.held
-
-    def idle(self, idle: bool) -> None:
-        """Say whether the caller has nothing to ask for now (its slots go to whoever is
-        short of them; ``EndpointLimiter.idle``)."""
-        self._loop.call_soon_threadsafe(self.limiter.idle, idle)
+        return self.asker.held
 
     def submit(self, asks: Iterable[Ask]) -> None:
         """Start the asks (non-blocking; one wake-up of the loop thread per batch)."""
@@ -167,7 +258,7 @@ class Runner:
     def stop(self) -> None:
         """Ask nothing new: asks waiting for a slot come back not asked; those on the wire
         finish."""
-        self._loop.call_soon_threadsafe(self._stop_now)
+        self._loop.call_soon_threadsafe(self.asker.stop)
 
     def wind_down(self, grace_s: float) -> Iterator[Answer]:
         """Stop, then yield the answers still coming, for at most ``grace_s`` seconds."""
@@ -211,7 +302,7 @@ class Runner:
     def _spawn(self, batch: list[Ask]) -> None:
         """One task per ask."""
         for ask in batch:
-            task = self._loop.create_task(self._ask(ask))
+            task = self._loop.create_task(self.asker.ask(ask))
             self._tasks.add(task)
             task.add_done_callback(partial(self._done, ask))
 
@@ -226,65 +317,19 @@ class Runner:
         self._waking = False
         self._ready.set()
 
-    def _stop_now(self) -> None:
-        self._stopping = True
-        for task in list(self._waiting):
-            task.cancel()
-
-    async def _ask(self, ask: Ask) -> Answer:
-        """One ask under one slot; not asked if the runner stopped before it got one."""
-        task = asyncio.current_task()
-        assert task is not None
-        if self._stopping:
-            return Answer(ask.handle, None)
-        self._waiting.add(task)
-        try:
-            async with self.limiter.call():
-                self._waiting.discard(task)
-                if self._stopping:
-                    return Answer(ask.handle, None)
-                return await self._ask_now(ask)
-        finally:
-            self._waiting.discard(task)
-
-    async def _ask_now(self, ask: Ask) -> Answer:
-        """The call, and its format retry when the reply fails the ask's check."""
-        answer = Answer(ask.handle, None)
-
-        async def counted() -> None:
-            answer.attempts += 1
-            if self.on_attempt is not None:
-                await self.on_attempt()
-
-        answer.outcome = first = await self._complete(ask.messages, ask.params, counted)
-        if (
-            not first.ok
-            or ask.parsed is None
-            or ask.retry_messages is None
-            or ask.parsed(first.text or "", first.logprobs)
-        ):
-            return answer
-        answer.retry_messages = ask.retry_messages(ask.messages, first.text or "")
-        answer.retry = await self._complete(answer.retry_messages, ask.params, counted)
-        return answer
-
-    def _complete(
-        self, messages: Messages, params: SamplingParams, counted: Callable[[], Awaitable[None]]
-    ) -> Awaitable[CallOutcome]:
-        return complete(self.endpoint, messages, params, limiter=self.limiter, on_attempt=counted)
-
     async def _shutdown(self) -> None:
-        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            done, pending = await asyncio.wait(tasks, timeout=SHUTDOWN_S)
-            for task in done:  # retrieved, so that none is logged as never retrieved
-                if not task.cancelled():
-                    task.exception()
-            if pending:
-                logger.warning("%d model-call tasks did not stop; left", len(pending))
-        try:
-            await asyncio.wait_for(close_clients(), SHUTDOWN_S)
-        except TimeoutError:
-            logger.warning("closing the model-call clients took over %.0f s", SHUTDOWN_S)
+        await cancel_all([t for t in asyncio.all_tasks() if t is not asyncio.current_task()])
+        await self.asker.close()
+
+
+async def cancel_all(tasks: Collection[asyncio.Task[Any]]) -> None:
+    """Cancel the tasks and wait for them (at most ``SHUTDOWN_S``), their errors retrieved."""
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        done, pending = await asyncio.wait(tasks, timeout=SHUTDOWN_S)
+        for task in done:  # retrieved, so that none is logged as never retrieved
+            if not task.cancelled():
+                task.exception()
+        if pending:
+            logger.warning("%d model-call tasks did not stop; left", len(pending))

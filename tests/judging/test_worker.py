@@ -22,7 +22,7 @@ from apps.endpoints.limiter import RATE_WINDOW_S, rate_key
 from apps.endpoints.slots import slots_key
 from apps.judging.models import JudgeCall, JudgeRun
 from apps.judging.services import judge_run_create, judge_run_rerun
-from tests.conftest import ARTIFACTS, ROOT
+from tests.conftest import ARTIFACTS, ROOT, worker_environ
 from tests.judging.conftest import llm_judge, strategy
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -125,7 +125,7 @@ def own_worker(
 
     db = connection.settings_dict
     env = {
-        **os.environ,
+        **worker_environ(),
         "DISCERN_QUEUE": queue,
         "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/"
         f"{db['NAME']}",

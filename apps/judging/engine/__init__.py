@@ -1,13 +1,15 @@
 """The engine: works through a judge run's calls in this process.
 
 The thread that calls ``run_work`` (a Celery task's) does everything with the database:
-claims pending calls in batches, builds their prompts, serves what it can from the cache,
-and saves results in small batches. HTTP calls go to the endpoint's batch runner
-(``apps.endpoints.runner``: an asyncio loop in a helper thread running the async ``openai``
-client with its one retry layer, and the format retry), under the limiter of the judge's
-endpoint (``apps.endpoints.limiter``): with Redis, the task's share of the endpoint's slots,
-reserved from a semaphore all workers and every caller of the endpoint share, and its
-requests-per-minute limit.
+claims pending calls in batches, builds their prompts, looks up the cache, and saves results
+in small batches. An LLM judge's run is a coroutine in an event loop beside that thread
+(``llm_work``), which hands the thread its database work; each distinct prompt claimed gets
+its own coroutine, which asks the endpoint through the runner's core
+(``apps.endpoints.runner.Asker``: one POST per attempt, its retries and the format retry)
+under the limiter of the judge's endpoint (``apps.endpoints.limiter``: with Redis, the task's
+share of the endpoint's slots, reserved from a semaphore all workers and every caller of the
+endpoint share, and its requests-per-minute limit), fills its calls from the reply and waits
+for their save.
 
 Modules: ``work`` (claims, saves, leases, cancellation; metric judges), ``llm_work`` (LLM
 judges: prompts, cache, requests, stall watch), ``params`` (sampling parameters), ``once``

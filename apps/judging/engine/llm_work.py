@@ -1,16 +1,27 @@
-"""LLM judges: prompts, the cache, requests through the endpoint's runner, replies saved."""
+"""LLM judges: one coroutine per prompt, from its claim to its save.
+
+``run_all`` runs the work in an event loop (asgiref's ``async_to_sync``: the loop in a
+helper thread, while the task's thread does the database work the loop hands it with
+``sync_to_async``, in batches: claims, prompts and cache lookups, saves). Each distinct prompt
+claimed gets its coroutine: it asks the endpoint through the runner's core (``Asker``: its
+slot, attempts and format retry), fills its calls from the reply and waits until they are
+saved. The run's own coroutine claims, saves every ``FLUSH_EVERY_S`` or ``FLUSH_SIZE`` calls,
+watches for cancellation and stalls, and keeps the leases and prompt claims alive.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-import redis
-from django.conf import settings
+from asgiref.sync import async_to_sync, sync_to_async
 
 from apps.endpoints.client import EndpointConfig, SamplingParams, build_request, call_cache_key
-from apps.endpoints.runner import Answer, Ask, Runner
+from apps.endpoints.runner import Ask, Asker, cancel_all
+from apps.judging import claims
 from apps.judging.call_results import CACHE_COLUMNS, fill_error, fill_from_cache, fill_from_reply
 from apps.judging.engine.once import PromptClaims, RequestCounter, run_identity
 from apps.judging.engine.params import sampling_params
@@ -21,6 +32,9 @@ from apps.judging.prompting import PromptError, call_messages
 from apps.judging.scoring import ReplyReader
 from apps.judging.stored_replies import stored_replies
 from apps.outages import REDIS_DOWN
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @dataclass
@@ -52,11 +66,16 @@ def call_prepare(call: JudgeCall, *, run: JudgeRun, endpoint: EndpointConfig) ->
     return Prepared(call, messages, params, call.cache_key)
 
 
+def in_thread(function: Callable[P, T]) -> Callable[P, Awaitable[T]]:
+    """``function`` run in the task's thread, whose database connection it uses."""
+    return sync_to_async(function, thread_sensitive=True)
+
+
 class LlmWork(Work):
-    """Claims calls, answers cache hits at once, sends the rest to the runner (keeping
-    twice as many calls queued there as it holds slots, so they never idle, and no more, so
-    the run's last calls are not queued behind one task while another has nothing to do)
-    and saves the replies."""
+    """Claims calls, answers cache hits at once, asks each distinct prompt once in its own
+    coroutine (keeping twice as many calls asked or waiting as it holds slots, so they never
+    idle, and no more, so the run's last calls are not queued behind one task while another
+    has nothing to do) and saves the replies."""
 
     def __init__(self, run: JudgeRun, token: str, share: int, node: str = "") -> None:
         super().__init__(run, token)
@@ -66,78 +85,128 @@ class LlmWork(Work):
         self.endpoint = model_endpoint.config()
         self.reader = ReplyReader.for_strategy(strategy)
         self.share = max(1, min(share, self.endpoint.max_concurrency))
-        self.in_flight: dict[str, list[Prepared]] = {}
+        self.in_flight: dict[str, list[Prepared]] = {}  # prompts asked here: their calls
         self.parked: dict[str, list[Prepared]] = {}  # prompts another task of the run asks
-        self.runner: Runner | None = None
-        redis_url = getattr(settings, "REDIS_URL", "")
-        sync = redis.Redis.from_url(redis_url) if redis_url else None
+        self.asker: Asker | None = None
         self.counter = RequestCounter(run_identity(run), token)
-        self.prompts = PromptClaims(run_identity(run), token, sync)
-        self.outage: BaseException | None = None  # Redis went away under an ask
+        self.prompts = PromptClaims(run_identity(run), token)
+        self.failure: BaseException | None = None  # an ask raised: Redis went away, or a bug
         self.idle = False  # nothing to ask for now: its slots are lent
+        self._asking: set[asyncio.Task[None]] = set()
+        self._changed = asyncio.Event()  # a reply came, or an ask failed
+        self._saved: asyncio.Future[None] | None = None  # done once the buffer is stored
         self._next_unpark = 0.0
         self._progress_at = time.monotonic()
         self.stall_limit_s = stall_limit(self.endpoint)
 
-    # -- preparing and starting calls -----------------------------------------------------------
+    def run_all(self) -> None:
+        async_to_sync(self._run)()
 
-    def _prepare(self, call: JudgeCall) -> Prepared | None:
-        prepared = call_prepare(call, run=self.run, endpoint=self.endpoint)
-        if prepared is None:
-            self.buffer.append(call)
-        return prepared
+    # -- claiming (the task's thread prepares, the loop sorts) ----------------------------------
+
+    def _claim_prepared(
+        self, limit: int
+    ) -> tuple[list[JudgeCall], list[Prepared], dict[str, dict[str, Any]]]:
+        """Claim calls and build their requests: the calls whose prompt cannot be made (filled
+        as errors), the others, and the stored replies of their prompts."""
+        errors, prepared = [], []
+        for call in self.claim(limit):
+            item = call_prepare(call, run=self.run, endpoint=self.endpoint)
+            if item is None:
+                errors.append(call)
+            else:
+                prepared.append(item)
+        return errors, prepared, self._cached(sorted({p.key for p in prepared}))
 
     def _cached(self, keys: list[str]) -> dict[str, dict[str, Any]]:
         return stored_replies(JudgeCall, keys, CACHE_COLUMNS)
 
-    def start(self, batch: list[JudgeCall]) -> None:
-        """Cache hits are filled at once; the rest go to the runner, one request per key."""
-        prepared = [p for p in map(self._prepare, batch) if p is not None]
-        cached = self._cached(sorted({p.key for p in prepared}))
+    async def _claim(self, limit: int) -> bool:
+        """Claim: cache hits are filled at once, the rest asked, one coroutine per prompt;
+        False when no call was left to claim."""
+        errors, prepared, cached = await in_thread(self._claim_prepared)(limit)
+        self.buffer.extend(errors)
         fresh: dict[str, list[Prepared]] = {}
         for item in prepared:
             if item.key in cached:
-                fill_from_cache(item.call, cached[item.key], self.reader)
-                self.buffer.append(item.call)
+                self._reuse(item, cached[item.key])
             elif item.key in self.in_flight:
                 self.in_flight[item.key].append(item)
             elif item.key in self.parked:
                 self.parked[item.key].append(item)
             else:
                 fresh.setdefault(item.key, []).append(item)
-        self._lead(fresh)
+        await self._lead(fresh)
+        return bool(errors or prepared)
 
-    def _lead(self, groups: dict[str, list[Prepared]]) -> None:
+    def _reuse(self, item: Prepared, source: dict[str, Any]) -> None:
+        fill_from_cache(item.call, source, self.reader)
+        self.buffer.append(item.call)
+
+    async def _lead(self, groups: dict[str, list[Prepared]]) -> None:
         """Ask the prompts this task wins the claim on; park the others (another task of the
         run asks them: their reply is taken from the cache once it is stored)."""
-        won = self.prompts.take(groups)
+        won = await self.prompts.take(groups)
         for key, group in groups.items():
-            if key in won:
-                self.in_flight[key] = group
-            else:
+            if key not in won:
                 self.parked[key] = group
-        self._submit([self.in_flight[key][0] for key in groups if key in won])
+                continue
+            self.in_flight[key] = group
+            task = asyncio.create_task(self._ask_prompt(key))
+            self._asking.add(task)
+            task.add_done_callback(self._asking.discard)
 
-    def _unpark(self) -> None:
+    async def _unpark(self) -> None:
         """Parked prompts: from the cache once stored; asked here if their claim lapsed (the
         other task failed the call or died)."""
         now = time.monotonic()
         if not self.parked or now < self._next_unpark:
             return
         self._next_unpark = now + 0.25
-        cached = self._cached(sorted(self.parked))
+        cached = await in_thread(self._cached)(sorted(self.parked))
         for key in cached:
             for item in self.parked.pop(key):
-                fill_from_cache(item.call, cached[key], self.reader)
-                self.buffer.append(item.call)
+                self._reuse(item, cached[key])
             self._progress_at = now
         groups, self.parked = self.parked, {}
-        self._lead(groups)
+        await self._lead(groups)
 
-    def _submit(self, items: list[Prepared]) -> None:
-        """Hand a batch to the runner (one wake-up of its thread, not one per call)."""
-        assert self.runner is not None
-        self.runner.submit(map(self._ask, items))
+    # -- one prompt ------------------------------------------------------------------------------
+
+    async def _ask_prompt(self, key: str) -> None:
+        """One prompt, from its claim to its save: asked once for every call that shares it
+        (more may join while it is asked); a failed reply is never reused: the next call
+        asks itself. Calls never asked (stopped, or Redis away) stay pending."""
+        assert self.asker is not None
+        group = self.in_flight[key]
+        while group:
+            leader = group[0]
+            try:
+                reply = await self.asker.ask(self._ask(leader))
+            except Exception as error:  # Redis down, or a bug: the run's loop raises it
+                self.in_flight.pop(key, None)
+                self.failure = self.failure or error
+                self._changed.set()
+                return
+            if not reply.asked:
+                self.in_flight.pop(key, None)
+                return
+            self._progress_at = time.monotonic()
+            group.pop(0)
+            fill_from_reply(leader.call, reply, self.reader)
+            self.buffer.append(leader.call)
+            self._changed.set()
+            if leader.call.parse_status != ParseStatus.ERROR:
+                del self.in_flight[key]
+                self.prompts.done(key)
+                source = {column: getattr(leader.call, column) for column in CACHE_COLUMNS}
+                for follower in group:
+                    self._reuse(follower, {**source, "id": leader.call.pk})
+                break
+        else:
+            del self.in_flight[key]
+            await self.prompts.release([key])
+        await self._stored()
 
     def _ask(self, item: Prepared) -> Ask:
         """The request, with the strategy's format retry if it has one."""
@@ -148,56 +217,113 @@ class LlmWork(Work):
     def _parsed(self, text: str, logprobs: Any) -> bool:
         return self.reader.read(text, logprobs).parsed
 
-    # -- results --------------------------------------------------------------------------------
+    async def _stored(self) -> None:
+        """Wait until the buffer, with this coroutine's calls, is saved."""
+        if self._saved is None:
+            self._saved = asyncio.get_running_loop().create_future()
+        await asyncio.shield(self._saved)
 
-    def _take(self, reply: Answer) -> None:
-        key = reply.handle
-        group = self.in_flight.pop(key, [])
-        if isinstance(reply.error, REDIS_DOWN):
-            self.outage = reply.error  # not sent: its calls stay pending
-        elif reply.error is not None:
-            raise reply.error
-        if not reply.asked or not group:
-            return  # never asked (the run was cancelled, or Redis is down): calls stay pending
-        self._progress_at = time.monotonic()
-        leader, followers = group[0], group[1:]
-        fill_from_reply(leader.call, reply, self.reader)
-        self.buffer.append(leader.call)
-        if leader.call.parse_status == ParseStatus.ERROR:
-            if followers:  # errors are never reused: the next one asks itself
-                self.in_flight[key] = followers
-                self._submit([followers[0]])
-            else:
-                self.prompts.release([key])
-            return
-        self.prompts.done(key)
-        source = {column: getattr(leader.call, column) for column in CACHE_COLUMNS}
-        source["id"] = leader.call.pk
-        for follower in followers:
-            fill_from_cache(follower.call, source, self.reader)
-            self.buffer.append(follower.call)
+    # -- the run's loop -------------------------------------------------------------------------
 
-    def _drain(self, wait: float) -> None:
-        """Take every finished request, waiting up to ``wait`` for one (the runner wakes this
-        thread when one comes). An ask that raised is a bug or Redis down: it propagates, once
-        the other replies are taken."""
-        assert self.runner is not None
-        for reply in self.runner.take(wait):
-            self._take(reply)
-        if self.outage is not None:
-            raise self.outage
+    async def _run(self) -> None:
+        self.asker = Asker(
+            self.endpoint, share=self.share, node=self.node, on_attempt=self.counter.count
+        )
+        self.counter.shared = self.prompts.redis = self.asker.limiter.redis
+        try:
+            try:
+                await self._main()
+            except REDIS_DOWN:  # the worker task waits for Redis, then works on
+                await self._wind_down(self.endpoint.timeout_s + 1.0)
+                raise
+            if self.cancelled:
+                await self._wind_down(CANCEL_GRACE_S)
+        finally:
+            try:
+                await cancel_all(list(self._asking))  # calls still on the wire stay pending
+                await self.prompts.release(list(self.prompts.held))
+                await in_thread(self.finish)()
+            finally:
+                await self.asker.close()  # slots go back
+
+    async def _main(self) -> None:
+        exhausted = False
+        while True:
+            await self._tick()
+            if self.cancelled:
+                return
+            window = self._window()
+            if not exhausted and self._waiting() < window:
+                if await self._claim(min(500, window)):
+                    self._idle(False)
+                else:
+                    exhausted = True
+            await self._pause(self._until_due() if self.in_flight or self.parked else 0.0)
+            if self.failure is not None:
+                raise self.failure
+            stale = time.monotonic() - self._last_flush >= FLUSH_EVERY_S
+            if self.buffer and (len(self.buffer) >= FLUSH_SIZE or stale or not self.in_flight):
+                await self._flush()
+            await self._unpark()
+            self._watch()
+            if exhausted and not self.in_flight and not self.parked:
+                self._idle(True)  # other tasks of the run may be short of slots meanwhile
+                if await in_thread(self.wait_for_others)():
+                    return
+                exhausted = False
+
+    async def _tick(self) -> None:
+        """Cancellation and leases (``Work.tick``, in the task's thread, when due); the
+        prompt claims renewed with the leases."""
+        now = time.monotonic()
+        renewing = now >= self._next_renew
+        if renewing or now >= self._next_status:
+            await in_thread(self.tick)()
+        if renewing:
+            await self.prompts.renew()
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait until a reply comes (however many come this turn) or ``seconds`` pass."""
+        if seconds > 0 and not self._changed.is_set():
+            timer = asyncio.get_running_loop().call_later(seconds, self._changed.set)
+            await self._changed.wait()
+            timer.cancel()
+        self._changed.clear()
+
+    async def _flush(self) -> None:
+        """Save the buffer in the task's thread; the coroutines waiting for it end."""
+        batch, self.buffer = self.buffer, []
+        saved, self._saved = self._saved, None
+        self._last_flush = time.monotonic()
+        requests = self.counter.report()
+        await in_thread(claims.results_save)(
+            run_id=self.run.pk, token=self.token, calls=batch, requests=requests
+        )
+        if saved is not None:
+            saved.set_result(None)
+
+    async def _wind_down(self, grace_s: float) -> None:
+        """Cancelled, or Redis away: ask nothing new, keep the replies of calls already on the
+        wire (paid for)."""
+        assert self.asker is not None
+        self.asker.stop()
+        deadline = time.monotonic() + grace_s
+        while self.in_flight and (left := deadline - time.monotonic()) > 0:
+            await self._pause(left)
 
     def _until_due(self) -> float:
         """How long to wait for replies before the loop has something else to do: store the
         replies taken, look at parked prompts, check the run's status."""
-        due = min(self._last_flush + FLUSH_EVERY_S, self._next_status)
+        due = self._next_status
+        if self.buffer:
+            due = min(due, self._last_flush + FLUSH_EVERY_S)
         if self.parked:
             due = min(due, self._next_unpark)
         return max(0.0, due - time.monotonic())
 
     def _window(self) -> int:
-        """Calls to keep queued: twice the slots held (more once it borrows some)."""
-        held = self.runner.held if self.runner is not None else self.share
+        """Calls to keep asked or waiting: twice the slots held (more once it borrows some)."""
+        held = self.asker.held if self.asker is not None else self.share
         return max(8, 2 * max(held, 1))
 
     def _waiting(self) -> int:
@@ -207,7 +333,7 @@ class LlmWork(Work):
     def _watch(self) -> None:
         """A run whose calls make no progress fails with the reason, whatever its heartbeat:
         every attempt has a deadline, so this means the calls are stuck in this process."""
-        holds = self.runner.held if self.runner is not None else self.share
+        holds = self.asker.held if self.asker is not None else self.share
         now = time.monotonic()
         if not self.in_flight or not holds:
             self._progress_at = now
@@ -219,70 +345,12 @@ class LlmWork(Work):
 
     def _idle(self, idle: bool) -> None:
         if idle != self.idle:
-            assert self.runner is not None
+            assert self.asker is not None
             self.idle = idle
-            self.runner.idle(idle)
+            self.asker.idle(idle)
 
     def requests_report(self) -> tuple[int, int]:
         return self.counter.report()
-
-    def renew(self) -> None:
-        super().renew()
-        self.prompts.renew()
-
-    # -- the main loop -------------------------------------------------------------------------
-
-    def run_all(self) -> None:
-        self.runner = Runner(
-            self.endpoint, share=self.share, node=self.node, on_attempt=self.counter.count
-        )
-        try:
-            self.counter.shared = self.runner.limiter.redis
-            try:
-                self._main()
-            except REDIS_DOWN:  # the worker task waits for Redis, then works on
-                self._wind_down(self.runner, self.endpoint.timeout_s + 1.0)
-                raise
-            if self.cancelled:
-                self._wind_down(self.runner, CANCEL_GRACE_S)
-        finally:
-            try:
-                self.runner.close()  # cancels whatever is still running; slots go back
-            finally:
-                self.finish()
-                self.prompts.release(list(self.prompts.held))
-
-    def _wind_down(self, runner: Runner, grace_s: float) -> None:
-        """Cancelled, or Redis away: ask nothing new, keep the replies of calls already on the
-        wire (paid for)."""
-        for reply in runner.wind_down(grace_s):
-            self._take(reply)
-
-    def _main(self) -> None:
-        exhausted = False
-        while True:
-            self.tick()
-            if self.cancelled:
-                return
-            window = self._window()
-            if not exhausted and self._waiting() < window:
-                batch = self.claim(min(500, window))
-                if batch:
-                    self._idle(False)
-                    self.start(batch)
-                else:
-                    exhausted = True
-            self._drain(wait=self._until_due() if self.in_flight else 0.0)
-            stale = time.monotonic() - self._last_flush >= FLUSH_EVERY_S
-            if self.buffer and (len(self.buffer) >= FLUSH_SIZE or stale or not self.in_flight):
-                self.flush()
-            self._unpark()
-            self._watch()
-            if exhausted and not self.in_flight and not self.parked:
-                self._idle(True)  # other tasks of the run may be short of slots meanwhile
-                if self.wait_for_others():
-                    return
-                exhausted = False
 
 
 class RunStalled(Exception):

@@ -136,38 +136,39 @@ def _requests_add_missing(run_id: int, created: str, token: str, sent: int) -> i
 
 
 class PromptClaims:
-    """Which task of a run asks each distinct prompt (cache key)."""
+    """Which task of a run asks each distinct prompt (cache key). ``redis``: the loop's async
+    client (None: the run has one task, and the claims are kept here)."""
 
-    def __init__(self, identity: str, token: str, sync: redis.Redis | None) -> None:
+    def __init__(self, identity: str, token: str) -> None:
         self.prefix = f"{SLOT_PREFIX}:ask:{identity}:"
         self.token = token
         self.held: set[str] = set()
-        self._sync = sync
+        self.redis: Any = None
 
-    def take(self, keys: Iterable[str]) -> set[str]:
+    async def take(self, keys: Iterable[str]) -> set[str]:
         """The keys this task now holds (all of them without Redis)."""
         wanted = [k for k in keys if k not in self.held]
-        if self._sync is None:
+        if self.redis is None or not wanted:
             self.held.update(wanted)
             return set(wanted)
-        pipe = self._sync.pipeline(transaction=False)
+        pipe = self.redis.pipeline(transaction=False)
         for key in wanted:
             pipe.set(self.prefix + key, self.token, nx=True, px=int(ASK_LEASE_S * 1000))
-        won = {key for key, ok in zip(wanted, pipe.execute(), strict=True) if ok}
+        won = {key for key, ok in zip(wanted, await pipe.execute(), strict=True) if ok}
         self.held |= won
         return won
 
-    def release(self, keys: Iterable[str]) -> None:
+    async def release(self, keys: Iterable[str]) -> None:
         """Give prompts back (their call failed, or this task stops): another task may ask.
         Best effort: with Redis away, the claims lapse by themselves."""
         keys = [k for k in keys if k in self.held]
         self.held.difference_update(keys)
-        if self._sync is not None and keys:
-            pipe = self._sync.pipeline(transaction=False)
+        if self.redis is not None and keys:
+            pipe = self.redis.pipeline(transaction=False)
             for key in keys:
                 pipe.eval(_RELEASE, 1, self.prefix + key, self.token)
             try:
-                pipe.execute()
+                await pipe.execute()
             except REDIS_DOWN:
                 logger.warning("prompt claims left to lapse: Redis is out of reach")
 
@@ -175,9 +176,9 @@ class PromptClaims:
         """The prompt's reply came back: the claim lapses by itself once it is stored."""
         self.held.discard(key)
 
-    def renew(self) -> None:
-        if self._sync is not None and self.held:
-            pipe = self._sync.pipeline(transaction=False)
+    async def renew(self) -> None:
+        if self.redis is not None and self.held:
+            pipe = self.redis.pipeline(transaction=False)
             for key in self.held:
                 pipe.pexpire(self.prefix + key, int(ASK_LEASE_S * 1000))
-            pipe.execute()
+            await pipe.execute()
