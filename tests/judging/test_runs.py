@@ -3,6 +3,7 @@ real ``openai`` client against the local fake server: faults, unparsed replies, 
 pairwise orders, G-Eval probabilities and the judge's concurrency limit."""
 
 import json
+import time
 
 import pytest
 
@@ -127,6 +128,20 @@ def test_a_slow_reply_is_waited_for(demo, criteria, item, fake_openai_server):
     )
     call = run.calls.get()
     assert call.parse_status == "parsed" and call.latency >= 0.3 and call.attempts == 1
+
+
+def test_waiting_for_a_slow_reply_keeps_no_core_busy(demo, criteria, item, fake_openai_server):
+    """A run waits for its replies without turning over: with a model's seconds a reply, the
+    run's loop once went round and round while a save was due with nothing to save (228 ms of
+    CPU a call at 1 s a reply, a core kept busy)."""
+    fake_openai_server.enqueue(Fault.slow(1.5))
+    judge = llm_judge(fake_openai_server)
+    run = one_text(demo, judge, "fbi-single-vanilla", criteria("overall"), item)
+    wall, cpu = time.perf_counter(), time.process_time()
+    run = work(run)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert run.calls.get().parse_status == "parsed" and wall >= 1.5
+    assert cpu < wall / 3, f"{cpu:.2f} s of CPU in {wall:.2f} s"
 
 
 @pytest.mark.parametrize(
