@@ -9,9 +9,10 @@ import time
 import pytest
 
 from apps.judging.loading import judging_load
-from apps.judging.models import AuditPart, Improvement, PartKind, Strategy
+from apps.judging.models import AuditPart, Improvement, JudgeRun, PartKind, Strategy
+from apps.judging.services import judge_run_start
 from apps.judging.services.audits import audit_plan
-from tests.analysis.test_improvement import MISSED, RUBRIC, _study, _work
+from tests.analysis.test_improvement import MISSED, RUBRIC, _study
 from tests.conftest import ARTIFACTS
 from tests.e2e.screens import log_in, overflow
 from tests.factories import llm_judge_save
@@ -42,7 +43,12 @@ def test_a_researcher_improves_a_judge_from_its_card(page, live_server, catalog,
         )  # fmt: skip
         audit = audit_plan(owner=owner, study=study, subjects=[(judge, current)])
         subject = audit.subjects.get()
-        _work(AuditPart.objects.get(subject=subject, part=PartKind.FBI_SINGLE).run)
+        card_run = AuditPart.objects.get(subject=subject, part=PartKind.FBI_SINGLE).run
+        judge_run_start(run=card_run)  # worked by the suite's worker (this thread runs a loop)
+        deadline = time.monotonic() + 120
+        while not JudgeRun.objects.get(pk=card_run.pk).finished:
+            assert time.monotonic() < deadline, "the card's run did not finish"
+            time.sleep(0.5)
 
         log_in(page, live_server.url, owner.username)
         page.set_default_navigation_timeout(60_000)  # the first open builds the card
