@@ -33,6 +33,7 @@ __all__ = ["LlmWork", "MetricWork", "Work", "run_work", "sampling_params"]
 
 
 def run_work(run: JudgeRun, *, token: str, share: int, node: str = "") -> None:
-    """Work on ``run`` until no call is left to claim, or it is cancelled."""
+    """Work on ``run`` until no call is left to claim, or it is cancelled. Call it from a
+    thread that runs no event loop (a worker task's): an LLM judge's run starts its own."""
     work: Work = MetricWork(run, token) if run.judge.is_metric else LlmWork(run, token, share, node)
     work.run_all()
