@@ -2,20 +2,20 @@
 
 ``run_all`` runs the work in an event loop (asgiref's ``async_to_sync``: the loop in a
 helper thread, while the task's thread does the database work the loop hands it with
-``sync_to_async``, in batches: claims, prompts and cache lookups, saves). Each distinct prompt
-claimed gets its coroutine: it asks the endpoint through the runner's core (``Asker``: its
-slot, attempts and format retry), fills its calls from the reply and waits until they are
-saved. The run's own coroutine claims, saves every ``FLUSH_EVERY_S`` or ``FLUSH_SIZE`` calls,
-watches for cancellation and stalls, and keeps the leases and prompt claims alive.
+``sync_to_async``, which runs it in that thread, in batches: claims, prompts and cache
+lookups, saves). Each distinct prompt claimed gets its coroutine: it asks the endpoint
+through the runner's core (``Asker``: its slot, attempts and format retry), fills its calls
+from the reply and waits until they are saved. The run's own coroutine claims, saves every
+``FLUSH_EVERY_S`` or ``FLUSH_SIZE`` calls, watches for cancellation and stalls, and keeps the
+leases and prompt claims alive.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 
@@ -32,9 +32,6 @@ from apps.judging.prompting import PromptError, call_messages
 from apps.judging.scoring import ReplyReader
 from apps.judging.stored_replies import stored_replies
 from apps.outages import REDIS_DOWN
-
-P = ParamSpec("P")
-T = TypeVar("T")
 
 
 @dataclass
@@ -64,11 +61,6 @@ def call_prepare(call: JudgeCall, *, run: JudgeRun, endpoint: EndpointConfig) ->
     }
     call.cache_key = call_cache_key(endpoint, messages, params)
     return Prepared(call, messages, params, call.cache_key)
-
-
-def in_thread(function: Callable[P, T]) -> Callable[P, Awaitable[T]]:
-    """``function`` run in the task's thread, whose database connection it uses."""
-    return sync_to_async(function, thread_sensitive=True)
 
 
 class LlmWork(Work):
@@ -124,7 +116,7 @@ class LlmWork(Work):
     async def _claim(self, limit: int) -> bool:
         """Claim: cache hits are filled at once, the rest asked, one coroutine per prompt;
         False when no call was left to claim."""
-        errors, prepared, cached = await in_thread(self._claim_prepared)(limit)
+        errors, prepared, cached = await sync_to_async(self._claim_prepared)(limit)
         self.buffer.extend(errors)
         fresh: dict[str, list[Prepared]] = {}
         for item in prepared:
@@ -163,7 +155,7 @@ class LlmWork(Work):
         if not self.parked or now < self._next_unpark:
             return
         self._next_unpark = now + 0.25
-        cached = await in_thread(self._cached)(sorted(self.parked))
+        cached = await sync_to_async(self._cached)(sorted(self.parked))
         for key in cached:
             for item in self.parked.pop(key):
                 self._reuse(item, cached[key])
@@ -242,7 +234,7 @@ class LlmWork(Work):
             try:
                 await cancel_all(list(self._asking))  # calls still on the wire stay pending
                 await self.prompts.release(list(self.prompts.held))
-                await in_thread(self.finish)()
+                await sync_to_async(self.finish)()
             finally:
                 await self.asker.close()  # slots go back
 
@@ -268,7 +260,7 @@ class LlmWork(Work):
             self._watch()
             if exhausted and not self.in_flight and not self.parked:
                 self._idle(True)  # other tasks of the run may be short of slots meanwhile
-                if await in_thread(self.wait_for_others)():
+                if await sync_to_async(self.wait_for_others)():
                     return
                 exhausted = False
 
@@ -278,7 +270,7 @@ class LlmWork(Work):
         now = time.monotonic()
         renewing = now >= self._next_renew
         if renewing or now >= self._next_status:
-            await in_thread(self.tick)()
+            await sync_to_async(self.tick)()
         if renewing:
             await self.prompts.renew()
 
@@ -296,7 +288,7 @@ class LlmWork(Work):
         saved, self._saved = self._saved, None
         self._last_flush = time.monotonic()
         requests = self.counter.report()
-        await in_thread(claims.results_save)(
+        await sync_to_async(claims.results_save)(
             run_id=self.run.pk, token=self.token, calls=batch, requests=requests
         )
         if saved is not None:
