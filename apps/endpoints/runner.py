@@ -21,6 +21,7 @@ however many replies that turn finished, so the caller never polls.
 Which stored replies may answer an ask instead (the cache) is the caller's: they live in its
 tables. The runner only asks.
 """
+
 from __future__ import annotations
 
 import asyncio
